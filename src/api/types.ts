@@ -1,0 +1,172 @@
+/**
+ * The three custom resources of group nsxv.io/v1alpha1, as TypeScript types. `crds/` holds the
+ * same shapes as OpenAPI schemas; test/api/crd-types.test.ts proves that the two agree.
+ */
+
+export const GROUP = "nsxv.io";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+/** `nsxv.io/paused: "true"` on any object: no manager calls for it. */
+export const PAUSED_ANNOTATION = "nsxv.io/paused";
+
+export type Kind = "NSXManager" | "EdgeTenant" | "IPPoolAllocations";
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export type ConditionStatus = "True" | "False" | "Unknown";
+
+/** metav1.Condition */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface CommonStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface LocalObjectReference {
+  name: string;
+}
+
+export type ManagementPolicy = "Enforce" | "Observe";
+
+export interface NSXManagerSpec {
+  /** https://host[:port] (or http:// for a simulator or a local proxy) */
+  url: string;
+  /** Secret in the same namespace with keys `username` and `password` */
+  credentialsSecretRef: LocalObjectReference;
+  tls?: {
+    insecureSkipVerify?: boolean;
+    caSecretRef?: { name: string; key: string };
+  };
+  maxConcurrentRequests?: number;
+  requestsPerSecond?: number;
+  requestTimeoutSeconds?: number;
+}
+
+export interface NSXManagerStatus extends CommonStatus {
+  reachable?: boolean;
+  authenticated?: boolean;
+  lastCheckedTime?: string;
+}
+
+export interface EdgeTenantSpec {
+  managerRef: LocalObjectReference;
+  /** `edge-<n>` */
+  edgeId: string;
+  tenant: string;
+  managementPolicy?: ManagementPolicy;
+  /** Go duration, e.g. `5m`; floor 10s */
+  syncInterval?: string;
+}
+
+export interface EdgeTenantStatus extends CommonStatus {
+  edgeName?: string;
+  edgeVersion?: number;
+  observedTenant?: string;
+  lastCorrectionTime?: string;
+}
+
+export interface PoolSelector {
+  /** `ipaddresspool-<n>`; exactly one of id and name */
+  id?: string;
+  name?: string;
+  /** scope to list pools in; default `globalroot-0` */
+  scope?: string;
+}
+
+export interface ReleasePolicy {
+  /** Go duration; a stray is released only after it has been stray this long. Default 5m. */
+  minStrayAge?: string;
+  /** most releases in one pass; 0 = never release. Default 10. */
+  maxPerSync?: number;
+}
+
+export interface IPPoolAllocationsSpec {
+  managerRef: LocalObjectReference;
+  pool: PoolSelector;
+  /** addresses, inclusive ranges `a-b`, CIDRs; IPv4 or IPv6 */
+  allowed: string[];
+  managementPolicy?: ManagementPolicy;
+  release?: ReleasePolicy;
+  syncInterval?: string;
+}
+
+export interface StrayAddress {
+  ip: string;
+  note?: string;
+  /** RFC 3339; persists across restarts so the grace period is not reset */
+  firstSeen: string;
+}
+
+export interface ReleasedAddress {
+  ip: string;
+  note?: string;
+  time: string;
+}
+
+export interface IPPoolAllocationsStatus extends CommonStatus {
+  poolId?: string;
+  poolName?: string;
+  totalAddressCount?: number;
+  usedAddressCount?: number;
+  stray?: StrayAddress[];
+  /** allowed addresses that are not allocated */
+  missing?: number;
+  /** the last 20 releases, newest last */
+  released?: ReleasedAddress[];
+}
+
+export interface Resource<K extends Kind, Spec, Status> {
+  apiVersion: typeof API_VERSION;
+  kind: K;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+}
+
+export type NSXManager = Resource<"NSXManager", NSXManagerSpec, NSXManagerStatus>;
+export type EdgeTenant = Resource<"EdgeTenant", EdgeTenantSpec, EdgeTenantStatus>;
+export type IPPoolAllocations = Resource<"IPPoolAllocations", IPPoolAllocationsSpec, IPPoolAllocationsStatus>;
+export type NsxvObject = NSXManager | EdgeTenant | IPPoolAllocations;
+
+/** v1 Secret, the parts the operator reads */
+export interface Secret {
+  apiVersion: "v1";
+  kind: "Secret";
+  metadata: ObjectMeta;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+}
+
+/** Every default in one place; `crds/` declares the same values. */
+export const DEFAULTS = {
+  managementPolicy: "Enforce" as ManagementPolicy,
+  poolScope: "globalroot-0",
+  minStrayAge: "5m",
+  maxPerSync: 10,
+  maxConcurrentRequests: 8,
+  requestsPerSecond: 20,
+  requestTimeoutSeconds: 30,
+  insecureSkipVerify: false,
+  /** floor of spec.syncInterval */
+  minSyncIntervalSeconds: 10,
+  /** how many releases status keeps */
+  releasedHistory: 20,
+} as const;
