@@ -1,0 +1,302 @@
+/**
+ * Kubernetes Events for what the operator changed and for errors a person must act on. The
+ * recorder has two methods and a closed list of reasons (Crossplane style); recording never
+ * blocks or throws. `SinkEventRecorder` does what client-go's correlator does: identical events
+ * (same object, type, reason, message) become one Event whose `count` and `lastTimestamp` are
+ * patched, and each object gets a token bucket (burst 25, then 1 per 5 min). Writes go to an
+ * `EventSink`: `KubernetesEventSink` (core/v1 Events through client-node) or `MemoryEventSink`.
+ */
+import { hostname } from "node:os";
+import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
+import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import type { Clock } from "./clock.ts";
+import { realClock } from "./clock.ts";
+import type { Logger } from "./controller.ts";
+import { nopLogger } from "./controller.ts";
+import { TokenBucket } from "./rate-limiter.ts";
+
+export const EventReason = {
+  UpdatedEdgeTenant: "UpdatedEdgeTenant",
+  ReleasedAddress: "ReleasedAddress",
+  DriftDetected: "DriftDetected",
+  CannotObserveExternalResource: "CannotObserveExternalResource",
+  CannotUpdateExternalResource: "CannotUpdateExternalResource",
+  CannotReleaseAddress: "CannotReleaseAddress",
+  ManagerNotReady: "ManagerNotReady",
+  Conflict: "Conflict",
+  InvalidSpec: "InvalidSpec",
+  PoolExhausted: "PoolExhausted",
+} as const;
+export type EventReason = (typeof EventReason)[keyof typeof EventReason];
+
+/** Any Kubernetes-shaped object: the custom resources, or a manifest read from a file. */
+export interface EventObject {
+  apiVersion?: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+export interface EventRecorder {
+  normal(obj: EventObject, reason: EventReason, message: string): void;
+  warning(obj: EventObject, reason: EventReason, message: string): void;
+}
+
+export const nopRecorder: EventRecorder = { normal: () => {}, warning: () => {} };
+
+/** A core/v1 Event as the recorder writes it; timestamps are RFC 3339. */
+export interface EventBody {
+  namespace: string;
+  involvedObject: {
+    apiVersion?: string;
+    kind: string;
+    namespace?: string;
+    name: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
+  type: "Normal" | "Warning";
+  reason: EventReason;
+  message: string;
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  source: { component: string; host: string };
+}
+
+export interface EventChange {
+  count: number;
+  lastTimestamp: string;
+  message: string;
+}
+
+export interface EventSink {
+  /** creates the Event (the server picks the name) and returns its name */
+  create(event: EventBody): Promise<string>;
+  /** false when the Event no longer exists (Events expire, by default after 1 h) */
+  patch(namespace: string, name: string, change: EventChange): Promise<boolean>;
+}
+
+export interface SinkEventRecorderOptions {
+  sink: EventSink;
+  /** `source.component`; default "nsxv-operator" */
+  component?: string;
+  /** `source.host`; default the hostname */
+  host?: string;
+  /** events per object before the rate limit applies; default 25 (client-go) */
+  burst?: number;
+  /** after the burst, one event per object per this long; default 300000 (client-go) */
+  refillIntervalMs?: number;
+  /** distinct events (and objects) remembered for aggregation and rate limits; default 4096 */
+  cacheSize?: number;
+  /** writes waiting for the sink beyond this are dropped; default 1000 */
+  maxPendingWrites?: number;
+  /** longest message kept; longer ones are cut; default 1024 */
+  maxMessageLength?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export const EVENT_DEFAULTS = {
+  component: "nsxv-operator",
+  burst: 25,
+  refillIntervalMs: 300_000,
+  cacheSize: 4096,
+  maxPendingWrites: 1000,
+  maxMessageLength: 1024,
+} as const;
+
+interface Seen {
+  count: number;
+  firstTimestamp: string;
+  /** the Event's name once created */
+  name?: string;
+}
+
+/** a Map used as an LRU cache: reading moves the entry to the newest end */
+function touch<V>(cache: Map<string, V>, key: string, make: () => V, limit: number): V {
+  const found = cache.get(key);
+  if (found !== undefined) {
+    cache.delete(key);
+    cache.set(key, found);
+    return found;
+  }
+  const made = make();
+  cache.set(key, made);
+  if (cache.size > limit) cache.delete(cache.keys().next().value as string);
+  return made;
+}
+
+export class SinkEventRecorder implements EventRecorder {
+  readonly #sink: EventSink;
+  readonly #source: { component: string; host: string };
+  readonly #burst: number;
+  readonly #refillIntervalMs: number;
+  readonly #cacheSize: number;
+  readonly #maxPendingWrites: number;
+  readonly #maxMessageLength: number;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #seen = new Map<string, Seen>();
+  readonly #buckets = new Map<string, TokenBucket>();
+  /** writes run one at a time, in order: an aggregated patch never overtakes its create */
+  #chain: Promise<void> = Promise.resolve();
+  #pending = 0;
+
+  constructor(options: SinkEventRecorderOptions) {
+    const d = EVENT_DEFAULTS;
+    this.#sink = options.sink;
+    this.#source = { component: options.component ?? d.component, host: options.host ?? hostname() };
+    this.#burst = options.burst ?? d.burst;
+    this.#refillIntervalMs = options.refillIntervalMs ?? d.refillIntervalMs;
+    this.#cacheSize = options.cacheSize ?? d.cacheSize;
+    this.#maxPendingWrites = options.maxPendingWrites ?? d.maxPendingWrites;
+    this.#maxMessageLength = options.maxMessageLength ?? d.maxMessageLength;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger ?? nopLogger;
+  }
+
+  normal(obj: EventObject, reason: EventReason, message: string): void {
+    this.#record(obj, "Normal", reason, message);
+  }
+
+  warning(obj: EventObject, reason: EventReason, message: string): void {
+    this.#record(obj, "Warning", reason, message);
+  }
+
+  /** resolves once every write accepted so far is done (for shutdown and tests) */
+  flush(): Promise<void> {
+    return this.#chain;
+  }
+
+  #record(obj: EventObject, type: EventBody["type"], reason: EventReason, text: string): void {
+    const message =
+      text.length > this.#maxMessageLength ? `${text.slice(0, this.#maxMessageLength - 3)}...` : text;
+    const m = obj.metadata;
+    const objectKey = JSON.stringify([obj.apiVersion, obj.kind, m.namespace, m.name, m.uid]);
+    const nowIso = new Date(this.#clock.now()).toISOString();
+    // count every occurrence, even rate-limited ones, so the next write carries the true count
+    const seen = touch(
+      this.#seen,
+      JSON.stringify([objectKey, type, reason, message]),
+      () => ({ count: 0, firstTimestamp: nowIso }),
+      this.#cacheSize,
+    );
+    seen.count += 1;
+    const bucket = touch(
+      this.#buckets,
+      objectKey,
+      () =>
+        new TokenBucket({ burst: this.#burst, refillIntervalMs: this.#refillIntervalMs, clock: this.#clock }),
+      this.#cacheSize,
+    );
+    if (!bucket.tryTake()) {
+      this.#logger.debug({ object: objectKey, reason }, "event rate-limited");
+      return;
+    }
+    if (this.#pending >= this.#maxPendingWrites) {
+      this.#logger.warn({ object: objectKey, reason }, "event dropped: too many pending writes");
+      return;
+    }
+    const body: EventBody = {
+      namespace: m.namespace ?? "default",
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        namespace: m.namespace,
+        name: m.name,
+        uid: m.uid,
+        resourceVersion: m.resourceVersion,
+      },
+      type,
+      reason,
+      message,
+      count: 0,
+      firstTimestamp: seen.firstTimestamp,
+      lastTimestamp: nowIso,
+      source: this.#source,
+    };
+    this.#pending += 1;
+    this.#chain = this.#chain
+      .then(() => this.#write(seen, body))
+      .finally(() => {
+        this.#pending -= 1;
+      });
+  }
+
+  async #write(seen: Seen, body: EventBody): Promise<void> {
+    const count = seen.count;
+    try {
+      if (seen.name !== undefined) {
+        const change = { count, lastTimestamp: body.lastTimestamp, message: body.message };
+        if (await this.#sink.patch(body.namespace, seen.name, change)) return;
+      }
+      const name = await this.#sink.create({ ...body, count });
+      seen.name = name === "" ? undefined : name;
+    } catch (err) {
+      this.#logger.warn(
+        { err, reason: body.reason, object: body.involvedObject.name },
+        "could not write event",
+      );
+    }
+  }
+}
+
+/** Keeps the Events in memory: for tests, and for runs without a cluster. */
+export class MemoryEventSink implements EventSink {
+  readonly events: (EventBody & { name: string })[] = [];
+  #next = 0;
+
+  create(event: EventBody): Promise<string> {
+    const name = `${event.involvedObject.name}.${(++this.#next).toString(16)}`;
+    this.events.push({ ...event, name });
+    return Promise.resolve(name);
+  }
+
+  patch(namespace: string, name: string, change: EventChange): Promise<boolean> {
+    const event = this.events.find((e) => e.namespace === namespace && e.name === name);
+    if (event !== undefined) Object.assign(event, change);
+    return Promise.resolve(event !== undefined);
+  }
+}
+
+export type EventApi = Pick<CoreV1Api, "createNamespacedEvent" | "patchNamespacedEvent">;
+
+/** core/v1 Events through client-node: create, and merge-patch of count/lastTimestamp/message. */
+export class KubernetesEventSink implements EventSink {
+  readonly #api: EventApi;
+
+  constructor(options: { api: EventApi }) {
+    this.#api = options.api;
+  }
+
+  async create(event: EventBody): Promise<string> {
+    const body: CoreV1Event = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { generateName: `${event.involvedObject.name}.`, namespace: event.namespace },
+      involvedObject: event.involvedObject,
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      count: event.count,
+      firstTimestamp: new Date(event.firstTimestamp),
+      lastTimestamp: new Date(event.lastTimestamp),
+      source: event.source,
+    };
+    const created = await this.#api.createNamespacedEvent({ namespace: event.namespace, body });
+    return created.metadata.name ?? "";
+  }
+
+  async patch(namespace: string, name: string, change: EventChange): Promise<boolean> {
+    try {
+      await this.#api.patchNamespacedEvent(
+        { name, namespace, body: change },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 404) return false;
+      throw error;
+    }
+  }
+}

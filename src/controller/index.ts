@@ -1,0 +1,68 @@
+/**
+ * The generic controller machinery: a work queue with controller-runtime semantics, workers that
+ * run a reconcile function, Lease-based leader election, health and metrics endpoints, Events and
+ * Prometheus metrics. Nothing here knows the operator's kinds or the NSX manager; sources feed
+ * keys into a WorkQueue and the reconcile function does the rest. Every long-lived part has the
+ * shape `start(signal): Promise<void>`.
+ */
+export type { Clock, Timer } from "./clock.ts";
+export { FakeClock, realClock, withTimeout } from "./clock.ts";
+export type { ExponentialBackoffOptions, RateLimiter, TokenBucketOptions } from "./rate-limiter.ts";
+export { BACKOFF_DEFAULTS, ExponentialBackoff, TokenBucket } from "./rate-limiter.ts";
+export type { ShutDownOptions, WorkQueueOptions } from "./workqueue.ts";
+export { WorkQueue } from "./workqueue.ts";
+export type { ControllerOptions, Logger, Reconciler, Result } from "./controller.ts";
+export { CONTROLLER_DEFAULTS, Controller, TerminalError, isTerminalError, nopLogger } from "./controller.ts";
+export type {
+  ControllerMetrics,
+  ManagerRequest,
+  MetricsOptions,
+  OperatorMetrics,
+  OperatorMetricsBundle,
+  PoolLabels,
+  QueueMetrics,
+  ReconcileResultLabel,
+} from "./metrics.ts";
+export { createOperatorMetrics, nopMetrics } from "./metrics.ts";
+export type {
+  LeaderCallbacks,
+  LeaderElectorOptions,
+  LeaseApi,
+  LeaseRecord,
+  LeaseSpec,
+  LeaseStore,
+} from "./leader-election.ts";
+export {
+  InMemoryLeaseStore,
+  KubernetesLeaseStore,
+  LEADER_ELECTION_DEFAULTS,
+  LeaderElectionError,
+  LeaderElector,
+  LeaseConflictError,
+} from "./leader-election.ts";
+export type { BoundAddress, Check, MetricsServerOptions, ProbeServerOptions } from "./probes.ts";
+export {
+  BindAddressError,
+  METRICS_DEFAULTS,
+  MetricsServer,
+  PROBE_DEFAULTS,
+  ProbeServer,
+  parseBindAddress,
+} from "./probes.ts";
+export type {
+  EventApi,
+  EventBody,
+  EventChange,
+  EventObject,
+  EventRecorder,
+  EventSink,
+  SinkEventRecorderOptions,
+} from "./events.ts";
+export {
+  EVENT_DEFAULTS,
+  EventReason,
+  KubernetesEventSink,
+  MemoryEventSink,
+  SinkEventRecorder,
+  nopRecorder,
+} from "./events.ts";

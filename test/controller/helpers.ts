@@ -1,0 +1,64 @@
+/** Test doubles shared by the controller tests: metrics that remember what they were told. */
+import type {
+  ControllerMetrics,
+  OperatorMetrics,
+  QueueMetrics,
+  ReconcileResultLabel,
+} from "../../src/controller/metrics.ts";
+import { nopMetrics } from "../../src/controller/metrics.ts";
+
+export interface Recorded {
+  adds: number;
+  depths: number[];
+  queueSeconds: number[];
+  workSeconds: number[];
+  retries: number;
+  results: ReconcileResultLabel[];
+  reconcileSeconds: number[];
+  errors: number;
+  leader: boolean[];
+}
+
+export function recordingMetrics(): { metrics: OperatorMetrics; recorded: Recorded } {
+  const recorded: Recorded = {
+    adds: 0,
+    depths: [],
+    queueSeconds: [],
+    workSeconds: [],
+    retries: 0,
+    results: [],
+    reconcileSeconds: [],
+    errors: 0,
+    leader: [],
+  };
+  const queue: QueueMetrics = {
+    added: () => void recorded.adds++,
+    depth: (n) => void recorded.depths.push(n),
+    queueDuration: (s) => void recorded.queueSeconds.push(s),
+    workDuration: (s) => void recorded.workSeconds.push(s),
+    retried: () => void recorded.retries++,
+  };
+  const controller: ControllerMetrics = {
+    reconciled: (result, seconds) => {
+      recorded.results.push(result);
+      recorded.reconcileSeconds.push(seconds);
+    },
+    reconcileError: () => void recorded.errors++,
+  };
+  const metrics: OperatorMetrics = {
+    ...nopMetrics,
+    queue: () => queue,
+    controller: () => controller,
+    leaderStatus: (_name, leading) => void recorded.leader.push(leading),
+  };
+  return { metrics, recorded };
+}
+
+/** A promise with its resolve function outside, to hold a reconcile or a check open. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
