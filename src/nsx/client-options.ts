@@ -1,0 +1,169 @@
+/**
+ * The options of `ManagerClient`: their types, every default in DEFAULT_CLIENT_OPTIONS, and the
+ * check that turns what a caller gave into complete, valid settings (the caller's object is only
+ * read). Also the shape of the per-attempt event the metrics layer counts.
+ */
+import { NsxDocumentError } from "./errors.ts";
+import { systemClock, type Clock } from "./limiter.ts";
+
+/** The route names the `onRequest` hook reports; one per call, plus the token request. */
+export type RouteName = "getEdge" | "putEdge" | "listPools" | "listAllocations" | "releaseAddress" | "token";
+
+/** One attempt, as the metrics layer counts it. */
+export interface RequestEvent {
+  method: string;
+  route: RouteName;
+  /** the HTTP status, or "error" when there was no complete response */
+  status: number | "error";
+  durationMs: number;
+  /** 1 for a call's first attempt */
+  attempt: number;
+}
+
+export interface ManagerClientOptions {
+  /** `https://host[:port]` (http for a simulator); a base path is kept; credentials in it are refused */
+  url: string;
+  username: string;
+  password: string;
+  /** "basic": Basic auth on every request; "token": NSX 6.4 AUTHTOKEN obtained with Basic */
+  auth?: "basic" | "token";
+  /** PEM bundle of CAs to trust instead of the system roots (self-signed managers) */
+  ca?: string;
+  /** skip certificate verification; for test managers only */
+  insecureSkipVerify?: boolean;
+  /** deadline of one attempt: connect, headers and the whole body */
+  requestTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  maxConcurrentRequests?: number;
+  requestsPerSecond?: number;
+  /** token bucket size; defaults to requestsPerSecond (see DEFAULT_CLIENT_OPTIONS.burst) */
+  burst?: number;
+  /** repeats after the first attempt, for what may be repeated */
+  maxRetries?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** the longest Retry-After honoured; a longer one is cut to this */
+  maxRetryAfterMs?: number;
+  maxResponseBytes?: number;
+  /** a token is replaced this long before it expires */
+  tokenRefreshMarginMs?: number;
+  /** lifetime assumed for a token that states no expiry */
+  tokenLifetimeMs?: number;
+  /** called once per attempt; must not throw (a throw is ignored) */
+  onRequest?: (event: RequestEvent) => void;
+  /** time and timers (tests) */
+  clock?: Clock;
+  /** [0, 1) source for retry jitter (tests) */
+  random?: () => number;
+}
+
+/** Every default of ManagerClientOptions, in one place. */
+export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
+  /** Basic on every request: works on every 6.x manager; "token" needs 6.4 */
+  auth: "basic" as "basic" | "token",
+  /** certificates are verified unless switched off explicitly */
+  insecureSkipVerify: false,
+  /** per attempt, connect + headers + body: an edge PUT takes seconds, an edge can be megabytes */
+  requestTimeoutMs: 30_000,
+  /** TCP + TLS connect; a connect failure is provably unsent, so it may be repeated even for writes */
+  connectTimeoutMs: 10_000,
+  /** managers are easily overloaded (field notes); also the size of the connection pool */
+  maxConcurrentRequests: 8,
+  /** sustained attempts per second per manager (retries and token requests included) */
+  requestsPerSecond: 20,
+  /**
+   * null: equal to requestsPerSecond. A burst of one second's worth keeps the rate bound visible:
+   * the benchmark checks that N calls take about N / requestsPerSecond, and a large burst (such
+   * as Crossplane's 10 x rate) would let a short run finish before the bound applies.
+   */
+  burst: null as number | null,
+  /** repeats after the first attempt, for failures that may be repeated (see transport.mayRetry) */
+  maxRetries: 3,
+  /** full-jitter backoff: retry n waits a uniform [0, min(maxDelayMs, baseDelayMs * 2^n)) */
+  baseDelayMs: 200,
+  maxDelayMs: 5_000,
+  /** a Retry-After longer than this is cut to it: a reconcile should not hang for minutes */
+  maxRetryAfterMs: 30_000,
+  /** 64 MiB: edges of a few MB are normal; far beyond that is a fault */
+  maxResponseBytes: 64 * 1024 * 1024,
+  /** a token is replaced this long before it expires */
+  tokenRefreshMarginMs: 60_000,
+  /** assumed when a token states no expiry: the NSX 6.4 default */
+  tokenLifetimeMs: 90 * 60_000,
+});
+
+/** The options with every default applied and every value checked. */
+export type ResolvedClientOptions = Omit<
+  Required<ManagerClientOptions>,
+  "url" | "username" | "password" | "ca" | "onRequest" | "burst" | "auth"
+> & { auth: "basic" | "token"; burst: number; origin: string; basePath: string };
+
+function positive(
+  name: string,
+  value: number,
+  { integer, zero }: { integer: boolean; zero: boolean },
+): number {
+  const ok = (zero ? value >= 0 : value > 0) && (integer ? Number.isSafeInteger(value) : value === value);
+  if (!ok)
+    throw new NsxDocumentError(
+      `client options: ${name} must be a ${zero ? "non-negative" : "positive"} ${integer ? "integer" : "number"}`,
+    );
+  return value;
+}
+
+/** Applies the defaults and checks every value; throws NsxDocumentError, never echoing the URL. */
+export function resolveClientOptions(options: ManagerClientOptions): ResolvedClientOptions {
+  const d = DEFAULT_CLIENT_OPTIONS;
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw new NsxDocumentError("client options: url is not a URL");
+  }
+  // the URL is never echoed: it could carry userinfo
+  if (
+    !["http:", "https:"].includes(url.protocol) ||
+    url.username !== "" ||
+    url.password !== "" ||
+    url.search !== "" ||
+    url.hash !== ""
+  ) {
+    throw new NsxDocumentError(
+      "client options: url must be http(s)://host[:port][/path], without credentials, query or fragment",
+    );
+  }
+  if (typeof options.username !== "string" || options.username === "" || options.username.includes(":")) {
+    throw new NsxDocumentError("client options: username must be non-empty and without ':'");
+  }
+  if (typeof options.password !== "string")
+    throw new NsxDocumentError("client options: password must be a string");
+  const auth = options.auth ?? d.auth;
+  if (auth !== "basic" && auth !== "token")
+    throw new NsxDocumentError('client options: auth must be "basic" or "token"');
+  const rps = positive("requestsPerSecond", options.requestsPerSecond ?? d.requestsPerSecond, {
+    integer: false,
+    zero: false,
+  });
+  const int = (name: keyof typeof d, value: number | undefined, zero = false): number =>
+    positive(name, value ?? (d[name] as number), { integer: true, zero });
+  return {
+    auth,
+    origin: url.origin,
+    basePath: url.pathname.replace(/\/+$/, ""),
+    insecureSkipVerify: options.insecureSkipVerify ?? d.insecureSkipVerify,
+    requestTimeoutMs: int("requestTimeoutMs", options.requestTimeoutMs),
+    connectTimeoutMs: int("connectTimeoutMs", options.connectTimeoutMs),
+    maxConcurrentRequests: int("maxConcurrentRequests", options.maxConcurrentRequests),
+    requestsPerSecond: rps,
+    burst: int("burst", options.burst ?? d.burst ?? (Number.isFinite(rps) ? Math.max(1, Math.ceil(rps)) : 1)),
+    maxRetries: int("maxRetries", options.maxRetries, true),
+    baseDelayMs: int("baseDelayMs", options.baseDelayMs, true),
+    maxDelayMs: int("maxDelayMs", options.maxDelayMs, true),
+    maxRetryAfterMs: int("maxRetryAfterMs", options.maxRetryAfterMs, true),
+    maxResponseBytes: int("maxResponseBytes", options.maxResponseBytes),
+    tokenRefreshMarginMs: int("tokenRefreshMarginMs", options.tokenRefreshMarginMs, true),
+    tokenLifetimeMs: int("tokenLifetimeMs", options.tokenLifetimeMs),
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+  };
+}

@@ -1,0 +1,348 @@
+/**
+ * `ManagerClient`: the five manager calls over HTTP(S) for one NSX-v manager. It validates ids
+ * before building paths, authenticates (Basic, or the 6.4 token scheme), sends every attempt
+ * through the manager's limiter, repeats what is safe to repeat, turns every non-2xx into an
+ * NsxApiError, and refuses bodies that are not safe XML. It reads and writes; it never decides.
+ */
+import { EdgeDocument } from "./edge-document.ts";
+import {
+  NsxApiError,
+  NsxDocumentError,
+  NsxResponseError,
+  NsxTransportError,
+  type NsxError,
+} from "./errors.ts";
+import {
+  parseAllocationList,
+  parseAuthToken,
+  parseErrorBody,
+  parsePoolList,
+  parseReleaseBody,
+} from "./documents.ts";
+import { encodeIpForPath, tryParseIp } from "./ip.ts";
+import {
+  resolveClientOptions,
+  type ManagerClientOptions,
+  type RequestEvent,
+  type ResolvedClientOptions,
+  type RouteName,
+} from "./client-options.ts";
+import { RequestLimiter, type Release } from "./limiter.ts";
+import {
+  backoffDelayMs,
+  createRedactor,
+  HttpTransport,
+  mayRetry,
+  parseRetryAfterMs,
+  type AttemptOutcome,
+  type HttpMethod,
+  type HttpResponse,
+} from "./transport.ts";
+import type { Allocation, CallOptions, IpPool, ManagerApi } from "./types.ts";
+
+export { DEFAULT_CLIENT_OPTIONS } from "./client-options.ts";
+export type { ManagerClientOptions, RequestEvent, RouteName } from "./client-options.ts";
+
+const EDGE_ID = /^edge-[0-9]+$/;
+const POOL_ID = /^ipaddresspool-[0-9]+$/;
+const SCOPE_ID = /^[A-Za-z0-9_.:-]+$/;
+const TOKEN_PATH = "/api/2.0/services/auth/token";
+
+function requireId(what: string, value: string, pattern: RegExp, form: string): void {
+  if (typeof value !== "string" || !pattern.test(value)) {
+    throw new NsxDocumentError(`${what} ${JSON.stringify(value)?.slice(0, 80)} is not of the form ${form}`);
+  }
+}
+
+interface Call {
+  route: RouteName;
+  method: HttpMethod;
+  /** as sent, base path included */
+  path: string;
+  body?: string;
+  /** may be repeated after any transient failure (GETs, the token request) */
+  idempotent: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+/** Resolves `promise`, or rejects with a transport error when `signal` aborts first. */
+function raceAbort<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  call: Call,
+  what: string,
+): Promise<T> {
+  if (signal === undefined) return promise;
+  const aborted = (): NsxTransportError =>
+    new NsxTransportError({
+      method: call.method,
+      path: call.path,
+      reason: `aborted by the caller ${what}`,
+      notSent: true,
+      cause: signal.reason,
+    });
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(aborted());
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+export class ManagerClient implements ManagerApi {
+  readonly #options: ResolvedClientOptions;
+  readonly #onRequest: ((event: RequestEvent) => void) | undefined;
+  readonly #basic: string;
+  readonly #redact: (text: string) => string;
+  readonly #limiter: RequestLimiter;
+  readonly #transport: HttpTransport;
+  #token: { value: string; refreshAtMs: number } | undefined;
+  #tokenPending: Promise<string> | undefined;
+  #closed = false;
+
+  constructor(options: ManagerClientOptions) {
+    const o = resolveClientOptions(options);
+    this.#options = o;
+    this.#onRequest = options.onRequest;
+    const credentials = Buffer.from(`${options.username}:${options.password}`, "utf8").toString("base64");
+    this.#basic = `Basic ${credentials}`;
+    const secrets = [options.password, credentials];
+    this.#redact = createRedactor(() => (this.#token ? [...secrets, this.#token.value] : secrets));
+    this.#limiter = new RequestLimiter({
+      maxConcurrentRequests: o.maxConcurrentRequests,
+      requestsPerSecond: o.requestsPerSecond,
+      burst: o.burst,
+      clock: o.clock,
+    });
+    this.#transport = new HttpTransport({
+      origin: o.origin,
+      ...(options.ca !== undefined ? { ca: options.ca } : {}),
+      insecureSkipVerify: o.insecureSkipVerify,
+      connections: o.maxConcurrentRequests,
+      requestTimeoutMs: o.requestTimeoutMs,
+      connectTimeoutMs: o.connectTimeoutMs,
+      maxResponseBytes: o.maxResponseBytes,
+      clock: o.clock,
+      redact: this.#redact,
+    });
+  }
+
+  async getEdge(edgeId: string, options?: CallOptions): Promise<EdgeDocument> {
+    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    const call = this.#get("getEdge", `/api/4.0/edges/${edgeId}`, options);
+    const doc = EdgeDocument.parse((await this.#call(call)).body);
+    if (doc.id.trim() !== edgeId) {
+      throw new NsxResponseError(
+        `GET ${call.path}: the manager answered with edge ${JSON.stringify(doc.id.slice(0, 80))}`,
+      );
+    }
+    return doc;
+  }
+
+  /** Sends the whole document; any 2xx is success. */
+  async putEdge(edgeId: string, doc: EdgeDocument, options?: CallOptions): Promise<void> {
+    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    if (doc.id.trim() !== edgeId) {
+      throw new NsxDocumentError(
+        `putEdge ${edgeId}: the document is for edge ${JSON.stringify(doc.id.slice(0, 80))}`,
+      );
+    }
+    await this.#call({
+      route: "putEdge",
+      method: "PUT",
+      path: `${this.#options.basePath}/api/4.0/edges/${edgeId}`,
+      body: doc.serialize(),
+      idempotent: false,
+      signal: options?.signal,
+    });
+  }
+
+  async listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]> {
+    requireId("scope id", scopeId, SCOPE_ID, "[A-Za-z0-9_.:-]+");
+    const response = await this.#call(
+      this.#get("listPools", `/api/2.0/services/ipam/pools/scope/${scopeId}`, options),
+    );
+    return parsePoolList(response.body);
+  }
+
+  async listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]> {
+    requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
+    const response = await this.#call(
+      this.#get("listAllocations", `/api/2.0/services/ipam/pools/${poolId}/ipaddresses`, options),
+    );
+    return parseAllocationList(response.body);
+  }
+
+  /** True only when the manager answered `true` or `<boolean>true</boolean>`. */
+  async releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<boolean> {
+    requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
+    if (typeof ip !== "string" || tryParseIp(ip) === undefined) {
+      throw new NsxDocumentError(`address ${JSON.stringify(ip)?.slice(0, 80)} is not an IP address`);
+    }
+    const response = await this.#call({
+      route: "releaseAddress",
+      method: "DELETE",
+      path: `${this.#options.basePath}/api/2.0/services/ipam/pools/${poolId}/ipaddresses/${encodeIpForPath(ip)}`,
+      idempotent: false,
+      signal: options?.signal,
+    });
+    return parseReleaseBody(response.body);
+  }
+
+  /** Closes the connection pool, letting requests in flight finish; later calls fail. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#transport.close();
+  }
+
+  #get(route: RouteName, path: string, options: CallOptions | undefined): Call {
+    return {
+      route,
+      method: "GET",
+      path: `${this.#options.basePath}${path}`,
+      idempotent: true,
+      signal: options?.signal,
+    };
+  }
+
+  /** Attempts until a 2xx, a failure that may not be repeated, or the retry budget is spent. */
+  async #call(call: Call): Promise<HttpResponse> {
+    const o = this.#options;
+    let retries = 0;
+    let tokenRenewed = false;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#closed) {
+        throw new NsxTransportError({
+          method: call.method,
+          path: call.path,
+          reason: "the client is closed",
+          notSent: true,
+        });
+      }
+      const authorization =
+        call.route === "token" || o.auth === "basic" ? this.#basic : await this.#tokenHeader(call);
+      const outcome = await this.#attempt(call, authorization, attempt);
+      if (outcome.kind === "response" && outcome.status >= 200 && outcome.status < 300) return outcome;
+      if (
+        outcome.kind === "response" &&
+        outcome.status === 401 &&
+        authorization !== this.#basic &&
+        !tokenRenewed
+      ) {
+        // a 401 is decided before any processing: renew the token once and repeat
+        tokenRenewed = true;
+        if (this.#token !== undefined && authorization.endsWith(this.#token.value)) this.#token = undefined;
+        continue;
+      }
+      const error = outcome.kind === "response" ? this.#apiError(call, outcome) : outcome.error;
+      if (retries >= o.maxRetries || !mayRetry(outcome, call.idempotent)) throw error;
+      await this.#pause(call, this.#retryDelayMs(outcome, retries), error);
+      retries++;
+    }
+  }
+
+  /** One attempt through the limiter, reported to the hook. */
+  async #attempt(call: Call, authorization: string, attempt: number): Promise<AttemptOutcome> {
+    let release: Release;
+    try {
+      release = await this.#limiter.acquire(call.signal);
+    } catch (reason) {
+      throw new NsxTransportError({
+        method: call.method,
+        path: call.path,
+        reason: "aborted by the caller while waiting for the request limiter",
+        notSent: true,
+        cause: reason,
+      });
+    }
+    const { clock } = this.#options;
+    const startMs = clock.now();
+    let outcome: AttemptOutcome;
+    try {
+      const headers: Record<string, string> = { accept: "application/xml", authorization };
+      if (call.body !== undefined) headers["content-type"] = "application/xml";
+      outcome = await this.#transport.send({
+        method: call.method,
+        path: call.path,
+        headers,
+        ...(call.body !== undefined ? { body: call.body } : {}),
+        ...(call.signal !== undefined ? { signal: call.signal } : {}),
+      });
+    } finally {
+      release();
+    }
+    const status = outcome.kind === "response" ? outcome.status : "error";
+    try {
+      this.#onRequest?.({
+        method: call.method,
+        route: call.route,
+        status,
+        durationMs: clock.now() - startMs,
+        attempt,
+      });
+    } catch {
+      // metrics must never fail a manager call
+    }
+    return outcome;
+  }
+
+  #retryDelayMs(outcome: AttemptOutcome, retry: number): number {
+    const o = this.#options;
+    const retryAfterMs =
+      outcome.kind === "response"
+        ? parseRetryAfterMs(outcome.headers["retry-after"], o.clock.now())
+        : undefined;
+    if (retryAfterMs !== undefined) return Math.min(retryAfterMs, o.maxRetryAfterMs);
+    return backoffDelayMs(retry, o, o.random);
+  }
+
+  #pause(call: Call, delayMs: number, lastError: NsxError): Promise<void> {
+    const { clock } = this.#options;
+    let timer: unknown;
+    const wait = new Promise<void>((resolve) => {
+      timer = clock.setTimeout(resolve, delayMs);
+    });
+    return raceAbort(wait, call.signal, call, `while waiting to retry after: ${lastError.message}`).finally(
+      () => clock.clearTimeout(timer),
+    );
+  }
+
+  #apiError(call: Call, response: HttpResponse): NsxApiError {
+    const errors = parseErrorBody(response.body).map((e) => ({
+      ...e,
+      ...(e.details !== undefined ? { details: this.#redact(e.details) } : {}),
+      ...(e.data !== undefined
+        ? { data: Object.fromEntries(Object.entries(e.data).map(([k, v]) => [k, this.#redact(v)])) }
+        : {}),
+    }));
+    return new NsxApiError({ status: response.status, method: call.method, path: call.path, errors });
+  }
+
+  /** `AUTHTOKEN <jwt>`, fetching (once for all waiters) when there is none or it is about to expire. */
+  async #tokenHeader(call: Call): Promise<string> {
+    const { clock } = this.#options;
+    if (this.#token !== undefined && clock.now() < this.#token.refreshAtMs)
+      return `AUTHTOKEN ${this.#token.value}`;
+    this.#tokenPending ??= this.#fetchToken().finally(() => {
+      this.#tokenPending = undefined;
+    });
+    return `AUTHTOKEN ${await raceAbort(this.#tokenPending, call.signal, call, "while waiting for an auth token")}`;
+  }
+
+  async #fetchToken(): Promise<string> {
+    const o = this.#options;
+    const response = await this.#call({
+      route: "token",
+      method: "POST",
+      path: `${o.basePath}${TOKEN_PATH}`,
+      idempotent: true,
+    });
+    const token = parseAuthToken(response.body);
+    const nowMs = o.clock.now();
+    const expiresAtMs = token.expiresAtMs ?? nowMs + o.tokenLifetimeMs;
+    // a token shorter-lived than the margin is still used for half its life, not refetched per call
+    const refreshAtMs = Math.max(expiresAtMs - o.tokenRefreshMarginMs, nowMs + (expiresAtMs - nowMs) / 2);
+    this.#token = { value: token.value, refreshAtMs };
+    return token.value;
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * One HTTP attempt against one manager, and the policy for repeating attempts. `HttpTransport`
+ * owns the manager's undici connection pool, sends one request with its own deadline (headers and
+ * body), reads the body under a size cap, and reports either the response or a classified
+ * failure; it never retries. Whether the request was ever written to a socket is known exactly
+ * (undici calls `onRequestStart` right before it writes), which is what makes a write safe to
+ * repeat. The retry policy (which failures, how long to wait) is here as pure functions; the
+ * client's loop applies it.
+ */
+import { Pool, type Dispatcher } from "undici";
+import { NsxResponseError, NsxTransportError } from "./errors.ts";
+import type { Clock } from "./limiter.ts";
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+export type HttpMethod = "GET" | "PUT" | "DELETE" | "POST";
+
+export interface TransportOptions {
+  /** scheme, host and port; no path (the client keeps any base path) and no credentials */
+  origin: string;
+  /** PEM bundle of CAs to trust instead of the system roots */
+  ca?: string;
+  insecureSkipVerify: boolean;
+  /** undici connections to the manager; the limiter keeps in-flight requests at or below it */
+  connections: number;
+  requestTimeoutMs: number;
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  clock: Clock;
+  /** scrubs secrets out of text that reaches an error (causes, server text) */
+  redact: (text: string) => string;
+}
+
+export interface HttpRequest {
+  method: HttpMethod;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: ResponseHeaders;
+  body: string;
+}
+
+/** One attempt: the manager answered (any status), or it did not, classified. */
+export type AttemptOutcome =
+  | ({ kind: "response" } & HttpResponse)
+  | {
+      kind: "failure";
+      error: NsxTransportError | NsxResponseError;
+      /** transient (network, timeout): repeating may help, if the method allows it */
+      transient: boolean;
+    };
+
+/** Why an attempt was cut short by us rather than by the network. */
+class Stop {
+  readonly kind: "timeout" | "aborted" | "tooLarge";
+  readonly detail: string;
+  constructor(kind: "timeout" | "aborted" | "tooLarge", detail: string) {
+    this.kind = kind;
+    this.detail = detail;
+  }
+}
+
+const CONNECT_FAILURES: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host name lookup failed",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  EADDRNOTAVAIL: "address not available",
+  UND_ERR_CONNECT_TIMEOUT: "connect timeout",
+};
+
+const RESPONSE_TIMEOUTS = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** Certificate and handshake failures: permanent until someone fixes the CA or the certificate. */
+function isTlsFailure(code: string): boolean {
+  return /CERT|SELF_SIGNED|VERIFY|^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code);
+}
+
+function errorCode(error: unknown): string {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : "";
+}
+
+export class HttpTransport {
+  readonly #options: TransportOptions;
+  readonly #pool: Pool;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    // undici creates sockets on the first request only: no I/O here
+    this.#pool = new Pool(options.origin, {
+      connections: options.connections,
+      allowH2: false,
+      headersTimeout: options.requestTimeoutMs,
+      bodyTimeout: options.requestTimeoutMs,
+      connect: {
+        timeout: options.connectTimeoutMs,
+        rejectUnauthorized: !options.insecureSkipVerify,
+        ...(options.ca !== undefined ? { ca: options.ca } : {}),
+      },
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  /** Sends one request and reads the whole answer; never throws, never retries. */
+  send(request: HttpRequest): Promise<AttemptOutcome> {
+    const { clock, requestTimeoutMs, maxResponseBytes } = this.#options;
+    return new Promise<AttemptOutcome>((resolve) => {
+      let started = false;
+      let settled = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let status = 0;
+      let headers: ResponseHeaders = {};
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+
+      const finish = (outcome: AttemptOutcome): void => {
+        if (settled) return;
+        settled = true;
+        clock.clearTimeout(timer);
+        request.signal?.removeEventListener("abort", onAbort);
+        resolve(outcome);
+      };
+      const fail = (cause: unknown): void => finish(this.#classify(request, cause, started));
+      const stop = (reason: Stop): void => {
+        // settle first: undici reports the abort back through onResponseError synchronously.
+        // Before onRequestStart there is no controller yet; onRequestStart aborts on arrival.
+        fail(reason);
+        controller?.abort(new Error(reason.detail));
+      };
+      const onAbort = (): void => stop(new Stop("aborted", "aborted by the caller"));
+      const timer = clock.setTimeout(
+        () => stop(new Stop("timeout", `no complete response within ${requestTimeoutMs} ms`)),
+        requestTimeoutMs,
+      );
+      const tooLarge = (): Stop =>
+        new Stop("tooLarge", `response larger than maxResponseBytes (${maxResponseBytes} bytes)`);
+
+      if (request.signal?.aborted) return onAbort();
+      request.signal?.addEventListener("abort", onAbort, { once: true });
+
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: (c) => {
+          controller = c;
+          if (settled) c.abort(new Error("attempt already given up"));
+          else started = true;
+        },
+        onResponseStart: (_c, statusCode, responseHeaders) => {
+          status = statusCode;
+          headers = responseHeaders;
+          const declared = Number(responseHeaders["content-length"]);
+          if (Number.isFinite(declared) && declared > maxResponseBytes) stop(tooLarge());
+        },
+        onResponseData: (_c, chunk) => {
+          bytes += chunk.length;
+          if (bytes > maxResponseBytes) stop(tooLarge());
+          else chunks.push(chunk);
+        },
+        onResponseEnd: () =>
+          finish({ kind: "response", status, headers, body: Buffer.concat(chunks).toString("utf8") }),
+        onResponseError: (_c, error) => fail(error),
+      };
+      this.#pool.dispatch(
+        {
+          path: request.path,
+          method: request.method,
+          headers: request.headers,
+          body: request.body ?? null,
+        },
+        handler,
+      );
+    });
+  }
+
+  #classify(request: HttpRequest, cause: unknown, started: boolean): AttemptOutcome {
+    const { method, path } = request;
+    const notSent = !started;
+    if (cause instanceof Stop) {
+      if (cause.kind === "tooLarge") {
+        return {
+          kind: "failure",
+          error: new NsxResponseError(`${method} ${path}: ${cause.detail}`),
+          transient: false,
+        };
+      }
+      const error = new NsxTransportError({
+        method,
+        path,
+        reason: cause.detail,
+        notSent,
+        ...(cause.kind === "aborted" ? { cause: request.signal?.reason } : {}),
+      });
+      return { kind: "failure", error, transient: cause.kind === "timeout" };
+    }
+    const code = errorCode(cause);
+    const safeCause = this.#safeCause(cause, code);
+    const connectFailure = CONNECT_FAILURES[code];
+    let reason: string;
+    let transient = true;
+    if (connectFailure !== undefined) reason = `${connectFailure} (${code})`;
+    else if (RESPONSE_TIMEOUTS.has(code))
+      reason = `no complete response within ${this.#options.requestTimeoutMs} ms`;
+    else if (isTlsFailure(code)) {
+      reason = `TLS handshake failed: ${safeCause.message} (set ca, or insecureSkipVerify for a test manager)`;
+      transient = false;
+    } else reason = `network error: ${safeCause.message}`;
+    return {
+      kind: "failure",
+      error: new NsxTransportError({ method, path, reason, notSent, cause: safeCause }),
+      transient,
+    };
+  }
+
+  /**
+   * A copy of a network error with only its name, code and scrubbed message: undici and node
+   * errors can hold sockets and request state, none of which belongs in a log line.
+   */
+  #safeCause(cause: unknown, code: string): Error {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const copy = new Error(this.#options.redact(message));
+    copy.name = cause instanceof Error ? cause.name : "Error";
+    if (code !== "") Object.assign(copy, { code });
+    return copy;
+  }
+}
+
+/** Replaces every occurrence of each secret with `[REDACTED]`; secrets shorter than 3 are left. */
+export function createRedactor(secrets: () => readonly string[]): (text: string) => string {
+  return (text) => {
+    let out = text;
+    for (const secret of secrets()) {
+      if (secret.length >= 3) out = out.split(secret).join("[REDACTED]");
+    }
+    return out;
+  };
+}
+
+/** Statuses after which a repeat may succeed: rate limited, or the manager (or a proxy) is down. */
+const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
+
+/**
+ * May this attempt be repeated? `idempotent` calls (GETs, the token request) repeat after any
+ * transient failure or status. Writes (PUT, DELETE) repeat only when the manager provably did not
+ * act on them: the request was never written to a socket, or it answered 429, which refuses a
+ * request before any processing (RFC 6585: the client sent too many requests; nothing was done).
+ * A 502/503/504 or a timeout after sending may come after the manager applied the change (a 503
+ * "edge unreachable" after storing the configuration), so a blind repeat could apply a stale edge
+ * document over a newer one or misreport a release; the caller re-reads and decides instead.
+ */
+export function mayRetry(outcome: AttemptOutcome, idempotent: boolean): boolean {
+  if (outcome.kind === "response") {
+    return TRANSIENT_STATUSES.has(outcome.status) && (idempotent || outcome.status === 429);
+  }
+  return (
+    outcome.transient && (idempotent || (outcome.error instanceof NsxTransportError && outcome.error.notSent))
+  );
+}
+
+export interface BackoffOptions {
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/**
+ * Full jitter (AWS architecture blog, "Exponential Backoff and Jitter"): a uniform draw in
+ * [0, min(maxDelayMs, baseDelayMs * 2^retry)). `retry` counts from 0; `random` returns [0, 1).
+ */
+export function backoffDelayMs(retry: number, options: BackoffOptions, random: () => number): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** Math.min(retry, 30));
+  return Math.floor(random() * ceiling);
+}
+
+/** Retry-After as delta-seconds or an HTTP date, in ms from `nowEpochMs`; undefined when absent or unreadable. */
+export function parseRetryAfterMs(
+  header: string | string[] | undefined,
+  nowEpochMs: number,
+): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value === undefined || value === "") return undefined;
+  if (/^[0-9]+$/.test(value)) return Number(value) * 1000;
+  // an HTTP-date always has a weekday or month name; Date.parse alone accepts "-5"
+  const date = /[A-Za-z]/.test(value) ? Date.parse(value) : NaN;
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowEpochMs);
+}

@@ -1,0 +1,378 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_CLIENT_OPTIONS, ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
+import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import { NsxApiError, NsxDocumentError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
+import { EDGE_XML, reply, startServer, type Handler, type TestServer } from "./test-server.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(handler: Handler): Promise<TestServer> {
+  const server = await startServer(handler);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function client(url: string, options: Partial<ManagerClientOptions> = {}): ManagerClient {
+  const c = new ManagerClient({
+    url,
+    username: "admin",
+    password: "default",
+    baseDelayMs: 1,
+    maxDelayMs: 2,
+    ...options,
+  });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+const BASIC = `Basic ${Buffer.from("admin:default").toString("base64")}`;
+const DECL = '<?xml version="1.0" encoding="UTF-8"?>';
+
+describe("the five calls over HTTP", () => {
+  it("reads an edge with Basic auth and Accept: application/xml", async () => {
+    const server = await serve((_r, res) => reply(res, 200, EDGE_XML("edge-7", "acme")));
+    const doc = await client(server.url).getEdge("edge-7");
+    expect(doc.tenant).toBe("acme");
+    expect(doc.serialize()).toBe(EDGE_XML("edge-7", "acme"));
+    expect(server.requests).toEqual([
+      expect.objectContaining({ method: "GET", url: "/api/4.0/edges/edge-7", body: "" }),
+    ]);
+    expect(server.requests[0]?.headers).toMatchObject({ authorization: BASIC, accept: "application/xml" });
+    expect(server.requests[0]?.headers["content-type"]).toBeUndefined();
+  });
+
+  it("refuses an edge document for another edge than the one asked for", async () => {
+    const server = await serve((_r, res) => reply(res, 200, EDGE_XML("edge-8")));
+    await expect(client(server.url).getEdge("edge-7")).rejects.toThrow(
+      'GET /api/4.0/edges/edge-7: the manager answered with edge "edge-8"',
+    );
+  });
+
+  it.each([
+    { name: "NoContent", reason: "the documented answer", status: 204, body: "" },
+    { name: "Ok", reason: "some builds answer 200 with a body", status: 200, body: "<edge/>" },
+    { name: "Accepted", reason: "any 2xx is success", status: 202, body: "not even xml" },
+  ])("writes the whole edge document; $name ($reason)", async ({ status, body }) => {
+    const server = await serve((_r, res) => reply(res, status, body));
+    const doc = EdgeDocument.parse(EDGE_XML("edge-3")).setTenant("new & <improved>");
+    await client(server.url).putEdge("edge-3", doc);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]).toMatchObject({
+      method: "PUT",
+      url: "/api/4.0/edges/edge-3",
+      body: doc.serialize(),
+    });
+    expect(server.requests[0]?.headers).toMatchObject({
+      authorization: BASIC,
+      accept: "application/xml",
+      "content-type": "application/xml",
+    });
+  });
+
+  it("refuses to write a document to another edge's path, before any call", async () => {
+    const server = await serve((_r, res) => reply(res, 204));
+    await expect(
+      client(server.url).putEdge("edge-3", EdgeDocument.parse(EDGE_XML("edge-4"))),
+    ).rejects.toBeInstanceOf(NsxDocumentError);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("lists pools and allocations", async () => {
+    const server = await serve((r, res) =>
+      r.url.endsWith("/ipaddresses")
+        ? reply(
+            res,
+            200,
+            `${DECL}<allocatedIpAddresses><allocatedIpAddress><id>allocatedipaddress-4</id><ipAddress>10.0.0.4</ipAddress><allocationNote>ctrl-1</allocationNote></allocatedIpAddress></allocatedIpAddresses>`,
+          )
+        : reply(
+            res,
+            200,
+            `<ipamAddressPools><ipamAddressPool><objectId>ipaddresspool-2</objectId><name>p</name><totalAddressCount>3</totalAddressCount><usedAddressCount>1</usedAddressCount><usedPercentage>33</usedPercentage><ipRanges><ipRangeDto><startAddress>10.0.0.3</startAddress><endAddress>10.0.0.5</endAddress></ipRangeDto></ipRanges></ipamAddressPool></ipamAddressPools>`,
+          ),
+    );
+    const c = client(server.url);
+    await expect(c.listPools("globalroot-0")).resolves.toEqual([
+      {
+        objectId: "ipaddresspool-2",
+        name: "p",
+        totalAddressCount: 3,
+        usedAddressCount: 1,
+        usedPercentage: 33,
+        ranges: [{ startAddress: "10.0.0.3", endAddress: "10.0.0.5" }],
+      },
+    ]);
+    await expect(c.listAllocations("ipaddresspool-2")).resolves.toEqual([
+      { id: "allocatedipaddress-4", ipAddress: "10.0.0.4", allocationNote: "ctrl-1" },
+    ]);
+    expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      "GET /api/2.0/services/ipam/pools/scope/globalroot-0",
+      "GET /api/2.0/services/ipam/pools/ipaddresspool-2/ipaddresses",
+    ]);
+  });
+
+  it.each([
+    { name: "BareTrue", reason: "the spec's answer", body: "true", want: true },
+    {
+      name: "BooleanDocument",
+      reason: "what real managers send",
+      body: `${DECL}\n<boolean>true</boolean>\n`,
+      want: true,
+    },
+    { name: "False", reason: "not released", body: "<boolean>false</boolean>", want: false },
+    { name: "Empty", reason: "no answer is not a yes", body: "", want: false },
+  ])("releases an address: $name ($reason)", async ({ body, want }) => {
+    const server = await serve((_r, res) => reply(res, 200, body));
+    await expect(client(server.url).releaseAddress("ipaddresspool-1", "2001:db8::5")).resolves.toBe(want);
+    expect(server.requests[0]).toMatchObject({
+      method: "DELETE",
+      url: "/api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses/2001%3Adb8%3A%3A5",
+    });
+  });
+
+  it("keeps a base path of the manager URL", async () => {
+    const server = await serve((_r, res) => reply(res, 200, "<ipamAddressPools/>"));
+    await client(`${server.url}/nsx/`).listPools("globalroot-0");
+    expect(server.requests[0]?.url).toBe("/nsx/api/2.0/services/ipam/pools/scope/globalroot-0");
+  });
+});
+
+describe("ids are checked before any call", () => {
+  const doc = (): EdgeDocument => EdgeDocument.parse(EDGE_XML());
+  it.each([
+    {
+      name: "EdgeWithSlash",
+      reason: "path traversal",
+      call: (c: ManagerClient) => c.getEdge("edge-1/../../x"),
+    },
+    {
+      name: "EdgeWrongPrefix",
+      reason: "only edge-<n> names an edge",
+      call: (c: ManagerClient) => c.getEdge("vm-1"),
+    },
+    { name: "EdgeEmpty", reason: "nothing to address", call: (c: ManagerClient) => c.getEdge("") },
+    {
+      name: "PutEdgeQuery",
+      reason: "a query would change the call",
+      call: (c: ManagerClient) => c.putEdge("edge-1?x=1", doc()),
+    },
+    {
+      name: "ScopeWithSlash",
+      reason: "scope ids are one path segment",
+      call: (c: ManagerClient) => c.listPools("global/root"),
+    },
+    {
+      name: "ScopeWithSpace",
+      reason: "outside [A-Za-z0-9_.:-]",
+      call: (c: ManagerClient) => c.listPools("global root"),
+    },
+    {
+      name: "PoolName",
+      reason: "a pool name is not its id",
+      call: (c: ManagerClient) => c.listAllocations("my-pool"),
+    },
+    {
+      name: "PoolNewline",
+      reason: "anchored match, no trailing newline",
+      call: (c: ManagerClient) => c.listAllocations("ipaddresspool-1\n"),
+    },
+    {
+      name: "ReleaseBadPool",
+      reason: "the pool is checked for a release too",
+      call: (c: ManagerClient) => c.releaseAddress("pool-1", "10.0.0.1"),
+    },
+    {
+      name: "ReleaseNotAnIp",
+      reason: "only addresses are released",
+      call: (c: ManagerClient) => c.releaseAddress("ipaddresspool-1", "10.0.0.1/24"),
+    },
+    {
+      name: "ReleaseZone",
+      reason: "zone ids are not addresses",
+      call: (c: ManagerClient) => c.releaseAddress("ipaddresspool-1", "fe80::1%eth0"),
+    },
+  ])("$name: $reason", async ({ call }) => {
+    const server = await serve((_r, res) => reply(res, 200, "true"));
+    await expect(call(client(server.url))).rejects.toBeInstanceOf(NsxDocumentError);
+    expect(server.connections()).toBe(0);
+  });
+});
+
+describe("manager errors", () => {
+  it.each([
+    {
+      name: "Error",
+      reason: "one <error>: details, code and module are surfaced",
+      status: 400,
+      body: "<error><details>No free address</details><errorCode>120051</errorCode><moduleName>core-services</moduleName></error>",
+      message:
+        "GET /api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses: HTTP 400: No free address, errorCode 120051, module core-services",
+      fields: { status: 400, errorCode: "120051", moduleName: "core-services", details: "No free address" },
+    },
+    {
+      name: "Errors",
+      reason: "several errors: the first is spread, all are kept",
+      status: 400,
+      body: "<errors><error><errorCode>1</errorCode><details>a</details></error><error><details>b</details></error></errors>",
+      message: "HTTP 400: a, errorCode 1",
+      fields: { errors: [{ details: "a", errorCode: "1" }, { details: "b" }] },
+    },
+    {
+      name: "ErrorData",
+      reason: "errorData is kept as data",
+      status: 503,
+      body: "<error><errorData><data><key>edgeId</key><value>edge-1</value></data></errorData><details>NSX Edge is unreachable</details></error>",
+      message: "HTTP 503: NSX Edge is unreachable",
+      fields: { errors: [{ details: "NSX Edge is unreachable", data: { edgeId: "edge-1" } }] },
+    },
+    {
+      name: "CodeOnly",
+      reason: "a 500 may carry only a code",
+      status: 500,
+      body: "<error><errorCode>500</errorCode></error>",
+      message: "HTTP 500: errorCode 500",
+      fields: { details: undefined, errorCode: "500" },
+    },
+    {
+      name: "Empty",
+      reason: "no body: the status still makes a clear message",
+      status: 403,
+      body: "",
+      message: "GET /api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses: HTTP 403",
+      fields: { errors: [] },
+    },
+    {
+      name: "PlainText",
+      reason: "a proxy's text answer is shown",
+      status: 404,
+      body: "Not Found",
+      message: "HTTP 404: Not Found",
+      fields: { details: "Not Found" },
+    },
+  ])("$name: $reason", async ({ status, body, message, fields }) => {
+    const server = await serve((_r, res) => reply(res, status, body));
+    const error = await client(server.url, { maxRetries: 0 })
+      .listAllocations("ipaddresspool-1")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxApiError);
+    expect((error as Error).message).toContain(message);
+    expect(error).toMatchObject({ code: "NSX_API_ERROR", method: "GET", ...fields });
+  });
+
+  it.each([
+    {
+      name: "NotXml",
+      reason: "a 200 that is not XML is refused",
+      body: "<ipamAddressPools>",
+      message: "not well-formed",
+    },
+    {
+      name: "Doctype",
+      reason: "DTDs are refused",
+      body: '<!DOCTYPE a [<!ENTITY b "c">]><ipamAddressPools/>',
+      message: "DOCTYPE",
+    },
+    {
+      name: "Html",
+      reason: "a login page is not a pool list",
+      body: "<html><body>login</body></html>",
+      message: "expected <ipamAddressPools>",
+    },
+  ])("refuses a success body: $name ($reason)", async ({ body, message }) => {
+    const server = await serve((_r, res) => reply(res, 200, body));
+    const error = await client(server.url)
+      .listPools("globalroot-0")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxResponseError);
+    expect((error as Error).message).toContain(message);
+  });
+});
+
+describe("options and lifecycle", () => {
+  it("starts no I/O in the constructor and closes cleanly without ever connecting", async () => {
+    const server = await serve((_r, res) => reply(res, 200, "true"));
+    const c = new ManagerClient({ url: server.url, username: "admin", password: "default" });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(server.connections()).toBe(0);
+    await c.close();
+    await expect(c.listPools("globalroot-0")).rejects.toThrow("the client is closed");
+    expect(server.connections()).toBe(0);
+  });
+
+  it("never mutates the caller's options and keeps defaults in one frozen object", () => {
+    const options = { url: "http://127.0.0.1:1", username: "a", password: "b" };
+    const copy = structuredClone(options);
+    new ManagerClient(options);
+    expect(options).toEqual(copy);
+    expect(Object.isFrozen(DEFAULT_CLIENT_OPTIONS)).toBe(true);
+    expect(DEFAULT_CLIENT_OPTIONS).toMatchObject({
+      requestTimeoutMs: 30_000,
+      maxConcurrentRequests: 8,
+      requestsPerSecond: 20,
+      burst: null,
+      maxRetries: 3,
+      baseDelayMs: 200,
+      maxDelayMs: 5_000,
+      maxResponseBytes: 64 * 1024 * 1024,
+      insecureSkipVerify: false,
+    });
+  });
+
+  it("keeps calling when the onRequest hook throws", async () => {
+    const server = await serve((_r, res) => reply(res, 200, "<ipamAddressPools/>"));
+    const c = client(server.url, {
+      onRequest: () => {
+        throw new Error("metrics broke");
+      },
+    });
+    await expect(c.listPools("globalroot-0")).resolves.toEqual([]);
+  });
+
+  it.each([
+    {
+      name: "UserinfoInUrl",
+      reason: "credentials belong in username/password, never in a URL",
+      patch: { url: "https://admin:Secr3tPw@nsx.example" },
+    },
+    { name: "NotHttp", reason: "only http(s)", patch: { url: "ftp://nsx.example" } },
+    { name: "NotAUrl", reason: "unparsable", patch: { url: "nsx.example Secr3tPw" } },
+    {
+      name: "QueryInUrl",
+      reason: "a query would be appended to every path",
+      patch: { url: "https://nsx.example/?a=Secr3tPw" },
+    },
+    { name: "ColonInUsername", reason: "Basic auth cannot carry it", patch: { username: "a:b" } },
+    { name: "ZeroConcurrency", reason: "nothing could ever run", patch: { maxConcurrentRequests: 0 } },
+    { name: "NegativeRetries", reason: "a count", patch: { maxRetries: -1 } },
+    { name: "FractionalTimeout", reason: "milliseconds are whole", patch: { requestTimeoutMs: 1.5 } },
+    { name: "ZeroRate", reason: "no request could ever start", patch: { requestsPerSecond: 0 } },
+    { name: "BadAuth", reason: "only basic and token exist", patch: { auth: "digest" as "basic" } },
+  ])("refuses bad options: $name ($reason)", ({ patch }) => {
+    const make = (): ManagerClient =>
+      new ManagerClient({ url: "https://nsx.example", username: "admin", password: "Secr3tPw", ...patch });
+    expect(make).toThrow(NsxDocumentError);
+    try {
+      make();
+    } catch (error) {
+      expect(String((error as Error).message)).not.toContain("Secr3tPw");
+    }
+  });
+
+  it("aborts a call that waits for the limiter, without sending it", async () => {
+    const server = await serve((_r, res) => setTimeout(() => reply(res, 200, "<ipamAddressPools/>"), 100));
+    const c = client(server.url, { maxConcurrentRequests: 1 });
+    const first = c.listPools("a");
+    const controller = new AbortController();
+    const second = c.listPools("b", { signal: controller.signal });
+    controller.abort(new Error("stop"));
+    const error = await second.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxTransportError);
+    expect(error).toMatchObject({ notSent: true });
+    expect((error as Error).message).toContain("while waiting for the request limiter");
+    await first;
+    expect(server.requests.map((r) => r.url)).toEqual(["/api/2.0/services/ipam/pools/scope/a"]);
+  });
+});

@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import { FakeClock, RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
+
+/** lets every settled promise run its callbacks */
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function setup(options: { maxConcurrentRequests: number; requestsPerSecond: number; burst: number }) {
+  const clock = new FakeClock(1_000);
+  const limiter = new RequestLimiter({ ...options, clock });
+  const granted: string[] = [];
+  const releases = new Map<string, Release>();
+  const outcomes = new Map<string, unknown>();
+  const request = (name: string, signal?: AbortSignal): void => {
+    limiter.acquire(signal).then(
+      (release) => {
+        granted.push(name);
+        releases.set(name, release);
+      },
+      (reason: unknown) => outcomes.set(name, reason),
+    );
+  };
+  return { clock, limiter, granted, releases, outcomes, request };
+}
+
+describe("RequestLimiter", () => {
+  it("caps concurrent requests and hands a freed slot to the next waiter", async () => {
+    const t = setup({ maxConcurrentRequests: 2, requestsPerSecond: 1000, burst: 1000 });
+    for (const name of ["a", "b", "c", "d"]) t.request(name);
+    await flush();
+    expect(t.granted).toEqual(["a", "b"]);
+    expect(t.limiter.active).toBe(2);
+    expect(t.limiter.waiting).toBe(2);
+
+    t.releases.get("b")?.();
+    t.releases.get("b")?.(); // a second call must not free a second slot
+    await flush();
+    expect(t.granted).toEqual(["a", "b", "c"]);
+    expect(t.limiter.active).toBe(2);
+  });
+
+  it("lets a burst through at once, then one request per 1/rate seconds", async () => {
+    const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: 10, burst: 3 });
+    for (let i = 0; i < 6; i++) t.request(`r${i}`);
+    await flush();
+    expect(t.granted).toEqual(["r0", "r1", "r2"]);
+
+    t.clock.advance(99);
+    await flush();
+    expect(t.granted).toHaveLength(3);
+    t.clock.advance(1);
+    await flush();
+    expect(t.granted).toHaveLength(4);
+    t.clock.advance(200);
+    await flush();
+    expect(t.granted).toHaveLength(6);
+  });
+
+  it("bounds the rate: N requests after the burst take (N - burst) / rate seconds", async () => {
+    const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: 20, burst: 20 });
+    for (let i = 0; i < 60; i++) t.request(`r${i}`);
+    await flush();
+    let elapsedMs = 0;
+    while (t.granted.length < 60 && elapsedMs < 10_000) {
+      t.clock.advance(10);
+      elapsedMs += 10;
+      await flush();
+    }
+    // 40 requests beyond the burst at 20/s: 2 s
+    expect(elapsedMs).toBe(2_000);
+  });
+
+  it("refills tokens while idle, never above the burst", async () => {
+    const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: 10, burst: 2 });
+    t.request("a");
+    t.request("b");
+    await flush();
+    t.clock.advance(60_000);
+    for (const name of ["c", "d", "e"]) t.request(name);
+    await flush();
+    expect(t.granted).toEqual(["a", "b", "c", "d"]);
+  });
+
+  it("serves waiters first come, first served across slots and tokens", async () => {
+    const t = setup({ maxConcurrentRequests: 1, requestsPerSecond: 1, burst: 1 });
+    for (const name of ["a", "b", "c"]) t.request(name);
+    await flush();
+    expect(t.granted).toEqual(["a"]);
+    t.releases.get("a")?.();
+    t.request("late");
+    t.clock.advance(1_000);
+    await flush();
+    expect(t.granted).toEqual(["a", "b"]);
+    t.releases.get("b")?.();
+    t.clock.advance(1_000);
+    await flush();
+    t.releases.get("c")?.();
+    t.clock.advance(1_000);
+    await flush();
+    expect(t.granted).toEqual(["a", "b", "c", "late"]);
+  });
+
+  it("rejects an aborted waiter with the signal's reason and gives its place to the next", async () => {
+    const t = setup({ maxConcurrentRequests: 1, requestsPerSecond: 1000, burst: 1000 });
+    const controller = new AbortController();
+    t.request("a");
+    t.request("b", controller.signal);
+    t.request("c");
+    await flush();
+    const reason = new Error("caller gave up");
+    controller.abort(reason);
+    await flush();
+    expect(t.outcomes.get("b")).toBe(reason);
+    expect(t.limiter.waiting).toBe(1);
+    t.releases.get("a")?.();
+    await flush();
+    expect(t.granted).toEqual(["a", "c"]);
+  });
+
+  it("rejects at once when the signal is already aborted, taking no slot", async () => {
+    const t = setup({ maxConcurrentRequests: 1, requestsPerSecond: 1000, burst: 1000 });
+    t.request("a", AbortSignal.abort(new Error("already")));
+    await flush();
+    expect(t.outcomes.get("a")).toEqual(new Error("already"));
+    expect(t.limiter.active).toBe(0);
+  });
+
+  it("keeps no timer when nobody waits, including after an aborted rate wait", async () => {
+    const t = setup({ maxConcurrentRequests: 10, requestsPerSecond: 1, burst: 1 });
+    expect(t.clock.pendingTimers).toBe(0);
+    t.request("a");
+    const controller = new AbortController();
+    t.request("b", controller.signal);
+    await flush();
+    expect(t.clock.pendingTimers).toBe(1);
+    controller.abort(new Error("stop"));
+    await flush();
+    expect(t.clock.pendingTimers).toBe(0);
+    t.releases.get("a")?.();
+    expect(t.clock.pendingTimers).toBe(0);
+  });
+
+  it("run() releases the slot when the task throws", async () => {
+    const t = setup({ maxConcurrentRequests: 1, requestsPerSecond: 1000, burst: 1000 });
+    await expect(t.limiter.run(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(t.limiter.active).toBe(0);
+    await expect(t.limiter.run(() => Promise.resolve(42))).resolves.toBe(42);
+  });
+
+  it("treats an infinite rate as no rate limit", async () => {
+    const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: Infinity, burst: 1 });
+    for (let i = 0; i < 50; i++) t.request(`r${i}`);
+    await flush();
+    expect(t.granted).toHaveLength(50);
+    expect(t.clock.pendingTimers).toBe(0);
+  });
+
+  it.each([
+    {
+      name: "ZeroConcurrency",
+      reason: "a cap of zero would block every request forever",
+      options: { maxConcurrentRequests: 0, requestsPerSecond: 1, burst: 1 },
+    },
+    {
+      name: "NegativeRate",
+      reason: "a negative rate has no meaning and would compute negative waits",
+      options: { maxConcurrentRequests: 1, requestsPerSecond: -1, burst: 1 },
+    },
+    {
+      name: "FractionalBurst",
+      reason: "the bucket holds whole requests",
+      options: { maxConcurrentRequests: 1, requestsPerSecond: 1, burst: 1.5 },
+    },
+  ])("refuses bad options: $name ($reason)", ({ options }) => {
+    expect(() => new RequestLimiter(options)).toThrow(RangeError);
+  });
+});
