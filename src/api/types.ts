@@ -126,6 +126,8 @@ export interface IPPoolAllocationsStatus extends CommonStatus {
   poolName?: string;
   totalAddressCount?: number;
   usedAddressCount?: number;
+  /** stray.length, for the printer column (JSONPath cannot count) */
+  strayCount?: number;
   stray?: StrayAddress[];
   /** allowed addresses that are not allocated */
   missing?: number;

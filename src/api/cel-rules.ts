@@ -1,0 +1,109 @@
+/**
+ * TypeScript counterparts of the CEL rules (`x-kubernetes-validations`) in crds/, so that the
+ * cluster-less CLI rejects what the API server would reject. Each counterpart is keyed by the
+ * kind, the schema path of the node that carries the rule and the rule's exact text:
+ * ResourceValidator refuses to start when a rule in crds/ has no counterpart, and
+ * test/api/crd-types.test.ts checks that no counterpart is left without its rule.
+ *
+ * Where the operator is stricter than CEL can be, the counterpart says so: a range `a-b`
+ * whose start is above its end passes the API server (CEL has no ordering of IP addresses)
+ * but is refused here and by the reconciler.
+ */
+import { AddressSetError, parseAddressEntry } from "./address-set.ts";
+import { DurationError, parseDuration } from "./duration.ts";
+import { DEFAULTS, type Kind } from "./types.ts";
+
+export interface CelCounterpart {
+  kind: Kind;
+  /** schema path of the node that carries the rule: `spec.pool`, `spec.allowed[*]` */
+  path: string;
+  /** the rule's exact text in crds/ */
+  rule: string;
+  /**
+   * undefined when the value passes; otherwise `true` (say the rule's message) or a more
+   * precise message. Values of the wrong type pass: the schema reports those.
+   */
+  check(value: unknown): true | string | undefined;
+}
+
+/** NSXManager spec.url: https (or http) with a host, optional port and path, nothing else. */
+export const MANAGER_URL_PATTERN =
+  "^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$";
+
+const SYNC_FLOOR_RULE = "duration(self) >= duration('10s')";
+
+/** the duration in ms, or why it is none (CEL's `duration()` cannot convert such text either) */
+function durationOf(value: string): number | string {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    if (error instanceof DurationError) return `is not a duration: ${error.reason}`;
+    throw error;
+  }
+}
+
+function syncIntervalFloor(value: unknown): true | string | undefined {
+  if (typeof value !== "string") return undefined;
+  const ms = durationOf(value);
+  if (typeof ms === "string") return ms;
+  return ms >= DEFAULTS.minSyncIntervalSeconds * 1000 ? undefined : true;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
+  {
+    kind: "NSXManager",
+    path: "spec.url",
+    rule: `self.matches(r'${MANAGER_URL_PATTERN}')`,
+    check: (value) =>
+      typeof value === "string" && !new RegExp(MANAGER_URL_PATTERN).test(value) ? true : undefined,
+  },
+  {
+    kind: "NSXManager",
+    path: "spec.tls",
+    rule: "!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))",
+    check: (value) =>
+      isObject(value) && value["insecureSkipVerify"] === true && value["caSecretRef"] !== undefined
+        ? true
+        : undefined,
+  },
+  { kind: "EdgeTenant", path: "spec.syncInterval", rule: SYNC_FLOOR_RULE, check: syncIntervalFloor },
+  { kind: "IPPoolAllocations", path: "spec.syncInterval", rule: SYNC_FLOOR_RULE, check: syncIntervalFloor },
+  {
+    kind: "IPPoolAllocations",
+    path: "spec.release.minStrayAge",
+    rule: "duration(self) >= duration('0s')",
+    check: (value) => {
+      const ms = typeof value === "string" ? durationOf(value) : undefined;
+      return typeof ms === "string" ? ms : undefined;
+    },
+  },
+  {
+    kind: "IPPoolAllocations",
+    path: "spec.pool",
+    rule: "has(self.id) != has(self.name)",
+    check: (value) =>
+      isObject(value) && (value["id"] === undefined) === (value["name"] === undefined) ? true : undefined,
+  },
+  {
+    kind: "IPPoolAllocations",
+    path: "spec.allowed[*]",
+    rule:
+      "isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && " +
+      "isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())",
+    // the same parser the reconciler uses; stricter than CEL only for reversed ranges
+    check: (value) => {
+      if (typeof value !== "string") return undefined;
+      try {
+        parseAddressEntry(value);
+        return undefined;
+      } catch (error) {
+        if (error instanceof AddressSetError) return error.reason;
+        throw error;
+      }
+    },
+  },
+];

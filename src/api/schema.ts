@@ -1,0 +1,377 @@
+/**
+ * Validates custom resources without a cluster, as the API server would: against the
+ * openAPIV3Schema of the CRDs in crds/ (with ajv), with `default:` values applied, unknown
+ * fields rejected (as `fieldValidation=Strict` does), null fields pruned before defaulting,
+ * list-type uniqueness checked, and each CEL rule evaluated through its TypeScript counterpart
+ * (cel-rules.ts). Messages follow the API server's wording: `Invalid value: "x": ...`.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { parseAllDocuments } from "yaml";
+import { CEL_COUNTERPARTS, type CelCounterpart } from "./cel-rules.ts";
+import { GROUP, VERSION, type Kind } from "./types.ts";
+
+/** One node of an openAPIV3Schema, the keywords this project uses. */
+export interface SchemaNode {
+  type?: string;
+  description?: string;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  additionalProperties?: SchemaNode | boolean;
+  required?: string[];
+  default?: unknown;
+  enum?: unknown[];
+  pattern?: string;
+  "x-kubernetes-validations"?: CelRuleSpec[];
+  "x-kubernetes-list-type"?: "atomic" | "set" | "map";
+  "x-kubernetes-list-map-keys"?: string[];
+  "x-kubernetes-preserve-unknown-fields"?: boolean;
+  [keyword: string]: unknown;
+}
+
+export interface CelRuleSpec {
+  rule: string;
+  message?: string;
+}
+
+/** One CRD of crds/, the served version's schema. */
+export interface CrdInfo {
+  file: string;
+  kind: Kind;
+  plural: string;
+  /** the whole CustomResourceDefinition document */
+  definition: Record<string, unknown>;
+  schema: SchemaNode;
+}
+
+/** A problem with one field; `path` locates it in the document (for line numbers). */
+export interface FieldIssue {
+  /** `spec.allowed[3]` */
+  field: string;
+  path: (string | number)[];
+  message: string;
+}
+
+/** A node of the schema tree with the path that reaches it: `spec.allowed[*]`. */
+export interface SchemaEntry {
+  path: string;
+  node: SchemaNode;
+}
+
+/** crds/ cannot be used: unreadable, no schema, or a CEL rule this module cannot evaluate. */
+export class CrdError extends Error {
+  readonly code = "INVALID_CRD";
+  constructor(message: string) {
+    super(message);
+    this.name = "CrdError";
+  }
+}
+
+const KINDS: readonly Kind[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export function defaultCrdDir(): string {
+  return fileURLToPath(new URL("../../crds/", import.meta.url));
+}
+
+/** The nsxv.io CRDs in a directory (other YAML there, such as a kustomization, is ignored). */
+export function readCrds(dir: string = defaultCrdDir()): CrdInfo[] {
+  const crds: CrdInfo[] = [];
+  for (const name of readdirSync(dir)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort()) {
+    const file = join(dir, name);
+    for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
+      if (doc.errors.length > 0) throw new CrdError(`${file}: ${doc.errors[0]?.message ?? "invalid YAML"}`);
+      const definition = doc.toJS() as Record<string, unknown> | null;
+      const crd = crdOf(definition);
+      if (crd !== undefined && definition !== null) crds.push({ file, definition, ...crd });
+    }
+  }
+  return crds;
+}
+
+function crdOf(definition: Record<string, unknown> | null): Omit<CrdInfo, "file" | "definition"> | undefined {
+  if (definition?.["kind"] !== "CustomResourceDefinition") return undefined;
+  const spec = definition["spec"] as
+    | {
+        group?: string;
+        names?: { kind?: string; plural?: string };
+        versions?: { name: string; schema?: { openAPIV3Schema?: SchemaNode } }[];
+      }
+    | undefined;
+  const kind = spec?.names?.kind as Kind | undefined;
+  if (spec?.group !== GROUP || kind === undefined || !KINDS.includes(kind)) return undefined;
+  const schema = spec.versions?.find((v) => v.name === VERSION)?.schema?.openAPIV3Schema;
+  if (schema === undefined) throw new CrdError(`CRD for ${kind} has no ${VERSION} schema`);
+  return { kind, plural: spec.names?.plural ?? "", schema };
+}
+
+/** Every node of a schema, depth first, with its path (`[*]` for array items). */
+export function schemaEntries(node: SchemaNode, path = ""): SchemaEntry[] {
+  const entries: SchemaEntry[] = [{ path, node }];
+  for (const [name, child] of Object.entries(node.properties ?? {})) {
+    entries.push(...schemaEntries(child, path === "" ? name : `${path}.${name}`));
+  }
+  if (node.items !== undefined) entries.push(...schemaEntries(node.items, `${path}[*]`));
+  if (typeof node.additionalProperties === "object") {
+    entries.push(...schemaEntries(node.additionalProperties, `${path}{*}`));
+  }
+  return entries;
+}
+
+interface BoundRule {
+  path: string;
+  spec: CelRuleSpec;
+  counterpart: CelCounterpart;
+}
+
+interface KindValidator {
+  validate: ValidateFunction;
+  rules: BoundRule[];
+  lists: SchemaEntry[];
+}
+
+export class ResourceValidator {
+  readonly #kinds: Map<Kind, KindValidator>;
+
+  private constructor(kinds: Map<Kind, KindValidator>) {
+    this.#kinds = kinds;
+  }
+
+  /**
+   * Compiles the CRDs' schemas; throws CrdError when a CEL rule has no TypeScript counterpart
+   * (or sits under a map's values, which this module does not walk).
+   */
+  static fromCrds(
+    crds: readonly CrdInfo[],
+    counterparts: readonly CelCounterpart[] = CEL_COUNTERPARTS,
+  ): ResourceValidator {
+    const ajv = kubernetesAjv();
+    const kinds = new Map<Kind, KindValidator>();
+    for (const crd of crds) {
+      const entries = schemaEntries(crd.schema);
+      const lists = entries.filter(({ node }) =>
+        ["set", "map"].includes(node["x-kubernetes-list-type"] ?? ""),
+      );
+      const rules = entries.flatMap((entry) => bindRules(crd, entry, counterparts));
+      kinds.set(crd.kind, { validate: ajv.compile(closed(crd.schema)), rules, lists });
+    }
+    return new ResourceValidator(kinds);
+  }
+
+  /** The CRDs of crds/ (or another directory). */
+  static load(options: { crdDir?: string } = {}): ResourceValidator {
+    return ResourceValidator.fromCrds(readCrds(options.crdDir ?? defaultCrdDir()));
+  }
+
+  /** Validates a copy of the object; returns the copy with defaults applied, and every issue. */
+  validate(kind: Kind, object: unknown): { value: unknown; issues: FieldIssue[] } {
+    const validator = this.#kinds.get(kind);
+    if (validator === undefined) throw new CrdError(`no CRD loaded for kind ${kind}`);
+    const value = pruneNulls(structuredClone(object));
+    const issues = validator.validate(value)
+      ? []
+      : (validator.validate.errors ?? []).map((e) => issueOf(e, value));
+    // like the API server, rules are not evaluated on values that already failed the schema
+    const failed = (field: string): boolean =>
+      issues.some((i) => nested(i.field, field) || nested(field, i.field));
+    for (const { path, node } of validator.lists) {
+      for (const at of instancesAt(value, path)) issues.push(...duplicatesIn(at, node));
+    }
+    for (const rule of validator.rules) {
+      for (const at of instancesAt(value, rule.path)) {
+        const field = fieldOf(at.path);
+        if (failed(field)) continue;
+        const verdict = rule.counterpart.check(at.value);
+        if (verdict === undefined) continue;
+        const detail = verdict === true ? (rule.spec.message ?? `failed rule: ${rule.spec.rule}`) : verdict;
+        issues.push({ field, path: at.path, message: `Invalid value: ${shown(at.value)}${detail}` });
+      }
+    }
+    return { value, issues };
+  }
+}
+
+/** ajv that knows the OpenAPI formats and `x-kubernetes-*` keywords the CRDs use. */
+function kubernetesAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+  ajv.addVocabulary([
+    "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-preserve-unknown-fields",
+  ]);
+  ajv.addFormat("int32", { type: "number", validate: (n: number) => n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat("int64", { type: "number", validate: (n: number) => Number.isSafeInteger(n) });
+  ajv.addFormat("date-time", RFC3339);
+  return ajv;
+}
+
+/** The rules of one schema node, each with its TypeScript counterpart; throws CrdError for a rule without one. */
+function bindRules(
+  crd: CrdInfo,
+  { path, node }: SchemaEntry,
+  counterparts: readonly CelCounterpart[],
+): BoundRule[] {
+  return (node["x-kubernetes-validations"] ?? []).map((spec) => {
+    const where = `${crd.file}: ${crd.kind} ${path}`;
+    if (path.includes("{*}")) throw new CrdError(`${where}: CEL rules under a map are not evaluated here`);
+    const counterpart = counterparts.find(
+      (c) => c.kind === crd.kind && c.path === path && c.rule === spec.rule,
+    );
+    if (counterpart === undefined) {
+      throw new CrdError(`${where}: CEL rule without a TypeScript counterpart: ${spec.rule}`);
+    }
+    return { path, spec, counterpart };
+  });
+}
+
+/** Schema copy in which objects with declared properties accept no others (strict decoding). */
+function closed(node: SchemaNode): SchemaNode {
+  const copy: SchemaNode = { ...node };
+  if (node.properties !== undefined) {
+    copy.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, closed(v)]));
+    if (node.additionalProperties === undefined && node["x-kubernetes-preserve-unknown-fields"] !== true) {
+      copy.additionalProperties = false;
+    }
+  }
+  if (node.items !== undefined) copy.items = closed(node.items);
+  return copy;
+}
+
+/** The API server prunes null fields before defaulting (none of ours is nullable). */
+function pruneNulls(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (const item of value) pruneNulls(item);
+  } else if (typeof value === "object" && value !== null) {
+    const record = value as Record<string, unknown>;
+    for (const [key, child] of Object.entries(record)) {
+      if (child === null) delete record[key];
+      else pruneNulls(child);
+    }
+  }
+  return value;
+}
+
+interface Instance {
+  path: (string | number)[];
+  value: unknown;
+}
+
+/** The values at a schema path (`spec.allowed[*]`) in an object, with their concrete paths. */
+function instancesAt(root: unknown, schemaPath: string): Instance[] {
+  let found: Instance[] = [{ path: [], value: root }];
+  for (const token of schemaPath.match(/[^.[\]]+|\[\*\]/g) ?? []) {
+    const next: Instance[] = [];
+    for (const { path, value } of found) {
+      if (token === "[*]") {
+        if (Array.isArray(value)) value.forEach((item, i) => next.push({ path: [...path, i], value: item }));
+      } else if (typeof value === "object" && value !== null && !Array.isArray(value) && token in value) {
+        next.push({ path: [...path, token], value: (value as Record<string, unknown>)[token] });
+      }
+    }
+    found = next;
+  }
+  return found;
+}
+
+function duplicatesIn(list: Instance, node: SchemaNode): FieldIssue[] {
+  if (!Array.isArray(list.value)) return [];
+  const keys = node["x-kubernetes-list-map-keys"];
+  const seen = new Set<string>();
+  const issues: FieldIssue[] = [];
+  list.value.forEach((item: unknown, i) => {
+    const identity =
+      node["x-kubernetes-list-type"] === "map" &&
+      keys !== undefined &&
+      typeof item === "object" &&
+      item !== null
+        ? keys.map((k) => (item as Record<string, unknown>)[k])
+        : item;
+    const key = JSON.stringify(identity);
+    if (seen.has(key)) {
+      const path = [...list.path, i];
+      issues.push({ field: fieldOf(path), path, message: `Duplicate value: ${key}` });
+    }
+    seen.add(key);
+  });
+  return issues;
+}
+
+function issueOf(error: ErrorObject, root: unknown): FieldIssue {
+  const path = pointerPath(error.instancePath, root);
+  const value = valueAt(root, path);
+  const params = error.params as Record<string, unknown>;
+  const at = (child: string, message: string): FieldIssue => {
+    const childPath = [...path, child];
+    return { field: fieldOf(childPath), path: childPath, message };
+  };
+  switch (error.keyword) {
+    case "required":
+      return at(String(params["missingProperty"]), "Required value");
+    case "additionalProperties":
+      return at(String(params["additionalProperty"]), "unknown field");
+  }
+  const messages: Record<string, () => string> = {
+    enum: () =>
+      `Unsupported value: ${JSON.stringify(value)}: supported values: ${(params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
+    pattern: () => `Invalid value: ${JSON.stringify(value)}: should match '${String(params["pattern"])}'`,
+    type: () => `Invalid value: ${JSON.stringify(value)}: must be of type ${String(params["type"])}`,
+    maxLength: () => `Too long: may not be more than ${String(params["limit"])} characters`,
+    minLength: () =>
+      `Invalid value: ${JSON.stringify(value)}: should be at least ${String(params["limit"])} chars long`,
+    minimum: () =>
+      `Invalid value: ${String(value)}: should be greater than or equal to ${String(params["limit"])}`,
+    maximum: () =>
+      `Invalid value: ${String(value)}: should be less than or equal to ${String(params["limit"])}`,
+    maxItems: () =>
+      `Too many: ${(value as unknown[]).length}: must have at most ${String(params["limit"])} items`,
+    format: () => `Invalid value: ${JSON.stringify(value)}: must be of format ${String(params["format"])}`,
+  };
+  const message =
+    messages[error.keyword]?.() ??
+    `Invalid value: ${JSON.stringify(value)}: ${error.message ?? error.keyword}`;
+  return { field: fieldOf(path), path, message };
+}
+
+/** `/spec/allowed/3` → ["spec", "allowed", 3], numbers where the parent is an array */
+function pointerPath(pointer: string, root: unknown): (string | number)[] {
+  const path: (string | number)[] = [];
+  let value = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    const step = Array.isArray(value) ? Number(token) : token;
+    path.push(step);
+    value = valueAt(value, [step]);
+  }
+  return path;
+}
+
+function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
+  let value = root;
+  for (const step of path) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  return value;
+}
+
+/** `spec.allowed[3]` is the same as or inside `spec.allowed` */
+function nested(field: string, ancestor: string): boolean {
+  return field === ancestor || (field.startsWith(ancestor) && ".[".includes(field[ancestor.length] ?? "-"));
+}
+
+/** ["spec", "allowed", 3] → `spec.allowed[3]` */
+export function fieldOf(path: readonly (string | number)[]): string {
+  return path
+    .map((step, i) => (typeof step === "number" ? `[${step}]` : i === 0 ? step : `.${step}`))
+    .join("");
+}
+
+/** `"x": ` for scalars, nothing for objects and lists (the API server prints no value for them) */
+function shown(value: unknown): string {
+  return typeof value === "object" && value !== null ? "" : `${JSON.stringify(value)}: `;
+}
