@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from Go modules into .cache/controlplane/<version>/, once.
+# Builds kube-apiserver, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once.
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
 # that requires it and replaces each staging module with its published v0.N.P can.
+# Prints the binaries' directory on stdout (progress goes to stderr). With --print-dir, only prints
+# where they are or would be, without building (test/controlplane/binaries.ts asks that way).
 set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -19,11 +21,12 @@ trap 'rm -rf "$work"' EXIT
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
 staging="v0.${K8S_VERSION#v1.}"
+version_flags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
 start=$(date +%s)
-if [ ! -x "$out/kube-apiserver" ]; then
-  mkdir -p "$work/apiserver" && cd "$work/apiserver"
-  go mod init nsxv-operator.test/apiserver >/dev/null 2>&1
+if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/kubectl" ]; then
+  mkdir -p "$work/kubernetes" && cd "$work/kubernetes"
+  go mod init nsxv-operator.test/kubernetes >/dev/null 2>&1
   gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   {
     echo "require k8s.io/kubernetes $K8S_VERSION"
@@ -35,12 +38,16 @@ if [ ! -x "$out/kube-apiserver" ]; then
 
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
 GO
   go mod tidy >&2
-  go build -trimpath -o "$out/kube-apiserver" \
-    -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-    k8s.io/kubernetes/cmd/kube-apiserver >&2
+  # kubectl too: the tests apply deploy/ with `kubectl apply -k`, as a user would
+  for cmd in kube-apiserver kubectl; do
+    [ -x "$out/$cmd" ] || go build -trimpath -o "$out/$cmd" -ldflags "$version_flags" "k8s.io/kubernetes/cmd/$cmd" >&2
+  done
 fi
 if [ ! -x "$out/etcd" ]; then
   mkdir -p "$work/etcd" && cd "$work/etcd"

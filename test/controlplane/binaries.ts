@@ -1,0 +1,54 @@
+/**
+ * Where the control plane binaries are: CONTROLPLANE_BIN_DIR when set, else the versioned cache
+ * directory that test/controlplane/build.sh builds into (it prints it; one source of truth for the
+ * versions). A cold build takes minutes, so nothing here builds unless asked to.
+ */
+import { execFileSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
+const REPO_ROOT = join(dirname(BUILD_SCRIPT), "..", "..");
+export const BINARY_NAMES = ["etcd", "kube-apiserver", "kubectl"] as const;
+/** The command to tell people to run, relative to the repository root. */
+export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
+
+export type BinariesLookup =
+  { found: true; binDir: string } | { found: false; binDir: string; reason: string };
+
+/** The directory the binaries live in (or would be built into). */
+export function controlPlaneBinDir(): string {
+  return execFileSync("bash", [BUILD_SCRIPT, "--print-dir"], { encoding: "utf8" }).trim();
+}
+
+function missingIn(binDir: string): string[] {
+  return BINARY_NAMES.filter((name) => {
+    try {
+      accessSync(join(binDir, name), constants.X_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * Finds the binaries; with `build`, runs build.sh first when any is missing (its progress goes to
+ * this process's stderr).
+ */
+export function findControlPlaneBinaries(options: { build: boolean }): BinariesLookup {
+  const binDir = controlPlaneBinDir();
+  if (missingIn(binDir).length > 0 && options.build) {
+    execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
+  }
+  const missing = missingIn(binDir);
+  if (missing.length === 0) return { found: true, binDir };
+  return {
+    found: false,
+    binDir,
+    reason:
+      `${missing.join(", ")} not found in ${binDir}. Build them once (about 6 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
+      `\`${BUILD_COMMAND}\`, or set CONTROLPLANE_BIN_DIR to a directory holding ${BINARY_NAMES.join(", ")}.`,
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * Helpers for integration test files: the shared control plane started by global-setup.ts, a
+ * `describe` that skips (with the reason) when there is none, a fresh namespace per test file,
+ * CRD installation, and a kube-apiserver restart for watch-interruption tests.
+ */
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from "@kubernetes/client-node";
+import { describe, inject, it } from "vitest";
+import { readCrds } from "../../src/api/schema.ts";
+import { makeKubeConfig, tokenFor, type ControlPlaneInfo } from "./controlplane.ts";
+
+export type SharedControlPlane =
+  | { available: true; info: ControlPlaneInfo; restart: { url: string; token: string } }
+  | { available: false; reason: string };
+
+/** What a test file gets: connection info plus the conveniences of a ControlPlane. */
+export interface ControlPlaneHandle extends ControlPlaneInfo {
+  makeKubeConfig(token?: string): KubeConfig;
+  tokenFor(user: string): string;
+  /** restarts the shared kube-apiserver (same port, same etcd); resolves once it is ready */
+  restartApiServer(): Promise<void>;
+}
+
+export function sharedControlPlane(): SharedControlPlane {
+  return (
+    inject("controlPlane") ?? {
+      available: false,
+      reason: "no control plane was provided: integration tests run in the `integration` vitest project",
+    }
+  );
+}
+
+/**
+ * A describe block that runs against the shared control plane, or, without one, a single test
+ * skipped with the reason (how to build the binaries).
+ */
+export function describeWithControlPlane(name: string, body: (cp: ControlPlaneHandle) => void): void {
+  const shared = sharedControlPlane();
+  if (!shared.available) {
+    describe(name, () => it("needs a control plane", (ctx) => ctx.skip(shared.reason)));
+    return;
+  }
+  const { info, restart } = shared;
+  describe(name, () =>
+    body({
+      ...info,
+      makeKubeConfig: (token) => makeKubeConfig(info, token ?? info.adminToken),
+      tokenFor: (user) => tokenFor(info, user),
+      async restartApiServer() {
+        const res = await fetch(restart.url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${restart.token}` },
+        });
+        if (res.status !== 204)
+          throw new Error(`restarting kube-apiserver: ${res.status} ${await res.text()}`);
+      },
+    }),
+  );
+}
+
+/**
+ * Creates a namespace with a generated name and returns the name. Namespaces are never finalized
+ * without a controller-manager, so every test file gets a fresh one instead of reusing one.
+ */
+export async function createTestNamespace(kc: KubeConfig, prefix = "nsxv-test"): Promise<string> {
+  const ns = await kc.makeApiClient(CoreV1Api).createNamespace({
+    body: { metadata: { generateName: `${prefix}-`, labels: { "nsxv-operator.test/owner": "integration" } } },
+  });
+  return ns.metadata!.name!;
+}
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/** Polls `check` until it returns a value other than undefined; throws naming `what` on timeout. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  options: WaitOptions = {},
+): Promise<T> {
+  const { timeoutMs = 30_000, intervalMs = 100 } = options;
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * Creates or replaces the CRDs of `dir` (src/api/schema.ts reads them) and waits until each is
+ * Established and its kind can be listed (storage comes up a moment after Established; until
+ * then lists answer 429 "storage is (re)initializing"). Returns their names. CRDs are
+ * cluster-wide, so installing the same ones again from another test file is expected.
+ *
+ * They are sent untyped through CustomObjectsApi: client-node's typed serializer
+ * (KubernetesObjectApi, ApiextensionsV1Api) expects its own property names (`_default`, `_enum`,
+ * `xKubernetesValidations`) and silently drops `default`, `enum` and `x-kubernetes-validations`
+ * from a CRD read from YAML.
+ */
+export async function installCrds(kc: KubeConfig, dir: string, options: WaitOptions = {}): Promise<string[]> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const crdResource = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" };
+  const crds = readCrds(dir);
+  for (const { definition } of crds) {
+    const metadata = definition["metadata"] as { name: string };
+    try {
+      const current = (await custom.getClusterCustomObject({ ...crdResource, name: metadata.name })) as {
+        metadata: { resourceVersion: string };
+      };
+      const body = {
+        ...definition,
+        metadata: { ...metadata, resourceVersion: current.metadata.resourceVersion },
+      };
+      await custom.replaceClusterCustomObject({ ...crdResource, name: metadata.name, body });
+    } catch (error) {
+      if (apiStatus(error) !== 404) throw error;
+      await custom.createClusterCustomObject({ ...crdResource, body: definition });
+    }
+  }
+  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  const names: string[] = [];
+  for (const { definition } of crds) {
+    const name = (definition["metadata"] as { name: string }).name;
+    const crd = await waitFor(
+      `CRD ${name} to be Established`,
+      async () => {
+        const crd = await extensions.readCustomResourceDefinition({ name });
+        const established = crd.status?.conditions?.find((c) => c.type === "Established");
+        return established?.status === "True" ? crd : undefined;
+      },
+      options,
+    );
+    const { group, names: crdNames } = crd.spec;
+    const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
+    await waitFor(
+      `${crdNames.plural}.${group} to be served`,
+      async () => custom.listClusterCustomObject({ group, version, plural: crdNames.plural, limit: 1 }),
+      options,
+    );
+    names.push(name);
+  }
+  return names;
+}
+
+/** The HTTP status of a failed API call, or undefined for anything else. */
+export function apiStatus(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
