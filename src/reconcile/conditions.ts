@@ -1,0 +1,146 @@
+/**
+ * Status conditions (metav1.Condition) and event reasons. Ready says the declared state holds on
+ * the manager, Synced that the last reconcile ran without error (Crossplane); Reconciling and
+ * Stalled are present only while True, as kstatus (Flux, Argo CD) reads them. A condition keeps
+ * its lastTransitionTime while its status does not change. Every failure becomes conditions and
+ * one event through `failureConditions`, so no caller repeats an error block.
+ */
+import type { Condition, ConditionStatus } from "../api/types.ts";
+import type { Failure } from "./errors.ts";
+
+export const CONDITION_TYPES = ["Ready", "Synced", "Reconciling", "Stalled", "PoolExhausted"] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** Present only while True: kstatus treats their presence as the signal. */
+const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>(["Reconciling", "Stalled"]);
+
+/** Reasons a failure can carry: Synced=False (and Ready, Stalled where they apply) and a Warning event. */
+export const FAILURE_REASONS = [
+  "ReconcileError",
+  "ManagerNotReady",
+  "Conflict",
+  "InvalidSpec",
+  "EdgeNotFound",
+  "PoolNotFound",
+  "AmbiguousPool",
+  "Unauthorized",
+  "Unreachable",
+  "ReleaseFailed",
+  "ConcurrentModification",
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** The closed list of condition and event reasons (CamelCase). */
+export const REASONS = [
+  // Ready
+  "Available",
+  "InSync",
+  "Drifted",
+  "ReleasesPending",
+  // Synced
+  "ReconcileSuccess",
+  "ReconcilePaused",
+  // PoolExhausted
+  "PoolExhausted",
+  "AddressesAvailable",
+  // events for changes made on the manager
+  "TenantCorrected",
+  "AddressReleased",
+  ...FAILURE_REASONS,
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+/** Failures that need a person: Stalled=True while they last. */
+const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>(["InvalidSpec", "Conflict"]);
+
+export interface ReconcileEvent {
+  type: "Normal" | "Warning";
+  reason: Reason;
+  message: string;
+}
+
+export type ConditionUpdate =
+  | { type: ConditionType; status: ConditionStatus; reason: Reason; message: string }
+  | { type: ConditionType; remove: true };
+
+export interface ConditionContext {
+  now: Date;
+  /** metadata.generation of the object, copied to each condition written */
+  generation: number | undefined;
+}
+
+/** RFC 3339 with whole seconds, as metav1.Time stores it (so a write read back compares equal). */
+export function formatTime(time: Date | number): string {
+  return new Date(time).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function findCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/**
+ * The previous conditions with the updates applied: a type not updated is kept as it was; an
+ * updated one keeps its lastTransitionTime when its status did not change; Reconciling and
+ * Stalled are dropped unless True. Order is stable (CONDITION_TYPES, then others as they were),
+ * so an unchanged status compares equal and is not written again.
+ */
+export function setConditions(
+  previous: readonly Condition[] | undefined,
+  updates: readonly ConditionUpdate[],
+  context: ConditionContext,
+): Condition[] {
+  const byType = new Map((previous ?? []).map((c) => [c.type, c]));
+  for (const update of updates) {
+    if ("remove" in update || (ONLY_WHILE_TRUE.has(update.type) && update.status !== "True")) {
+      byType.delete(update.type);
+      continue;
+    }
+    const old = byType.get(update.type);
+    const next: Condition = {
+      type: update.type,
+      status: update.status,
+      reason: update.reason,
+      message: update.message,
+      lastTransitionTime: old?.status === update.status ? old.lastTransitionTime : formatTime(context.now),
+    };
+    if (context.generation !== undefined) next.observedGeneration = context.generation;
+    byType.set(update.type, next);
+  }
+  const known: readonly string[] = CONDITION_TYPES;
+  const ordered = CONDITION_TYPES.flatMap((type) => byType.get(type) ?? []);
+  return [...ordered, ...[...byType.values()].filter((c) => !known.includes(c.type))];
+}
+
+/**
+ * The conditions and the one Warning event of a failure. Synced=False with the failure's reason;
+ * Stalled=True for failures that need a person (InvalidSpec, Conflict); Reconciling dropped.
+ * Ready: `keep` (default) leaves it as it was, since a failed reconcile does not show that the
+ * manager drifted (Unknown when there was none); `false` sets it, for an NSXManager whose Ready
+ * is the outcome of the check itself.
+ */
+export function failureConditions(
+  previous: readonly Condition[] | undefined,
+  failure: Failure,
+  context: ConditionContext,
+  options: { ready?: "keep" | "false" } = {},
+): { conditions: Condition[]; event: ReconcileEvent } {
+  const { reason, message } = failure;
+  const updates: ConditionUpdate[] = [
+    { type: "Synced", status: "False", reason, message },
+    STALLING.has(reason)
+      ? { type: "Stalled", status: "True", reason, message }
+      : { type: "Stalled", remove: true },
+    { type: "Reconciling", remove: true },
+  ];
+  if (options.ready === "false") updates.push({ type: "Ready", status: "False", reason, message });
+  else if (findCondition(previous, "Ready") === undefined) {
+    updates.push({ type: "Ready", status: "Unknown", reason, message });
+  }
+  return {
+    conditions: setConditions(previous, updates, context),
+    event: { type: "Warning", reason, message },
+  };
+}

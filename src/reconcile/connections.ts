@@ -1,0 +1,148 @@
+/**
+ * One manager client per NSXManager object, built from the object and its Secrets, and replaced
+ * when any of them changes: the cache key is a keyed hash of (url, credentials, TLS, limits), so
+ * a rotated password takes effect on the next reconcile without a restart, and the old client
+ * is closed. The client factory is injected (`new ManagerClient(...)` in the operator, a fake in
+ * tests). A missing Secret or key is a ManagerNotReady error naming the Secret and the key,
+ * never a value.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import type { NSXManager, Secret } from "../api/types.ts";
+import type { ManagerClientOptions } from "../nsx/client.ts";
+import type { ManagerApi } from "../nsx/types.ts";
+import { ReconcileError } from "./errors.ts";
+import { resolveManager } from "./spec.ts";
+import { DEFAULT_NAMESPACE } from "./store.ts";
+
+export type ClosableManagerApi = ManagerApi & { close(): Promise<void> };
+
+/** What the object and the Secrets give; the rest of the client's options come from here. */
+type OwnOptions =
+  | "url"
+  | "username"
+  | "password"
+  | "ca"
+  | "insecureSkipVerify"
+  | "maxConcurrentRequests"
+  | "requestsPerSecond"
+  | "requestTimeoutMs";
+
+export interface ManagerConnectionsOptions {
+  createClient: (options: ManagerClientOptions) => ClosableManagerApi;
+  /** given to every client: `onRequest` for metrics, retry tuning, `auth`; never credentials */
+  clientOptions?: Omit<Partial<ManagerClientOptions>, OwnOptions>;
+  /** an old client's close() failed; default: ignored (it is being dropped anyway) */
+  onCloseError?: (error: unknown) => void;
+}
+
+export interface ManagerSecrets {
+  /** the Secret named by spec.credentialsSecretRef, undefined when it does not exist */
+  credentials: Secret | undefined;
+  /** the Secret named by spec.tls.caSecretRef, when the object names one */
+  ca?: Secret | undefined;
+}
+
+export interface ManagerConnection {
+  api: ManagerApi;
+  /** names the manager and this client's settings: the key of anything cached per client */
+  key: string;
+}
+
+interface Entry {
+  hash: string;
+  client: ClosableManagerApi;
+}
+
+export class ManagerConnections {
+  readonly #options: ManagerConnectionsOptions;
+  readonly #entries = new Map<string, Entry>();
+  /** per instance, so that the hashes of credentials mean nothing outside this process */
+  readonly #hmacKey = randomBytes(32);
+
+  constructor(options: ManagerConnectionsOptions) {
+    this.#options = { ...options };
+  }
+
+  /**
+   * The client for this manager, created or replaced when its settings changed. Throws
+   * ReconcileError: InvalidSpec for a bad spec, ManagerNotReady for a missing Secret or key.
+   */
+  resolve(manager: NSXManager, secrets: ManagerSecrets): ManagerConnection {
+    const config = resolveManager(manager);
+    const namespace = manager.metadata.namespace ?? DEFAULT_NAMESPACE;
+    const name = `${namespace}/${manager.metadata.name}`;
+    const credentials = `${namespace}/${config.credentialsSecret}`;
+    const options: ManagerClientOptions = {
+      ...this.#options.clientOptions,
+      url: config.url,
+      username: secretValue(secrets.credentials, credentials, "username"),
+      password: secretValue(secrets.credentials, credentials, "password"),
+      insecureSkipVerify: config.insecureSkipVerify,
+      maxConcurrentRequests: config.maxConcurrentRequests,
+      requestsPerSecond: config.requestsPerSecond,
+      requestTimeoutMs: config.requestTimeoutMs,
+    };
+    if (config.ca !== undefined)
+      options.ca = secretValue(secrets.ca, `${namespace}/${config.ca.secret}`, config.ca.key);
+    const hash = createHmac("sha256", this.#hmacKey)
+      .update(
+        JSON.stringify([
+          options.url,
+          options.username,
+          options.password,
+          options.ca ?? null,
+          options.insecureSkipVerify,
+          options.maxConcurrentRequests,
+          options.requestsPerSecond,
+          options.requestTimeoutMs,
+        ]),
+      )
+      .digest("hex")
+      .slice(0, 16);
+    let entry = this.#entries.get(name);
+    if (entry?.hash !== hash) {
+      if (entry !== undefined) this.#closeQuietly(entry.client);
+      entry = { hash, client: this.#options.createClient(options) };
+      this.#entries.set(name, entry);
+    }
+    return { api: entry.client, key: `${name}#${hash}` };
+  }
+
+  /** The NSXManager object is gone: close its client. */
+  async forget(namespace: string, name: string): Promise<void> {
+    const key = `${namespace}/${name}`;
+    const entry = this.#entries.get(key);
+    this.#entries.delete(key);
+    await entry?.client.close();
+  }
+
+  /** Close every client (shutdown). */
+  async close(): Promise<void> {
+    const clients = [...this.#entries.values()].map((e) => e.client);
+    this.#entries.clear();
+    await Promise.all(clients.map((c) => c.close()));
+  }
+
+  /** Requests of other reconciles may still run on the old client; they fail and are retried on the new one. */
+  #closeQuietly(client: ClosableManagerApi): void {
+    client.close().catch((error: unknown) => this.#options.onCloseError?.(error));
+  }
+}
+
+/** The decoded value of one key (stringData first, as the API server would merge it); never echoed. */
+function secretValue(secret: Secret | undefined, name: string, key: string): string {
+  if (secret === undefined) {
+    throw new ReconcileError({ reason: "ManagerNotReady", message: `Secret ${name} not found` });
+  }
+  const plain = secret.stringData?.[key];
+  const encoded = secret.data?.[key];
+  const value =
+    plain ?? (encoded === undefined ? undefined : Buffer.from(encoded, "base64").toString("utf8"));
+  if (value === undefined || value === "") {
+    throw new ReconcileError({
+      reason: "ManagerNotReady",
+      message: `Secret ${name} has no key ${JSON.stringify(key)} (or it is empty)`,
+    });
+  }
+  return value;
+}

@@ -1,0 +1,54 @@
+/**
+ * What the planners decide, as data: the actions to carry out, the ones withheld (by policy,
+ * grace period, cap or one-shot mode) with why, and the shape `plan` prints. Shared by the two
+ * planners, the executor and the report.
+ */
+
+/** Write the tenant of an edge (GET, change `<tenant>`, PUT the whole document). */
+export interface SetTenantAction {
+  type: "setTenant";
+  edgeId: string;
+  /** undefined when the edge document has no `<tenant>` */
+  from: string | undefined;
+  to: string;
+}
+
+/** Release one allocated address of a pool. */
+export interface ReleaseAction {
+  type: "releaseAddress";
+  poolId: string;
+  /** canonical text (RFC 5952 for IPv6): what status and events show, and what is compared */
+  ip: string;
+  /** the text as the manager listed it: what the DELETE path carries */
+  managerIp: string;
+  note?: string;
+  /** RFC 3339; when the address was first seen stray */
+  firstSeen: string;
+}
+
+export type Action = SetTenantAction | ReleaseAction;
+
+/** An action that is not carried out this pass, and why (`Observe`, a grace period, a cap, ...). */
+export interface Withheld<A extends Action = Action> {
+  action: A;
+  why: string;
+}
+
+/** One line of `plan` output: an action, carried out (or, in plan mode, to be) unless withheld. */
+export interface PlannedAction {
+  action: Action;
+  /** why it is not carried out; absent when it is */
+  withheld?: string;
+}
+
+export function plannedActions(actions: readonly Action[], withheld: readonly Withheld[]): PlannedAction[] {
+  return [
+    ...actions.map((action) => ({ action })),
+    ...withheld.map((w) => ({ action: w.action, withheld: w.why })),
+  ];
+}
+
+/** A copy without the keys whose value is undefined, so that statuses compare and print cleanly. */
+export function omitUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,165 @@
+/**
+ * The specs of the three kinds, checked and defaulted into what the planners and the executor
+ * use. The CRDs refuse bad input already; these checks are the second line (manifest files in
+ * the CLI skip the API server), and what they find is a terminal InvalidSpec error naming the
+ * field, since only a change of the object can fix it.
+ */
+import { AddressSet, AddressSetError } from "../api/address-set.ts";
+import { parseDuration } from "../api/duration.ts";
+import {
+  DEFAULTS,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type ManagementPolicy,
+  type NSXManager,
+} from "../api/types.ts";
+import { ReconcileError } from "./errors.ts";
+import { resolvePolicy } from "./policy.ts";
+
+const EDGE_ID = /^edge-[0-9]+$/;
+const POOL_ID = /^ipaddresspool-[0-9]+$/;
+
+interface DependentConfig {
+  managerName: string;
+  policy: ManagementPolicy;
+  /** spec.syncInterval clamped to the floor; undefined when not set */
+  syncIntervalMs: number | undefined;
+}
+
+export interface EdgeTenantConfig extends DependentConfig {
+  edgeId: string;
+  tenant: string;
+}
+
+export interface PoolSelection {
+  id?: string;
+  name?: string;
+  scope: string;
+}
+
+export interface PoolConfig extends DependentConfig {
+  pool: PoolSelection;
+  allowed: AddressSet;
+  minStrayAgeMs: number;
+  /** 0 = never release */
+  maxPerSync: number;
+}
+
+export interface ManagerConfig {
+  url: string;
+  credentialsSecret: string;
+  ca?: { secret: string; key: string };
+  insecureSkipVerify: boolean;
+  maxConcurrentRequests: number;
+  requestsPerSecond: number;
+  requestTimeoutMs: number;
+}
+
+export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
+  const { spec } = object;
+  if (typeof spec.edgeId !== "string" || !EDGE_ID.test(spec.edgeId)) {
+    throw ReconcileError.invalidSpec(`spec.edgeId: ${JSON.stringify(spec.edgeId)} is not edge-<n>`);
+  }
+  if (typeof spec.tenant !== "string") throw ReconcileError.invalidSpec("spec.tenant: must be a string");
+  return { ...dependent(spec), edgeId: spec.edgeId, tenant: spec.tenant };
+}
+
+export function resolvePool(object: IPPoolAllocations): PoolConfig {
+  const { spec } = object;
+  const { id, name, scope = DEFAULTS.poolScope } = spec.pool ?? {};
+  if ((id === undefined) === (name === undefined)) {
+    throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
+  }
+  if (id !== undefined && !POOL_ID.test(id)) {
+    throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
+  }
+  if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");
+  if (!Array.isArray(spec.allowed)) throw ReconcileError.invalidSpec("spec.allowed: must be a list");
+  let allowed: AddressSet;
+  try {
+    allowed = AddressSet.parse(spec.allowed);
+  } catch (error) {
+    if (error instanceof AddressSetError) throw ReconcileError.invalidSpec(error.message, error);
+    throw error;
+  }
+  const maxPerSync = spec.release?.maxPerSync ?? DEFAULTS.maxPerSync;
+  if (!Number.isSafeInteger(maxPerSync) || maxPerSync < 0) {
+    throw ReconcileError.invalidSpec(`spec.release.maxPerSync: ${String(maxPerSync)} is not an integer >= 0`);
+  }
+  return {
+    ...dependent(spec),
+    pool: { ...(id !== undefined ? { id } : { name }), scope },
+    allowed,
+    minStrayAgeMs: duration("spec.release.minStrayAge", spec.release?.minStrayAge ?? DEFAULTS.minStrayAge),
+    maxPerSync,
+  };
+}
+
+export function resolveManager(object: NSXManager): ManagerConfig {
+  const { spec } = object;
+  let url: URL;
+  try {
+    url = new URL(spec.url);
+  } catch (error) {
+    throw ReconcileError.invalidSpec(`spec.url: ${JSON.stringify(spec.url)} is not a URL`, error);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw ReconcileError.invalidSpec(`spec.url: scheme ${url.protocol} is not https: or http:`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    // never echo the URL here: it carries credentials
+    throw ReconcileError.invalidSpec("spec.url: must not carry credentials; use spec.credentialsSecretRef");
+  }
+  const credentialsSecret = spec.credentialsSecretRef?.name;
+  if (typeof credentialsSecret !== "string" || credentialsSecret === "") {
+    throw ReconcileError.invalidSpec("spec.credentialsSecretRef.name: must be set");
+  }
+  const caRef = spec.tls?.caSecretRef;
+  return {
+    url: spec.url,
+    credentialsSecret,
+    ...(caRef !== undefined ? { ca: { secret: caRef.name, key: caRef.key } } : {}),
+    insecureSkipVerify: spec.tls?.insecureSkipVerify ?? DEFAULTS.insecureSkipVerify,
+    maxConcurrentRequests: positive(
+      "spec.maxConcurrentRequests",
+      spec.maxConcurrentRequests,
+      DEFAULTS.maxConcurrentRequests,
+    ),
+    requestsPerSecond: positive("spec.requestsPerSecond", spec.requestsPerSecond, DEFAULTS.requestsPerSecond),
+    requestTimeoutMs:
+      positive("spec.requestTimeoutSeconds", spec.requestTimeoutSeconds, DEFAULTS.requestTimeoutSeconds) *
+      1000,
+  };
+}
+
+function dependent(spec: EdgeTenant["spec"] | IPPoolAllocations["spec"]): DependentConfig {
+  const managerName = spec.managerRef?.name;
+  if (typeof managerName !== "string" || managerName === "") {
+    throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");
+  }
+  const floorMs = DEFAULTS.minSyncIntervalSeconds * 1000;
+  const syncIntervalMs =
+    spec.syncInterval === undefined
+      ? undefined
+      : Math.max(floorMs, duration("spec.syncInterval", spec.syncInterval));
+  return { managerName, policy: resolvePolicy(spec.managementPolicy), syncIntervalMs };
+}
+
+function duration(field: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw ReconcileError.invalidSpec(
+      `${field}: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  }
+}
+
+function positive(field: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) {
+    throw ReconcileError.invalidSpec(`${field}: ${String(n)} is not a number > 0`);
+  }
+  return n;
+}

@@ -1,0 +1,202 @@
+import { describe, expect, it } from "vitest";
+import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
+import { ConflictIndex } from "../../src/reconcile/conflicts.ts";
+import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
+
+const older = "2024-01-01T00:00:00Z";
+const newer = "2024-02-01T00:00:00Z";
+
+interface Case {
+  name: string;
+  reason: string;
+  objects: NsxvObject[];
+  /** index of the object asked about */
+  subject: number;
+  /** name of the winner over it, or undefined when it owns its target */
+  winner: string | undefined;
+}
+
+const cases: Case[] = [
+  {
+    name: "EdgeOlderWins",
+    reason: "Two EdgeTenants on the same edge of the same manager: the older one owns it.",
+    objects: [
+      edgeTenant({}, { name: "b", creationTimestamp: older }),
+      edgeTenant({ tenant: "red" }, { name: "a", creationTimestamp: newer }),
+    ],
+    subject: 1,
+    winner: "b",
+  },
+  {
+    name: "EdgeWinnerHasNoConflict",
+    reason: "The owner itself sees no conflict.",
+    objects: [
+      edgeTenant({}, { name: "b", creationTimestamp: older }),
+      edgeTenant({}, { name: "a", creationTimestamp: newer }),
+    ],
+    subject: 0,
+    winner: undefined,
+  },
+  {
+    name: "EdgeTieByName",
+    reason: "Equal creation times are broken by namespace/name.",
+    objects: [edgeTenant({}, { name: "b" }), edgeTenant({}, { name: "a" })],
+    subject: 0,
+    winner: "a",
+  },
+  {
+    name: "EdgeOtherNamespaceNoConflict",
+    reason:
+      "managerRef is local to the namespace: the same manager name in another namespace is another manager.",
+    objects: [edgeTenant({}, { name: "a", namespace: "z" }), edgeTenant({}, { name: "b", namespace: "y" })],
+    subject: 0,
+    winner: undefined,
+  },
+  {
+    name: "EdgeWithoutTimestampLoses",
+    reason: "An object with a creation time is older than one without (manifest files have none).",
+    objects: [
+      edgeTenant({}, { name: "a", creationTimestamp: undefined }),
+      edgeTenant({}, { name: "z", creationTimestamp: newer }),
+    ],
+    subject: 0,
+    winner: "z",
+  },
+  {
+    name: "EdgeOtherManagerNoConflict",
+    reason: "The same edge id on another NSXManager is another edge.",
+    objects: [edgeTenant({}, { name: "a" }), edgeTenant({ managerRef: { name: "nsx2" } }, { name: "b" })],
+    subject: 1,
+    winner: undefined,
+  },
+  {
+    name: "EdgeOtherEdgeNoConflict",
+    reason: "Different edges of one manager do not conflict.",
+    objects: [edgeTenant({}, { name: "a" }), edgeTenant({ edgeId: "edge-2" }, { name: "b" })],
+    subject: 1,
+    winner: undefined,
+  },
+  {
+    name: "EdgeDeletingOwnsNothing",
+    reason: "An object being deleted no longer owns its edge.",
+    objects: [edgeTenant({}, { name: "a", deletionTimestamp: newer }), edgeTenant({}, { name: "b" })],
+    subject: 1,
+    winner: undefined,
+  },
+  {
+    name: "PoolById",
+    reason: "Two IPPoolAllocations on the same pool id conflict.",
+    objects: [
+      poolAllocations({}, { name: "p1", creationTimestamp: newer }),
+      poolAllocations({}, { name: "p2", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: "p2",
+  },
+  {
+    name: "PoolByNameSameScope",
+    reason: "Two objects naming the same pool in the same scope conflict before any list is read.",
+    objects: [
+      poolAllocations({ pool: { name: "controllers" } }, { name: "p1" }),
+      poolAllocations({ pool: { name: "controllers", scope: "globalroot-0" } }, { name: "p2" }),
+    ],
+    subject: 1,
+    winner: "p1",
+  },
+  {
+    name: "PoolByNameOtherScope",
+    reason: "The same name in another scope is not known to be the same pool until resolved.",
+    objects: [
+      poolAllocations({ pool: { name: "controllers" } }, { name: "p1" }),
+      poolAllocations({ pool: { name: "controllers", scope: "datacenter-2" } }, { name: "p2" }),
+    ],
+    subject: 1,
+    winner: undefined,
+  },
+  {
+    name: "ManagersIgnored",
+    reason: "NSXManager objects own nothing and are skipped.",
+    objects: [manager(), poolAllocations({}, { name: "p1" })],
+    subject: 1,
+    winner: undefined,
+  },
+];
+
+describe("ConflictIndex.winnerOver", () => {
+  it.each(cases)("$name", (c) => {
+    const index = ConflictIndex.build(c.objects);
+    const subject = c.objects[c.subject] as Parameters<ConflictIndex["winnerOver"]>[0];
+    expect(index.winnerOver(subject)?.name, c.reason).toBe(c.winner);
+  });
+});
+
+describe("ConflictIndex.poolWinner", () => {
+  const byName = poolAllocations(
+    { pool: { name: "controllers" } },
+    { name: "by-name", creationTimestamp: older },
+  );
+  const byId = poolAllocations(
+    { pool: { id: "ipaddresspool-1" } },
+    { name: "by-id", creationTimestamp: newer },
+  );
+  const otherScope = poolAllocations(
+    { pool: { name: "vteps", scope: "datacenter-2" } },
+    { name: "dc", creationTimestamp: "2023-01-01T00:00:00Z" },
+  );
+  const resolve = (names: Record<string, string>) => (o: IPPoolAllocations) =>
+    o.spec.pool.id ?? names[o.spec.pool.name ?? ""];
+
+  it.each([
+    {
+      name: "ByIdLosesToOlderByName",
+      reason:
+        "A by-id object and an older by-name object resolving to the same pool conflict; the older wins.",
+      subject: byId,
+      names: { controllers: "ipaddresspool-1" },
+      winner: "by-name",
+    },
+    {
+      name: "ByNameWinsOverNewerById",
+      reason: "The older by-name object keeps the pool.",
+      subject: byName,
+      names: { controllers: "ipaddresspool-1" },
+      winner: undefined,
+    },
+    {
+      name: "ResolvedToDifferentPools",
+      reason: "Objects whose selections resolve to different pools do not conflict.",
+      subject: byId,
+      names: { controllers: "ipaddresspool-2" },
+      winner: undefined,
+    },
+    {
+      name: "OtherScopeResolvesSame",
+      reason: "A by-name object of another scope that resolves to the same pool conflicts too.",
+      subject: byId,
+      names: { controllers: "ipaddresspool-9", vteps: "ipaddresspool-1" },
+      winner: "dc",
+    },
+    {
+      name: "UnresolvedIsNoRival",
+      reason: "An object whose name does not resolve owns nothing.",
+      subject: byId,
+      names: {},
+      winner: undefined,
+    },
+  ] as {
+    name: string;
+    reason: string;
+    subject: IPPoolAllocations;
+    names: Record<string, string>;
+    winner?: string;
+  }[])("$name", ({ reason, subject, names, winner }) => {
+    const index = ConflictIndex.build([byName, byId, otherScope]);
+    expect(index.poolWinner(subject, "ipaddresspool-1", resolve(names))?.name, reason).toBe(winner);
+  });
+
+  it("lists only the other pool objects of the same manager", () => {
+    const elsewhere = poolAllocations({ managerRef: { name: "nsx2" } }, { name: "elsewhere" });
+    const index = ConflictIndex.build([byName, byId, elsewhere]);
+    expect(index.poolsOnSameManager(byId).map((o) => o.metadata.name)).toEqual(["by-name"]);
+  });
+});

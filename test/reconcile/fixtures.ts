@@ -1,0 +1,230 @@
+/**
+ * Builders for the reconcile tests: objects of the three kinds, pools, allocations, edge
+ * documents, and a fake manager (an object literal implementing ManagerApi over in-memory state,
+ * with a call log and injectable faults).
+ */
+import {
+  API_VERSION,
+  type EdgeTenant,
+  type EdgeTenantSpec,
+  type IPPoolAllocations,
+  type IPPoolAllocationsSpec,
+  type NSXManager,
+  type NSXManagerSpec,
+  type ObjectMeta,
+  type Secret,
+} from "../../src/api/types.ts";
+import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import { NsxApiError } from "../../src/nsx/errors.ts";
+import type { Allocation, IpPool, ManagerApi } from "../../src/nsx/types.ts";
+
+export const T0 = new Date("2024-05-01T12:00:00Z");
+export const at = (ms: number): Date => new Date(T0.getTime() + ms);
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+
+type Meta = Partial<ObjectMeta>;
+
+export function meta(overrides: Meta = {}): ObjectMeta {
+  return {
+    name: "obj",
+    namespace: "ns",
+    generation: 1,
+    creationTimestamp: "2024-01-01T00:00:00Z",
+    ...overrides,
+  };
+}
+
+export function manager(spec: Partial<NSXManagerSpec> = {}, m: Meta = {}): NSXManager {
+  return {
+    apiVersion: API_VERSION,
+    kind: "NSXManager",
+    metadata: meta({ name: "nsx", ...m }),
+    spec: { url: "https://nsx.example", credentialsSecretRef: { name: "nsx-creds" }, ...spec },
+  };
+}
+
+export function credentials(
+  name = "nsx-creds",
+  data: Record<string, string> = { username: "admin", password: "s3cret" },
+): Secret {
+  return { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "ns" }, stringData: data };
+}
+
+export function edgeTenant(spec: Partial<EdgeTenantSpec> = {}, m: Meta = {}): EdgeTenant {
+  return {
+    apiVersion: API_VERSION,
+    kind: "EdgeTenant",
+    metadata: meta({ name: "edge", ...m }),
+    spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue", ...spec },
+  };
+}
+
+export function poolAllocations(spec: Partial<IPPoolAllocationsSpec> = {}, m: Meta = {}): IPPoolAllocations {
+  return {
+    apiVersion: API_VERSION,
+    kind: "IPPoolAllocations",
+    metadata: meta({ name: "pool", ...m }),
+    spec: { managerRef: { name: "nsx" }, pool: { id: "ipaddresspool-1" }, allowed: [], ...spec },
+  };
+}
+
+export function pool(overrides: Partial<IpPool> = {}): IpPool {
+  return {
+    objectId: "ipaddresspool-1",
+    name: "controllers",
+    scopeId: "globalroot-0",
+    totalAddressCount: 10,
+    usedAddressCount: 0,
+    usedPercentage: 0,
+    ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.10" }],
+    ...overrides,
+  };
+}
+
+export function allocations(...ips: (string | [string, string])[]): Allocation[] {
+  return ips.map((entry, i) => {
+    const [ipAddress, allocationNote] = typeof entry === "string" ? [entry, undefined] : entry;
+    return {
+      id: `allocatedipaddress-${i + 1}`,
+      ipAddress,
+      ...(allocationNote === undefined ? {} : { allocationNote }),
+    };
+  });
+}
+
+/** A small edge document with content the PUT must carry back unchanged. */
+export function edgeXml(
+  init: { id?: string; version?: number; tenant?: string; name?: string } = {},
+): string {
+  const { id = "edge-1", version = 7, tenant, name = "edge-one" } = init;
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<edge>`,
+    `  <id>${id}</id>`,
+    `  <version>${version}</version>`,
+    `  <status>deployed</status>`,
+    `  <datacenterMoid>datacenter-2</datacenterMoid>`,
+    ...(tenant === undefined ? [] : [`  <tenant>${tenant}</tenant>`]),
+    `  <name>${name}</name>`,
+    `  <features><firewall><rule id="1">keep &amp; me</rule></firewall><featureConfig/></features>`,
+    `  <edgeAssistId>4</edgeAssistId>`,
+    `</edge>`,
+  ].join("\n");
+}
+
+export function apiError(
+  status: number,
+  method = "PUT",
+  path = "/api/4.0/edges/edge-1",
+  errorCode?: string,
+): NsxApiError {
+  return new NsxApiError({
+    status,
+    method,
+    path,
+    errors: [
+      { details: `status ${status} from the fake`, ...(errorCode === undefined ? {} : { errorCode }) },
+    ],
+  });
+}
+
+export interface FakeState {
+  edges: Map<string, string>;
+  pools: Map<string, IpPool[]>;
+  allocations: Map<string, Allocation[]>;
+}
+
+/** Faults: each call pops the first entry of its list (an Error to throw, or for release a boolean answer). */
+export interface FakeFaults {
+  getEdge?: Error[];
+  putEdge?: Error[];
+  listPools?: Error[];
+  listAllocations?: Error[];
+  releaseAddress?: (Error | boolean)[];
+}
+
+export interface FakeManager {
+  api: ManagerApi & { close(): Promise<void> };
+  state: FakeState;
+  faults: FakeFaults;
+  /** one entry per call: `getEdge edge-1`, `releaseAddress ipaddresspool-1 10.0.0.5`, ... */
+  calls: string[];
+  /** the documents PUT, as sent */
+  puts: EdgeDocument[];
+  /** run before each call's effect (after it is logged): e.g. change the state between two reads */
+  before?: (call: string) => void;
+  closed: boolean;
+}
+
+export function fakeManager(
+  init: {
+    edges?: Record<string, string>;
+    pools?: Record<string, IpPool[]>;
+    allocations?: Record<string, Allocation[]>;
+    faults?: FakeFaults;
+  } = {},
+): FakeManager {
+  const fake: FakeManager = {
+    state: {
+      edges: new Map(Object.entries(init.edges ?? {})),
+      pools: new Map(Object.entries(init.pools ?? {})),
+      allocations: new Map(Object.entries(init.allocations ?? {})),
+    },
+    faults: init.faults ?? {},
+    calls: [],
+    puts: [],
+    closed: false,
+    api: {
+      async getEdge(edgeId) {
+        enter(`getEdge ${edgeId}`, "getEdge");
+        const xml = fake.state.edges.get(edgeId);
+        if (xml === undefined) throw apiError(404, "GET", `/api/4.0/edges/${edgeId}`, "202");
+        return EdgeDocument.parse(xml);
+      },
+      async putEdge(edgeId, doc) {
+        enter(`putEdge ${edgeId}`, "putEdge");
+        fake.puts.push(doc.clone());
+        const next = doc.clone().setField("version", String((doc.version ?? 0) + 1));
+        fake.state.edges.set(edgeId, next.serialize());
+      },
+      async listPools(scope) {
+        enter(`listPools ${scope}`, "listPools");
+        return structuredClone(fake.state.pools.get(scope) ?? []);
+      },
+      async listAllocations(poolId) {
+        enter(`listAllocations ${poolId}`, "listAllocations");
+        const list = fake.state.allocations.get(poolId);
+        if (list === undefined)
+          throw apiError(400, "GET", `/api/2.0/services/ipam/pools/${poolId}/ipaddresses`, "120054");
+        return structuredClone(list);
+      },
+      async releaseAddress(poolId, ip) {
+        const answer = enter(`releaseAddress ${poolId} ${ip}`, "releaseAddress");
+        if (answer === false) return false;
+        const list = fake.state.allocations.get(poolId) ?? [];
+        fake.state.allocations.set(
+          poolId,
+          list.filter((a) => a.ipAddress !== ip),
+        );
+        return true;
+      },
+      async close() {
+        fake.closed = true;
+      },
+    },
+  };
+  function enter(call: string, kind: keyof FakeFaults): boolean | undefined {
+    fake.calls.push(call);
+    fake.before?.(call);
+    const fault = fake.faults[kind]?.shift();
+    if (fault instanceof Error) throw fault;
+    return fault;
+  }
+  return fake;
+}
+
+/** calls whose text starts with the prefix */
+export function count(calls: readonly string[], prefix: string): number {
+  return calls.filter((c) => c.startsWith(prefix)).length;
+}

@@ -1,0 +1,436 @@
+import { describe, expect, it } from "vitest";
+import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
+import type { ManagerClientOptions } from "../../src/nsx/client.ts";
+import { NsxTransportError } from "../../src/nsx/errors.ts";
+import { ManagerConnections } from "../../src/reconcile/connections.ts";
+import {
+  createReconciler,
+  type ReconcileReport,
+  type ReconcilerDeps,
+} from "../../src/reconcile/reconciler.ts";
+import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import {
+  allocations,
+  apiError,
+  at,
+  count,
+  credentials,
+  edgeTenant,
+  edgeXml,
+  fakeManager,
+  manager,
+  MINUTE,
+  pool,
+  poolAllocations,
+  T0,
+  type FakeManager,
+} from "./fixtures.ts";
+
+const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
+
+function setup(init: {
+  objects: NsxvObject[];
+  secrets?: Secret[];
+  fake?: FakeManager;
+  deps?: Partial<ReconcilerDeps>;
+}) {
+  const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
+  const fake =
+    init.fake ??
+    fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "red" }) },
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+  const clients: { options: ManagerClientOptions; closed: boolean }[] = [];
+  const connections = new ManagerConnections({
+    createClient: (options) => {
+      const entry = { options, closed: false };
+      clients.push(entry);
+      return { ...fake.api, close: async () => void (entry.closed = true) };
+    },
+  });
+  const clock = { ms: T0.getTime(), now: () => clock.ms };
+  const reconcile = createReconciler({ store, connections, clock, random: () => 0.5, ...init.deps });
+  /** one reconcile; the status it returns is written back, as the status sink would */
+  const pass = async (object: NsxvObject): Promise<ReconcileReport> => {
+    const ref = refOf(object);
+    const report = await reconcile(ref);
+    const current = store.get(ref) as NsxvObject;
+    if (report.status !== undefined) store.put({ ...current, status: report.status } as NsxvObject);
+    return report;
+  };
+  return { store, fake, clients, clock, reconcile, pass };
+}
+
+const condition = (report: ReconcileReport, type: string): Condition | undefined =>
+  report.status?.conditions?.find((c) => c.type === type);
+
+describe("NSXManager", () => {
+  it("checks reachability and credentials with the pool list of globalroot-0", async () => {
+    const { fake, pass } = setup({ objects: [manager()] });
+    const report = await pass(manager());
+    expect(fake.calls).toEqual(["listPools globalroot-0"]);
+    expect(report.status).toMatchObject({
+      reachable: true,
+      authenticated: true,
+      lastCheckedTime: iso(T0),
+      observedGeneration: 1,
+    });
+    expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    expect(report.outcome).toEqual({ type: "done", requeueAfterMs: 300_000 });
+  });
+
+  it.each([
+    {
+      name: "Unauthorized",
+      reason: "a 401 means reachable but the credentials are refused",
+      fault: apiError(401, "GET", "/api/2.0/services/ipam/pools/scope/globalroot-0"),
+      want: { reachable: true, authenticated: false },
+      ready: "Unauthorized",
+    },
+    {
+      name: "Forbidden",
+      reason: "a 403 means the credentials work but lack rights",
+      fault: apiError(403, "GET", "/api/2.0/services/ipam/pools/scope/globalroot-0"),
+      want: { reachable: true, authenticated: true },
+      ready: "Unauthorized",
+    },
+    {
+      name: "Unreachable",
+      reason: "no answer at all",
+      fault: new NsxTransportError({
+        method: "GET",
+        path: "/api",
+        reason: "connect ECONNREFUSED",
+        notSent: true,
+      }),
+      want: { reachable: false },
+      ready: "Unreachable",
+    },
+  ])("reports $name", async ({ reason, fault, want, ready }) => {
+    const { fake, pass } = setup({ objects: [manager()] });
+    fake.faults.listPools = [fault];
+    const report = await pass(manager());
+    expect(report.status, reason).toMatchObject(want);
+    expect(condition(report, "Ready"), reason).toMatchObject({ status: "False", reason: ready });
+    expect(condition(report, "Synced"), reason).toMatchObject({ status: "False", reason: ready });
+    expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+    expect(report.events, reason).toEqual([expect.objectContaining({ type: "Warning", reason: ready })]);
+  });
+
+  it("reports a missing Secret as ManagerNotReady without creating a client", async () => {
+    const { clients, fake, pass } = setup({ objects: [manager()], secrets: [] });
+    const report = await pass(manager());
+    expect(condition(report, "Ready")).toMatchObject({
+      status: "False",
+      reason: "ManagerNotReady",
+      message: "Secret ns/nsx-creds not found",
+    });
+    expect(clients).toHaveLength(0);
+    expect(fake.calls).toEqual([]);
+  });
+
+  it("spreads the resync by ±10 %", async () => {
+    for (const [random, want] of [
+      [0, 270_000],
+      [0.5, 300_000],
+      [0.999_999, 330_000],
+    ] as const) {
+      const { pass } = setup({ objects: [manager()], deps: { random: () => random } });
+      expect((await pass(manager())).outcome, `random ${random}`).toEqual({
+        type: "done",
+        requeueAfterMs: want,
+      });
+    }
+  });
+});
+
+describe("dependents", () => {
+  it("correct the tenant, record it, and come back after the sync interval", async () => {
+    const object = edgeTenant({ syncInterval: "1m" });
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["getEdge edge-1", "getEdge edge-1", "putEdge edge-1"]);
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
+    expect(report.events).toEqual([
+      { type: "Normal", reason: "TenantCorrected", message: 'tenant of edge-1 changed from "red" to "blue"' },
+    ]);
+    expect(report.outcome).toEqual({ type: "done", requeueAfterMs: 60_000 });
+    const again = await pass(object);
+    expect(again.status, "the next pass sees the version the PUT made").toMatchObject({ edgeVersion: 8 });
+    expect(again.changes.tenantCorrections).toEqual([]);
+    const third = await pass(object);
+    expect(third.status, "in sync and nothing changed: nothing to write").toBeUndefined();
+    expect(count(fake.calls, "putEdge"), "one write in three passes").toBe(1);
+  });
+
+  it("release due strays, report them, and ask to come back when the next stray is due", async () => {
+    const object = poolAllocations({ allowed: ["10.0.0.1"], release: { minStrayAge: "2m" } });
+    const { fake, clock, pass } = setup({ objects: [manager(), object] });
+    fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.1", ["10.0.0.7", "ctl-3"]));
+    const first = await pass(object);
+    expect(first.outcome, "the stray becomes due in 2m").toEqual({
+      type: "done",
+      requeueAfterMs: 2 * MINUTE,
+    });
+    expect(condition(first, "Reconciling")).toMatchObject({ status: "True", reason: "ReleasesPending" });
+    clock.ms = at(2 * MINUTE).getTime();
+    const second = await pass(object);
+    expect(second.changes.releases).toEqual([{ poolId: "ipaddresspool-1", ip: "10.0.0.7", note: "ctl-3" }]);
+    expect(second.events).toEqual([
+      {
+        type: "Normal",
+        reason: "AddressReleased",
+        message: 'released 10.0.0.7 from pool ipaddresspool-1 (note "ctl-3")',
+      },
+    ]);
+    expect(condition(second, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
+    expect(condition(second, "Reconciling"), "present only while true").toBeUndefined();
+  });
+
+  it("report a release answered false as an error, keeping the releases that worked", async () => {
+    const object = poolAllocations({ allowed: [], release: { minStrayAge: "0" } });
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.7", "10.0.0.8"));
+    fake.faults.releaseAddress = [true, false];
+    const report = await pass(object);
+    expect(report.outcome).toMatchObject({
+      type: "error",
+      terminal: false,
+      error: expect.objectContaining({ reason: "ReleaseFailed" }),
+    });
+    expect(report.status).toMatchObject({ released: [{ ip: "10.0.0.7" }], stray: [{ ip: "10.0.0.8" }] });
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReleaseFailed" });
+    expect(report.events.map((e) => e.reason)).toEqual(["AddressReleased", "ReleaseFailed"]);
+  });
+
+  it.each([
+    {
+      name: "ManagerMissing",
+      reason: "the NSXManager does not exist",
+      objects: [],
+      secrets: [credentials()],
+      message: "NSXManager ns/nsx: not found",
+    },
+    {
+      name: "ManagerAuthFailed",
+      reason: "the NSXManager's own check failed authentication",
+      objects: [{ ...manager(), status: { authenticated: false } }],
+      secrets: [credentials()],
+      message: "NSXManager ns/nsx: authentication failed (see its status)",
+    },
+    {
+      name: "SecretMissing",
+      reason: "the manager's Secret does not exist",
+      objects: [manager()],
+      secrets: [],
+      message: "NSXManager ns/nsx: Secret ns/nsx-creds not found",
+    },
+  ] as { name: string; reason: string; objects: NsxvObject[]; secrets: Secret[]; message: string }[])(
+    "wait for a ready manager: $name",
+    async ({ reason, objects, secrets, message }) => {
+      const object = edgeTenant();
+      const { fake, pass } = setup({ objects: [...objects, object], secrets });
+      const report = await pass(object);
+      expect(fake.calls, `${reason}: no manager calls`).toEqual([]);
+      expect(condition(report, "Synced"), reason).toMatchObject({
+        status: "False",
+        reason: "ManagerNotReady",
+        message,
+      });
+      expect(condition(report, "Ready"), reason).toMatchObject({ status: "Unknown" });
+      expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+    },
+  );
+
+  it("make no calls while paused, keep Ready and do not requeue", async () => {
+    const ready: Condition = {
+      type: "Ready",
+      status: "True",
+      reason: "InSync",
+      message: "",
+      lastTransitionTime: "2024-04-01T00:00:00Z",
+    };
+    const object = {
+      ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
+      status: { conditions: [ready] },
+    };
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(condition(report, "Ready")).toEqual(ready);
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
+    expect(report.outcome).toEqual({ type: "done", requeueAfterMs: undefined });
+  });
+
+  it("fail terminally on a bad spec, Stalled, without calls", async () => {
+    const object = poolAllocations({ allowed: ["10.0.0.0/33"] }, { generation: 5 });
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(report.outcome).toMatchObject({ type: "error", terminal: true });
+    expect(condition(report, "Stalled")).toMatchObject({
+      status: "True",
+      reason: "InvalidSpec",
+      observedGeneration: 5,
+    });
+    expect(report.status?.observedGeneration, "kstatus sees the Stalled of this generation").toBe(5);
+  });
+
+  it.each([
+    {
+      name: "EdgeNotFound",
+      reason: "an unknown edge carries the manager's own words",
+      object: edgeTenant({ edgeId: "edge-9" }),
+      want: { reason: "EdgeNotFound", message: expect.stringContaining("errorCode 202") },
+    },
+    {
+      name: "PoolNameNotFound",
+      reason: "no pool has the name",
+      object: poolAllocations({ pool: { name: "nope" } }),
+      want: {
+        reason: "PoolNotFound",
+        message: expect.stringContaining('no pool named "nope" in scope globalroot-0'),
+      },
+    },
+    {
+      name: "PoolIdNotFound",
+      reason: "no pool has the id",
+      object: poolAllocations({ pool: { id: "ipaddresspool-7" } }),
+      want: { reason: "PoolNotFound" },
+    },
+  ])("report $name", async ({ reason, object, want }) => {
+    const { pass } = setup({ objects: [manager(), object] });
+    const report = await pass(object);
+    expect(condition(report, "Synced"), reason).toMatchObject({ status: "False", ...want });
+    expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+  });
+
+  it("report two pools of one name as AmbiguousPool", async () => {
+    const object = poolAllocations({ pool: { name: "controllers" } });
+    const fake = fakeManager({ pools: { "globalroot-0": [pool(), pool({ objectId: "ipaddresspool-2" })] } });
+    const { pass } = setup({ objects: [manager(), object], fake });
+    const report = await pass(object);
+    expect(condition(report, "Synced")).toMatchObject({ reason: "AmbiguousPool" });
+    expect(count(fake.calls, "listAllocations"), "nothing is read from either pool").toBe(0);
+  });
+});
+
+describe("conflicts", () => {
+  it("leave the newer EdgeTenant of an edge Stalled, without calls, naming the owner", async () => {
+    const owner = edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" });
+    const loser = edgeTenant({ tenant: "green" }, { name: "b", creationTimestamp: "2024-03-01T00:00:00Z" });
+    const { fake, pass } = setup({ objects: [manager(), owner, loser] });
+    const report = await pass(loser);
+    expect(fake.calls).toEqual([]);
+    expect(condition(report, "Stalled")).toMatchObject({
+      status: "True",
+      reason: "Conflict",
+      message: expect.stringContaining("owned by EdgeTenant ns/a"),
+    });
+    expect(report.outcome, "looked at again on the resync").toEqual({
+      type: "done",
+      requeueAfterMs: 300_000,
+    });
+    expect((await pass(owner)).changes.tenantCorrections, "the owner acts").toHaveLength(1);
+  });
+
+  it("find a by-id and an older by-name object on the same pool once the list is read", async () => {
+    const byName = poolAllocations(
+      { pool: { name: "controllers" } },
+      { name: "by-name", creationTimestamp: "2024-01-01T00:00:00Z" },
+    );
+    const byId = poolAllocations(
+      { pool: { id: "ipaddresspool-1" } },
+      { name: "by-id", creationTimestamp: "2024-02-01T00:00:00Z" },
+    );
+    const { fake, pass } = setup({ objects: [manager(), byName, byId] });
+    const report = await pass(byId);
+    expect(count(fake.calls, "listAllocations"), "the loser reads no allocations").toBe(0);
+    expect(condition(report, "Stalled")).toMatchObject({
+      reason: "Conflict",
+      message: expect.stringContaining(
+        "pool ipaddresspool-1 (controllers) is owned by IPPoolAllocations ns/by-name",
+      ),
+    });
+    const owner = await pass(byName);
+    expect(condition(owner, "Stalled")).toBeUndefined();
+    expect(condition(owner, "Synced")).toMatchObject({ status: "True" });
+  });
+});
+
+describe("a pass over many objects", () => {
+  it("lists the pools of a manager and scope once for N objects", async () => {
+    const objects = [1, 2, 3, 4, 5].map((n) =>
+      poolAllocations({ pool: { id: `ipaddresspool-${n}` } }, { name: `pool-${n}` }),
+    );
+    const fake = fakeManager({
+      pools: {
+        "globalroot-0": [1, 2, 3, 4, 5].map((n) => pool({ objectId: `ipaddresspool-${n}`, name: `p${n}` })),
+      },
+      allocations: Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`ipaddresspool-${n}`, allocations()])),
+    });
+    const { pass } = setup({ objects: [manager(), ...objects], fake, deps: { poolListTtlMs: Infinity } });
+    await pass(manager());
+    for (const object of objects) await pass(object);
+    expect(count(fake.calls, "listPools"), "one list shared by the manager check and five objects").toBe(1);
+    expect(count(fake.calls, "listAllocations")).toBe(5);
+  });
+
+  it("in plan mode writes nothing and lists Observe objects' would-be actions", async () => {
+    const enforce = poolAllocations({ allowed: [] }, { name: "enforce" });
+    const observe = edgeTenant({ managementPolicy: "Observe" }, { name: "observe" });
+    const { fake, pass } = setup({
+      objects: [manager(), enforce, observe],
+      deps: { mode: "plan", oneShot: { releaseStrays: true } },
+    });
+    fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.7"));
+    const a = await pass(enforce);
+    const b = await pass(observe);
+    expect(fake.calls.filter((c) => c.startsWith("put") || c.startsWith("release"))).toEqual([]);
+    expect(a.planned).toEqual([
+      { action: expect.objectContaining({ type: "releaseAddress", ip: "10.0.0.7" }) },
+    ]);
+    expect(b.planned).toEqual([
+      {
+        action: { type: "setTenant", edgeId: "edge-1", from: "red", to: "blue" },
+        withheld: expect.stringContaining("Observe"),
+      },
+    ]);
+    expect(a.changes.releases).toEqual([]);
+  });
+
+  it("in a one-shot apply releases strays seen for the first time only with releaseStrays", async () => {
+    const object = poolAllocations({ allowed: [] });
+    for (const releaseStrays of [false, true]) {
+      const { fake, pass } = setup({ objects: [manager(), object], deps: { oneShot: { releaseStrays } } });
+      fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.7"));
+      const report = await pass(object);
+      expect(report.changes.releases.length, `releaseStrays ${releaseStrays}`).toBe(releaseStrays ? 1 : 0);
+    }
+  });
+
+  it("uses a new client after the Secret changes and closes the old one", async () => {
+    const object = edgeTenant();
+    const { store, clients, pass } = setup({ objects: [manager(), object] });
+    await pass(object);
+    store.putSecret(credentials("nsx-creds", { username: "admin", password: "rotated" }));
+    await pass(object);
+    expect(clients.map((c) => c.options.password)).toEqual(["s3cret", "rotated"]);
+    expect(clients.map((c) => c.closed)).toEqual([true, false]);
+  });
+
+  it("returns a quiet report for an object that is gone, and closes a deleted manager's client", async () => {
+    const { clients, reconcile, pass, store } = setup({ objects: [manager()] });
+    await pass(manager());
+    expect((await reconcile({ kind: "EdgeTenant", namespace: "ns", name: "nope" })).outcome).toEqual({
+      type: "done",
+      requeueAfterMs: undefined,
+    });
+    store.put({ ...manager(), metadata: { ...manager().metadata, deletionTimestamp: iso(T0) } });
+    const report = await reconcile({ kind: "NSXManager", namespace: "ns", name: "nsx" });
+    expect(report.status).toBeUndefined();
+    expect(clients[0]?.closed).toBe(true);
+  });
+});
