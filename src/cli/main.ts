@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/** The nsxv-operator command line: argument parsing and wiring only; each command lives in its own module. */
+import { Command } from "commander";
+import { applyCommand } from "./apply.ts";
+import { demoCommand } from "./demo.ts";
+import { planCommand } from "./plan.ts";
+import { simulateCommand } from "./simulate.ts";
+
+const program = new Command("nsxv-operator")
+  .description(
+    "Keeps VMware NSX-v managers in the state declared in git: edge tenants and IP pool allocations.",
+  )
+  .showHelpAfterError();
+program.addCommand(planCommand());
+program.addCommand(applyCommand());
+program.addCommand(demoCommand());
+program.addCommand(simulateCommand());
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,93 @@
+/**
+ * What the simulator saw, for tests to assert on: calls per route and status, PUTs that would
+ * have lost content, and releases done. Lists are capped so that a long benchmark stays bounded.
+ */
+
+/** Route names of the API (see faults.ts) plus `unknown` for paths no route matches. */
+export type CounterSnapshot = Record<string, Record<string, number>>;
+
+export class Counters {
+  #counts = new Map<string, Map<string, number>>();
+
+  /** status is the HTTP status, or `reset` when the connection was destroyed instead */
+  count(route: string, status: number | "reset"): void {
+    let byStatus = this.#counts.get(route);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.#counts.set(route, byStatus);
+    }
+    const key = String(status);
+    byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
+  }
+
+  snapshot(): CounterSnapshot {
+    const out: CounterSnapshot = {};
+    for (const [route, byStatus] of this.#counts) out[route] = Object.fromEntries(byStatus);
+    return out;
+  }
+
+  reset(): void {
+    this.#counts = new Map();
+  }
+}
+
+/** A PUT whose document differed from the stored one outside tenant, description and version. */
+export interface PutViolation {
+  kind: "lostContent";
+  edgeId: string;
+  /** ISO time of the simulator's clock */
+  time: string;
+  storedVersion: number;
+  /** the `<version>` the client sent; lower than storedVersion means it wrote over a newer change */
+  sentVersion: number | undefined;
+  message: string;
+}
+
+export interface ReleaseRecord {
+  poolId: string;
+  ip: string;
+  note?: string;
+  allocationId: string;
+  time: string;
+}
+
+export interface AuditSnapshot {
+  violations: PutViolation[];
+  releases: ReleaseRecord[];
+  /** entries dropped because a list reached its cap */
+  dropped: number;
+}
+
+const MAX_ENTRIES = 100_000;
+
+export class Audit {
+  #violations: PutViolation[] = [];
+  #releases: ReleaseRecord[] = [];
+  #dropped = 0;
+
+  addViolation(v: PutViolation): void {
+    this.#push(this.#violations, v);
+  }
+
+  addRelease(r: ReleaseRecord): void {
+    this.#push(this.#releases, r);
+  }
+
+  #push<T>(list: T[], item: T): void {
+    if (list.length >= MAX_ENTRIES) {
+      list.shift();
+      this.#dropped++;
+    }
+    list.push(item);
+  }
+
+  snapshot(): AuditSnapshot {
+    return { violations: [...this.#violations], releases: [...this.#releases], dropped: this.#dropped };
+  }
+
+  reset(): void {
+    this.#violations = [];
+    this.#releases = [];
+    this.#dropped = 0;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Authentication as an NSX-v manager does it: HTTP Basic on every call, and from 6.4 a token from
+ * POST /api/2.0/services/auth/token sent as `Authorization: AUTHTOKEN <value>`, valid until it
+ * expires. Rotating the credentials makes the old ones fail and, unless told otherwise, revokes
+ * the tokens issued so far.
+ */
+import { randomBytes } from "node:crypto";
+
+export interface Credentials {
+  username: string;
+  password: string;
+}
+
+export const DEFAULT_CREDENTIALS: Readonly<Credentials> = Object.freeze({
+  username: "admin",
+  password: "default",
+});
+
+export interface IssuedToken {
+  value: string;
+  validToMs: number;
+}
+
+/** Tokens kept at most; expired ones are swept when this is reached. */
+const MAX_TOKENS = 10_000;
+
+export type AuthResult = { ok: true; scheme: "basic" | "token" } | { ok: false; reason: string };
+
+export class AuthStore {
+  #credentials: Credentials;
+  readonly #tokens = new Map<string, number>();
+
+  constructor(credentials: Credentials) {
+    this.#credentials = { ...credentials };
+  }
+
+  get username(): string {
+    return this.#credentials.username;
+  }
+
+  /** Checks an Authorization header; `allowBasic` false refuses Basic (basic auth disabled). */
+  check(header: string | undefined, options: { allowBasic: boolean; nowMs: number }): AuthResult {
+    if (header === undefined || header === "") return { ok: false, reason: "no credentials" };
+    const space = header.indexOf(" ");
+    const scheme = (space === -1 ? header : header.slice(0, space)).toLowerCase();
+    const value = space === -1 ? "" : header.slice(space + 1).trim();
+    if (scheme === "basic") {
+      if (!options.allowBasic) return { ok: false, reason: "basic authentication is disabled" };
+      return this.#checkBasic(value)
+        ? { ok: true, scheme: "basic" }
+        : { ok: false, reason: "bad credentials" };
+    }
+    if (scheme === "authtoken") {
+      const validTo = this.#tokens.get(value);
+      if (validTo === undefined) return { ok: false, reason: "unknown token" };
+      if (validTo <= options.nowMs) return { ok: false, reason: "token expired" };
+      return { ok: true, scheme: "token" };
+    }
+    return { ok: false, reason: `unsupported scheme ${scheme}` };
+  }
+
+  #checkBasic(encoded: string): boolean {
+    const decoded = Buffer.from(encoded, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    if (colon === -1) return false;
+    return (
+      decoded.slice(0, colon) === this.#credentials.username &&
+      decoded.slice(colon + 1) === this.#credentials.password
+    );
+  }
+
+  /** A JWT-shaped opaque value; clients must not look inside, and nothing here reads it back. */
+  issue(options: { nowMs: number; ttlMs: number }): IssuedToken {
+    if (this.#tokens.size >= MAX_TOKENS) this.#sweep(options.nowMs);
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const validToMs = options.nowMs + options.ttlMs;
+    const value = [
+      part({ alg: "HS256", typ: "JWT" }),
+      part({
+        sub: this.#credentials.username,
+        iat: Math.floor(options.nowMs / 1000),
+        exp: Math.floor(validToMs / 1000),
+      }),
+      randomBytes(32).toString("base64url"),
+    ].join(".");
+    this.#tokens.set(value, validToMs);
+    return { value, validToMs };
+  }
+
+  rotate(credentials: Credentials, options: { keepTokens: boolean }): void {
+    this.#credentials = { ...credentials };
+    if (!options.keepTokens) this.#tokens.clear();
+  }
+
+  #sweep(nowMs: number): void {
+    for (const [value, validTo] of this.#tokens) if (validTo <= nowMs) this.#tokens.delete(value);
+    // still full of live tokens: drop the oldest, as a manager's session table would
+    for (const value of this.#tokens.keys()) {
+      if (this.#tokens.size < MAX_TOKENS) break;
+      this.#tokens.delete(value);
+    }
+  }
+}

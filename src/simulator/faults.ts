@@ -1,0 +1,308 @@
+/**
+ * Fault injection per API route: added latency, error statuses, connection resets, truncated
+ * bodies, 409 on PUT, slowly trickling bodies and the error body shape. A fault fires on every
+ * call of its route, or on the next `count` calls, or at `rate` (0..1, from a generator seeded by
+ * `seed`, so a run is reproducible); `count` and `rate` together mean "at this rate, at most
+ * count times". `plan(route)` decides, for one call, what the faults do to it.
+ */
+import {
+  SimulatorInputError,
+  asArray,
+  asObject,
+  fieldPath,
+  optBoolean,
+  optEnum,
+  optInt,
+  optNumber,
+  optString,
+  rejectUnknownKeys,
+  reqString,
+  type JsonObject,
+} from "./input.ts";
+import { createRandom, type Random } from "./random.ts";
+import { ERROR_SHAPES, type ErrorShape, type NsxErrorEntry } from "./xml.ts";
+
+export const API_ROUTES = [
+  "getEdge",
+  "putEdge",
+  "listPools",
+  "listAllocations",
+  "releaseAddress",
+  "allocate",
+  "token",
+] as const;
+export type ApiRoute = (typeof API_ROUTES)[number];
+export type FaultRoute = ApiRoute | "*";
+
+export const FAULT_KINDS = [
+  "latency",
+  "status",
+  "conflict",
+  "reset",
+  "malformed",
+  "trickle",
+  "errorShape",
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+interface FaultBase {
+  route: FaultRoute;
+  /** fire at most this many times (default: unlimited; `conflict`: 1) */
+  count?: number;
+  /** probability 0..1 of firing on a call (default 1) */
+  rate?: number;
+  /** seed of the rate's generator (default 1) */
+  seed?: number;
+}
+
+export type FaultSpec = FaultBase &
+  (
+    | { kind: "latency"; latencyMs: number; jitterMs?: number }
+    | { kind: "status"; status: number; errors?: NsxErrorEntry[]; shape?: ErrorShape }
+    | { kind: "conflict"; shape?: ErrorShape }
+    | { kind: "reset"; afterAction?: boolean }
+    | { kind: "malformed" }
+    | { kind: "trickle"; bytesPerInterval: number; intervalMs: number }
+    | { kind: "errorShape"; shape: ErrorShape }
+  );
+
+export interface FaultView {
+  id: number;
+  spec: FaultSpec;
+  /** how many times it fired */
+  fired: number;
+}
+
+/** What the faults do to one call. */
+export interface FaultPlan {
+  delayMs: number;
+  /** answer with this instead of calling the handler (reset: destroy the socket) */
+  outcome?:
+    | { kind: "status"; status: number; errors: NsxErrorEntry[]; shape: ErrorShape | undefined }
+    | { kind: "reset" };
+  /** call the handler, then destroy the socket without answering */
+  resetAfterAction: boolean;
+  /** send the body cut in half */
+  malformed: boolean;
+  trickle?: { bytesPerInterval: number; intervalMs: number };
+  /** shape of the error documents of this call */
+  shape?: ErrorShape;
+}
+
+interface Fault {
+  id: number;
+  spec: FaultSpec;
+  remaining: number;
+  fired: number;
+  random: Random;
+}
+
+export class FaultSet {
+  readonly #faults: Fault[] = [];
+  #nextId = 1;
+
+  add(spec: FaultSpec): FaultView {
+    const defaultCount = spec.kind === "conflict" ? 1 : Number.POSITIVE_INFINITY;
+    const fault: Fault = {
+      id: this.#nextId++,
+      spec,
+      remaining: spec.count ?? defaultCount,
+      fired: 0,
+      random: createRandom(spec.seed ?? 1),
+    };
+    this.#faults.push(fault);
+    return view(fault);
+  }
+
+  list(): FaultView[] {
+    return this.#faults.map(view);
+  }
+
+  remove(id: number): boolean {
+    const i = this.#faults.findIndex((f) => f.id === id);
+    if (i === -1) return false;
+    this.#faults.splice(i, 1);
+    return true;
+  }
+
+  clear(): void {
+    this.#faults.length = 0;
+  }
+
+  /** Decides one call; counts and random draws are consumed only by faults that apply to it. */
+  plan(route: ApiRoute): FaultPlan {
+    const plan: FaultPlan = { delayMs: 0, resetAfterAction: false, malformed: false };
+    for (const fault of this.#faults) {
+      const { spec } = fault;
+      if (spec.route !== "*" && spec.route !== route) continue;
+      if (!needed(plan, spec, route) || !fires(fault)) continue;
+      apply(plan, spec, fault.random);
+    }
+    return plan;
+  }
+}
+
+/** whether the fault could still change this call (the first outcome and first delivery fault win) */
+function needed(plan: FaultPlan, spec: FaultSpec, route: ApiRoute): boolean {
+  switch (spec.kind) {
+    case "latency":
+      return true;
+    case "status":
+      return plan.outcome === undefined;
+    case "conflict":
+      return route === "putEdge" && plan.outcome === undefined;
+    case "reset":
+      return spec.afterAction === true ? !plan.resetAfterAction : plan.outcome === undefined;
+    case "malformed":
+      return !plan.malformed;
+    case "trickle":
+      return plan.trickle === undefined;
+    case "errorShape":
+      return plan.shape === undefined;
+  }
+}
+
+function fires(fault: Fault): boolean {
+  if (fault.remaining <= 0) return false;
+  if (fault.spec.rate !== undefined && fault.random.next() >= fault.spec.rate) return false;
+  fault.remaining--;
+  fault.fired++;
+  return true;
+}
+
+function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
+  switch (spec.kind) {
+    case "latency":
+      plan.delayMs += spec.latencyMs + (spec.jitterMs ? random.int(0, spec.jitterMs) : 0);
+      return;
+    case "status":
+      plan.outcome = {
+        kind: "status",
+        status: spec.status,
+        errors: spec.errors ?? [injectedError(spec.status)],
+        shape: spec.shape,
+      };
+      return;
+    case "conflict":
+      plan.outcome = {
+        kind: "status",
+        status: 409,
+        errors: [
+          {
+            errorCode: "409",
+            details: "The object was modified by another request. Read it again and retry.",
+            moduleName: "vShield Edge",
+          },
+        ],
+        shape: spec.shape,
+      };
+      return;
+    case "reset":
+      if (spec.afterAction === true) plan.resetAfterAction = true;
+      else plan.outcome = { kind: "reset" };
+      return;
+    case "malformed":
+      plan.malformed = true;
+      return;
+    case "trickle":
+      plan.trickle = { bytesPerInterval: spec.bytesPerInterval, intervalMs: spec.intervalMs };
+      return;
+    case "errorShape":
+      plan.shape = spec.shape;
+      return;
+  }
+}
+
+/** 500s from real managers often carry only errorCode 100; the rest say what they are. */
+function injectedError(status: number): NsxErrorEntry {
+  return {
+    errorCode: status === 500 ? "100" : String(status),
+    details: `Simulated fault: HTTP ${status}.`,
+    moduleName: "core-services",
+  };
+}
+
+function view(fault: Fault): FaultView {
+  return { id: fault.id, spec: fault.spec, fired: fault.fired };
+}
+
+const COMMON_KEYS = ["route", "kind", "count", "rate", "seed"];
+const KIND_KEYS: Record<FaultKind, string[]> = {
+  latency: ["latencyMs", "jitterMs"],
+  status: ["status", "errors", "shape"],
+  conflict: ["shape"],
+  reset: ["afterAction"],
+  malformed: [],
+  trickle: ["bytesPerInterval", "intervalMs"],
+  errorShape: ["shape"],
+};
+
+/** A fault from a control API body, every field checked. */
+export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
+  const obj = asObject(value, path);
+  const kind = optEnum(obj, "kind", path, FAULT_KINDS);
+  if (kind === undefined) throw new SimulatorInputError(fieldPath(path, "kind"), "is required");
+  rejectUnknownKeys(obj, [...COMMON_KEYS, ...KIND_KEYS[kind]], path);
+  const route =
+    optEnum(obj, "route", path, [...API_ROUTES, "*"] as const) ?? (kind === "conflict" ? "putEdge" : "*");
+  const base: FaultBase = { route };
+  const count = optInt(obj, "count", path, 0);
+  if (count !== undefined) base.count = count;
+  const rate = optNumber(obj, "rate", path, { min: 0, max: 1, integer: false });
+  if (rate !== undefined) base.rate = rate;
+  const seed = optInt(obj, "seed", path, 0, 2 ** 32 - 1);
+  if (seed !== undefined) base.seed = seed;
+  const shape = optEnum(obj, "shape", path, ERROR_SHAPES);
+  switch (kind) {
+    case "latency":
+      return {
+        ...base,
+        kind,
+        latencyMs: optInt(obj, "latencyMs", path, 0, 600_000) ?? 0,
+        jitterMs: optInt(obj, "jitterMs", path, 0, 600_000) ?? 0,
+      };
+    case "status": {
+      const status = optInt(obj, "status", path, 400, 599);
+      if (status === undefined) throw new SimulatorInputError(fieldPath(path, "status"), "is required");
+      const errors =
+        obj.errors === undefined ? undefined : parseErrors(obj.errors, fieldPath(path, "errors"));
+      return { ...base, kind, status, ...(errors ? { errors } : {}), ...(shape ? { shape } : {}) };
+    }
+    case "conflict":
+      return { ...base, kind, ...(shape ? { shape } : {}) };
+    case "reset":
+      return { ...base, kind, afterAction: optBoolean(obj, "afterAction", path) ?? false };
+    case "malformed":
+      return { ...base, kind };
+    case "trickle":
+      return {
+        ...base,
+        kind,
+        bytesPerInterval: optInt(obj, "bytesPerInterval", path, 1) ?? 64,
+        intervalMs: optInt(obj, "intervalMs", path, 1, 60_000) ?? 100,
+      };
+    case "errorShape":
+      if (shape === undefined) throw new SimulatorInputError(fieldPath(path, "shape"), "is required");
+      return { ...base, kind, shape };
+  }
+}
+
+function parseErrors(value: unknown, path: string): NsxErrorEntry[] {
+  const list = asArray(value, path);
+  if (list.length === 0) throw new SimulatorInputError(path, "needs at least one error");
+  return list.map((e, i) => parseErrorEntry(asObject(e, fieldPath(path, i)), fieldPath(path, i)));
+}
+
+function parseErrorEntry(obj: JsonObject, path: string): NsxErrorEntry {
+  rejectUnknownKeys(obj, ["details", "errorCode", "moduleName", "data"], path);
+  const entry: NsxErrorEntry = { errorCode: reqString(obj, "errorCode", path) };
+  const details = optString(obj, "details", path);
+  if (details !== undefined) entry.details = details;
+  const moduleName = optString(obj, "moduleName", path);
+  if (moduleName !== undefined) entry.moduleName = moduleName;
+  if (obj.data !== undefined) {
+    const data = asObject(obj.data, fieldPath(path, "data"));
+    entry.data = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, String(v)]));
+  }
+  return entry;
+}

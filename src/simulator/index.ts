@@ -1,0 +1,67 @@
+/**
+ * A simulator of an NSX-v manager, for tests and benchmarks of the operator: a real HTTP(S) server
+ * with the five calls of the spec (plus allocation and the 6.4 token call), authentication, XML as
+ * real managers write it, a control API under `/_simulator/` (documented in control.ts), fault
+ * injection, counters and an audit of PUTs that would have lost content.
+ */
+import type { Credentials } from "./auth.ts";
+import { listen } from "./server.ts";
+import type { SimulatorSettings } from "./settings.ts";
+import type { SimulatorStateInput } from "./state-file.ts";
+import { SimulatorState } from "./state.ts";
+
+export { loadStateFile, validateStateInput } from "./state-file.ts";
+export type {
+  SimulatorStateInput,
+  PoolInput,
+  EdgeInput,
+  GenerateEdgesInput,
+  ScopeInput,
+} from "./state-file.ts";
+export { SimulatorState, PUT_MUTABLE_FIELDS, type StateDump, type StoredEdge } from "./state.ts";
+export { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
+export { SimulatorInputError } from "./input.ts";
+export { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
+export { API_ROUTES, type ApiRoute, type FaultSpec, type FaultView } from "./faults.ts";
+export type { AuditSnapshot, CounterSnapshot, PutViolation, ReleaseRecord } from "./audit.ts";
+
+export interface SimulatorOptions {
+  /** default 127.0.0.1 */
+  host?: string;
+  /** default 0: a free port */
+  port?: number;
+  /** parsed state file contents (loadStateFile); default: no edges, no pools */
+  state?: SimulatorStateInput;
+  /** default: the state file's, else admin / default */
+  credentials?: { username: string; password: string };
+  /** PEM texts; serve HTTPS when given */
+  tls?: { key: string; cert: string };
+  /** override the state file's settings, e.g. { latencyMs } for benchmarks */
+  settings?: Partial<SimulatorSettings>;
+}
+
+export interface RunningSimulator {
+  /** http(s)://host:port, without a trailing slash */
+  url: string;
+  port: number;
+  state: SimulatorState;
+  close(): Promise<void>;
+}
+
+const DEFAULT_OPTIONS = { host: "127.0.0.1", port: 0 } as const;
+
+/** Builds the state (throws SimulatorInputError naming the field) and starts serving it. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const o = { ...DEFAULT_OPTIONS, ...options };
+  const credentials: Credentials | undefined = o.credentials;
+  const state = new SimulatorState(o.state, {
+    ...(credentials !== undefined ? { credentials } : {}),
+    ...(o.settings !== undefined ? { settings: o.settings } : {}),
+  });
+  const server = await listen(state, {
+    host: o.host,
+    port: o.port,
+    ...(o.tls !== undefined ? { tls: o.tls } : {}),
+  });
+  return { url: server.url, port: server.port, state, close: server.close };
+}

@@ -1,0 +1,229 @@
+/**
+ * The simulator's HTTP(S) server: reads each request, sends control calls to control.ts, and
+ * runs API calls through latency, faults, authentication and the handler, then answers, maybe
+ * truncated, trickled or not at all (connection reset), counting every call by route and status.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { handleControl } from "./control.ts";
+import type { FaultPlan } from "./faults.ts";
+import {
+  handleApi,
+  matchRoute,
+  unauthorizedResponse,
+  unknownRouteResponse,
+  type ApiRequest,
+  type ApiResponse,
+} from "./routes.ts";
+import type { SimulatorState } from "./state.ts";
+import { booleanDocument, errorDocument } from "./xml.ts";
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  tls?: { key: string; cert: string };
+}
+
+export interface ListeningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const EMPTY = Buffer.alloc(0);
+const NO_FAULTS: FaultPlan = { delayMs: 0, resetAfterAction: false, malformed: false };
+
+export async function listen(state: SimulatorState, options: ServerOptions): Promise<ListeningServer> {
+  // aborted on close, so that pending latency and trickle timers do not keep the process alive
+  const lifetime = new AbortController();
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    serve(state, req, res, lifetime.signal).catch((error: unknown) => {
+      if (lifetime.signal.aborted) return;
+      // a bug in the simulator: answer 500 rather than hang the client
+      if (!res.headersSent) {
+        res.writeHead(500, { "Content-Type": "text/plain" });
+        res.end(`simulator error: ${error instanceof Error ? error.message : String(error)}`);
+      } else {
+        res.destroy();
+      }
+    });
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, handler) : createHttpServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `${options.tls ? "https" : "http"}://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        lifetime.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function serve(state: SimulatorState, req: IncomingMessage, res: ServerResponse, signal: AbortSignal) {
+  const method = req.method ?? "GET";
+  const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
+  const segments = decodeSegments(rawPath);
+  const body = await readBody(req, state.settings.maxRequestBytes);
+  if (segments === undefined || body === undefined) {
+    sendPlain(
+      res,
+      segments === undefined ? 400 : 413,
+      segments === undefined ? "bad path" : "body too large",
+    );
+    return;
+  }
+  if (segments[0] === "_simulator") {
+    const result = handleControl(state, method, segments.slice(1), body.toString("utf8"));
+    const text = JSON.stringify(result.json);
+    res.writeHead(result.status, {
+      "Content-Type": "application/json",
+      "Content-Length": Buffer.byteLength(text),
+    });
+    res.end(text);
+    return;
+  }
+  const match = matchRoute(method, segments);
+  const routeName = match.route;
+  const plan = match.route === "unknown" ? NO_FAULTS : state.faults.plan(match.route);
+  const delayMs = state.settings.latencyMs + plan.delayMs;
+  if (delayMs > 0) await sleep(delayMs, undefined, { signal });
+  if (plan.outcome?.kind === "reset") {
+    state.counters.count(routeName, "reset");
+    req.socket.destroy();
+    return;
+  }
+  let response: ApiResponse;
+  if (plan.outcome?.kind === "status") {
+    response = { status: plan.outcome.status, errors: plan.outcome.errors };
+  } else if (match.route === "unknown") {
+    response = unknownRouteResponse(match, rawPath);
+  } else {
+    const request: ApiRequest = {
+      method,
+      segments,
+      query: new URLSearchParams(rawQuery),
+      contentType: req.headers["content-type"],
+      authorization: req.headers.authorization,
+      body,
+    };
+    response =
+      authenticate(state, match.route, request) ?? handleApi(state, match.route, match.params, request);
+  }
+  if (plan.resetAfterAction) {
+    state.counters.count(routeName, "reset");
+    req.socket.destroy();
+    return;
+  }
+  state.counters.count(routeName, response.status);
+  await send(state, res, response, plan, signal);
+}
+
+/** undefined when the caller may go on, else the 401 */
+function authenticate(state: SimulatorState, route: string, req: ApiRequest): ApiResponse | undefined {
+  const tokenCall = route === "token";
+  const result = state.auth.check(req.authorization, {
+    allowBasic: tokenCall || state.settings.basicAuthEnabled,
+    nowMs: state.clock.now(),
+  });
+  if (!result.ok) return unauthorizedResponse(result.reason);
+  if (tokenCall && result.scheme !== "basic")
+    return unauthorizedResponse("a token is issued only for Basic credentials");
+  return undefined;
+}
+
+async function send(
+  state: SimulatorState,
+  res: ServerResponse,
+  response: ApiResponse,
+  plan: FaultPlan,
+  signal: AbortSignal,
+): Promise<void> {
+  let status = response.status;
+  let body = response.body;
+  if (response.errors !== undefined) {
+    const shape = (plan.outcome?.kind === "status" ? plan.outcome.shape : undefined) ?? plan.shape ?? "error";
+    body = errorDocument(response.errors, shape, { pretty: state.settings.prettyXml });
+  }
+  if (plan.malformed) {
+    // a 204 has no body to spoil: answer 200 with a cut document instead
+    if (body === undefined) status = 200;
+    const whole = Buffer.from(body ?? booleanDocument(true));
+    body = whole.subarray(0, Math.floor(whole.length / 2));
+  }
+  const headers: Record<string, string | number> = { ...response.headers };
+  if (body === undefined) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  headers["Content-Type"] = "application/xml";
+  headers["Content-Length"] = bytes.length;
+  res.writeHead(status, headers);
+  if (plan.trickle === undefined) {
+    res.end(bytes);
+    return;
+  }
+  const { bytesPerInterval, intervalMs } = plan.trickle;
+  for (let offset = 0; offset < bytes.length && !res.destroyed; offset += bytesPerInterval) {
+    if (offset > 0) await sleep(intervalMs, undefined, { signal });
+    res.write(bytes.subarray(offset, offset + bytesPerInterval));
+  }
+  res.end();
+}
+
+/** for requests that cannot be read: the connection is closed, as unread body bytes may follow */
+function sendPlain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, {
+    "Content-Type": "text/plain",
+    "Content-Length": Buffer.byteLength(text),
+    Connection: "close",
+  });
+  res.end(text);
+}
+
+/** decoded path segments without the empty first one and a trailing slash; undefined when not decodable */
+function decodeSegments(rawPath: string): string[] | undefined {
+  const parts = rawPath.split("/").slice(1);
+  if (parts.length > 0 && parts.at(-1) === "") parts.pop();
+  try {
+    return parts.map((p) => decodeURIComponent(p));
+  } catch {
+    return undefined;
+  }
+}
+
+/** the whole body, or undefined when it is larger than maxBytes */
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  // most calls (GET, DELETE) have no body: skip the stream machinery for them
+  if (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined) {
+    req.resume();
+    return EMPTY;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}

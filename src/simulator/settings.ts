@@ -1,0 +1,57 @@
+/** The simulator's tunable behaviour, with every default in one place. */
+import { asObject, optBoolean, optEnum, optInt, rejectUnknownKeys } from "./input.ts";
+
+export interface SimulatorSettings {
+  /** added to every API call (not to control calls), for benchmarks; default 0 */
+  latencyMs: number;
+  /** lifetime of tokens from POST /api/2.0/services/auth/token; default 90 minutes, as a 6.4 manager */
+  tokenTtlMs: number;
+  /** false: API calls other than the token call need `Authorization: AUTHTOKEN` (6.4.2+); default true */
+  basicAuthEnabled: boolean;
+  /**
+   * answer for an unknown pool id in the pool-path calls: 400 with errorCode 120054 (default, what
+   * the field notes list for IP address management) or 404 with errorCode 202 (the generic
+   * "requested object could not be found")
+   */
+  missingPoolStatus: 400 | 404;
+  /** true: a PUT whose `<version>` is lower than the stored one gets 409; default false (accepted, audited) */
+  rejectStaleVersion: boolean;
+  /** indented XML for pool, allocation, token and error documents; default false (one line) */
+  prettyXml: boolean;
+  /** larger request bodies get 413; default 64 MiB (edges of several MB are normal) */
+  maxRequestBytes: number;
+}
+
+export const DEFAULT_SETTINGS: Readonly<SimulatorSettings> = Object.freeze({
+  latencyMs: 0,
+  tokenTtlMs: 90 * 60_000,
+  basicAuthEnabled: true,
+  missingPoolStatus: 400,
+  rejectStaleVersion: false,
+  prettyXml: false,
+  maxRequestBytes: 64 * 1024 * 1024,
+});
+
+const KEYS = Object.keys(DEFAULT_SETTINGS);
+
+/** The settings given; absent ones stay absent so that a partial update keeps the others. */
+export function parseSettings(value: unknown, path: string): Partial<SimulatorSettings> {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, KEYS, path);
+  const out: Partial<SimulatorSettings> = {};
+  const latencyMs = optInt(obj, "latencyMs", path, 0, 600_000);
+  if (latencyMs !== undefined) out.latencyMs = latencyMs;
+  const tokenTtlMs = optInt(obj, "tokenTtlMs", path, 1, 365 * 86_400_000);
+  if (tokenTtlMs !== undefined) out.tokenTtlMs = tokenTtlMs;
+  const basicAuthEnabled = optBoolean(obj, "basicAuthEnabled", path);
+  if (basicAuthEnabled !== undefined) out.basicAuthEnabled = basicAuthEnabled;
+  const missingPoolStatus = optEnum(obj, "missingPoolStatus", path, [400, 404] as const);
+  if (missingPoolStatus !== undefined) out.missingPoolStatus = missingPoolStatus;
+  const rejectStaleVersion = optBoolean(obj, "rejectStaleVersion", path);
+  if (rejectStaleVersion !== undefined) out.rejectStaleVersion = rejectStaleVersion;
+  const prettyXml = optBoolean(obj, "prettyXml", path);
+  if (prettyXml !== undefined) out.prettyXml = prettyXml;
+  const maxRequestBytes = optInt(obj, "maxRequestBytes", path, 1, 1024 * 1024 * 1024);
+  if (maxRequestBytes !== undefined) out.maxRequestBytes = maxRequestBytes;
+  return out;
+}

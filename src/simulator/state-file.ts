@@ -1,0 +1,375 @@
+/**
+ * The simulator's initial state: its input type (a YAML or JSON file, or an object given in code)
+ * and the validation that turns it into pool configurations and edge texts, naming the field of
+ * every error (`pools[1].ranges[0].start: not an IP address`).
+ */
+import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import type { IpAddress } from "../nsx/ip.ts";
+import { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
+import {
+  SimulatorInputError,
+  asArray,
+  asObject,
+  fieldPath,
+  optBoolean,
+  optEnum,
+  optInt,
+  optIp,
+  optString,
+  rejectUnknownKeys,
+  reqIp,
+  reqString,
+  type JsonObject,
+} from "./input.ts";
+import { GLOBAL_SCOPE, type PoolConfig, type PoolRange, type ScopeInfo } from "./pools.ts";
+import { parseSettings, type SimulatorSettings } from "./settings.ts";
+
+export interface CredentialsInput {
+  username: string;
+  password: string;
+}
+
+export interface GenerateEdgesInput {
+  /** how many edges (default 1) */
+  count?: number;
+  /** n of the first `edge-<n>` (default 1) */
+  idStart?: number;
+  tenant?: string;
+  firewallRules?: number;
+  /** e.g. 1048576 or 5242880: grow the firewall rules until each document has about this size */
+  targetBytes?: number;
+  seed?: number;
+  pretty?: boolean;
+}
+
+/** One entry of `edges`: a document inline, a file (relative to the state file), or generated. */
+export type EdgeInput = { xml: string } | { xmlFile: string } | { generate: GenerateEdgesInput };
+
+export interface ScopeInput {
+  id: string;
+  name?: string;
+  objectTypeName?: string;
+}
+
+export interface PoolInput {
+  /** `ipaddresspool-<n>` */
+  id: string;
+  name: string;
+  /** a scope id (default `globalroot-0`) or a scope */
+  scope?: string | ScopeInput;
+  /** default: the family of the first range */
+  ipPoolType?: "ipv4" | "ipv6";
+  prefixLength?: number;
+  gateway?: string;
+  dnsSuffix?: string;
+  dnsServer1?: string;
+  dnsServer2?: string;
+  /** default `subnet-<n>` with n from the pool id */
+  subnetId?: string;
+  /** `integer` (default, as the spec) or `prefixed` (`allocatedipaddress-<n>`, as real managers) */
+  allocationIds?: "integer" | "prefixed";
+  /** default 1 */
+  revision?: number;
+  /** inclusive at both ends */
+  ranges: { start: string; end: string }[];
+  allocations?: { ip: string; note?: string }[];
+}
+
+export interface SimulatorStateInput {
+  /** default admin / default */
+  credentials?: CredentialsInput;
+  /** the manager's UUID, shown in pool documents */
+  vsmUuid?: string;
+  settings?: Partial<SimulatorSettings>;
+  /** scopes known beyond `globalroot-0` and those of the pools (listing them gives an empty list) */
+  scopes?: ScopeInput[];
+  edges?: EdgeInput[];
+  pools?: PoolInput[];
+}
+
+/** What the state is built from: every field checked, edge texts not yet parsed. */
+export interface ValidatedState {
+  credentials?: CredentialsInput;
+  vsmUuid?: string;
+  settings: Partial<SimulatorSettings>;
+  scopes: ScopeInfo[];
+  /** edge texts are produced when the state is built: generating megabytes twice would be waste */
+  edges: ValidatedEdge[];
+  pools: ValidatedPool[];
+}
+
+export interface ValidatedEdge {
+  path: string;
+  text(): string;
+}
+
+export interface ValidatedPool {
+  path: string;
+  config: PoolConfig;
+  allocations: { path: string; ip: string; note?: string }[];
+}
+
+/** Reads a state file (YAML or JSON, YAML being a superset), inlines its `xmlFile`s, and validates it. */
+export async function loadStateFile(path: string): Promise<SimulatorStateInput> {
+  let raw: unknown;
+  try {
+    raw = parseYaml(await readFile(path, "utf8"));
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new SimulatorInputError("", `state file ${path}: ${reason}`, { cause });
+  }
+  const baseDir = dirname(resolve(path));
+  const input = asObject(raw ?? {}, "");
+  if (Array.isArray(input.edges)) {
+    // inline the files now, so that the result does not depend on the working directory
+    input.edges = await Promise.all(
+      input.edges.map(async (edge: unknown, i) => {
+        const file = (edge as { xmlFile?: unknown } | null)?.xmlFile;
+        return typeof file === "string"
+          ? { xml: await readEdgeFile(baseDir, file, `edges[${i}].xmlFile`) }
+          : edge;
+      }),
+    );
+  }
+  validateStateInput(input, { baseDir });
+  return input as SimulatorStateInput;
+}
+
+async function readEdgeFile(baseDir: string, file: string, where: string): Promise<string> {
+  try {
+    return await readFile(resolve(baseDir, file), "utf8");
+  } catch (cause) {
+    throw new SimulatorInputError(where, `cannot read ${file}: ${(cause as Error).message}`, { cause });
+  }
+}
+
+const TOP_KEYS = ["credentials", "vsmUuid", "settings", "scopes", "edges", "pools"];
+
+/** Checks every field; `xmlFile`s are read relative to baseDir (default: the working directory). */
+export function validateStateInput(value: unknown, options: { baseDir?: string } = {}): ValidatedState {
+  const obj = asObject(value ?? {}, "");
+  rejectUnknownKeys(obj, TOP_KEYS, "");
+  const scopes = asArray(obj.scopes ?? [], "scopes").map((s, i) => parseScope(s, fieldPath("scopes", i)));
+  const out: ValidatedState = {
+    settings: obj.settings === undefined ? {} : parseSettings(obj.settings, "settings"),
+    scopes,
+    edges: asArray(obj.edges ?? [], "edges").flatMap((e, i) =>
+      parseEdgeEntry(e, fieldPath("edges", i), options.baseDir ?? process.cwd()),
+    ),
+    pools: [],
+  };
+  if (obj.credentials !== undefined) out.credentials = parseCredentials(obj.credentials, "credentials");
+  const vsmUuid = optString(obj, "vsmUuid", "");
+  if (vsmUuid !== undefined) out.vsmUuid = vsmUuid;
+  const ids = new Map<string, number>();
+  asArray(obj.pools ?? [], "pools").forEach((p, i) => {
+    const pool = parsePool(p, fieldPath("pools", i), scopes);
+    const previous = ids.get(pool.config.id);
+    if (previous !== undefined)
+      throw new SimulatorInputError(`${pool.path}.id`, `same id as pools[${previous}]`);
+    ids.set(pool.config.id, i);
+    out.pools.push(pool);
+  });
+  return out;
+}
+
+export function parseCredentials(value: unknown, path: string): CredentialsInput {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, ["username", "password"], path);
+  return { username: reqString(obj, "username", path), password: reqString(obj, "password", path) };
+}
+
+function parseScope(value: unknown, path: string): ScopeInfo {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, ["id", "name", "objectTypeName"], path);
+  const id = reqString(obj, "id", path);
+  const known = scopeFromId(id);
+  return {
+    id,
+    name: optString(obj, "name", path) ?? known.name,
+    objectTypeName: optString(obj, "objectTypeName", path) ?? known.objectTypeName,
+  };
+}
+
+/** A scope named only by id: its type from the id's form (spec 2.5). */
+function scopeFromId(id: string): ScopeInfo {
+  if (id === GLOBAL_SCOPE.id) return GLOBAL_SCOPE;
+  const objectTypeName = id.startsWith("vdnscope-")
+    ? "VdnScope"
+    : id.startsWith("datacenter-")
+      ? "Datacenter"
+      : "Scope";
+  return { id, objectTypeName, name: id };
+}
+
+function parseEdgeEntry(value: unknown, path: string, baseDir: string): ValidatedEdge[] {
+  const obj = asObject(value, path);
+  const keys = Object.keys(obj);
+  if (keys.length !== 1 || !["xml", "xmlFile", "generate"].includes(keys[0] ?? "")) {
+    throw new SimulatorInputError(path, "must have exactly one of xml, xmlFile, generate");
+  }
+  if (obj.xml !== undefined) {
+    const xml = reqString(obj, "xml", path);
+    return [{ path: `${path}.xml`, text: () => xml }];
+  }
+  if (obj.xmlFile !== undefined) {
+    const file = reqString(obj, "xmlFile", path);
+    try {
+      const xml = readFileSync(resolve(baseDir, file), "utf8");
+      return [{ path: `${path}.xmlFile`, text: () => xml }];
+    } catch (cause) {
+      throw new SimulatorInputError(`${path}.xmlFile`, `cannot read ${file}: ${(cause as Error).message}`, {
+        cause,
+      });
+    }
+  }
+  return generateEdges(obj.generate ?? {}, `${path}.generate`);
+}
+
+function generateEdges(value: unknown, path: string): ValidatedEdge[] {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, ["count", "idStart", ...GENERATE_KEYS], path);
+  const count = optInt(obj, "count", path, 0, 10_000) ?? 1;
+  const idStart = optInt(obj, "idStart", path, 0, 1_000_000_000) ?? 1;
+  const { count: _count, idStart: _idStart, ...rest } = obj;
+  return Array.from({ length: count }, (_, i) => {
+    const options = parseGenerateOptions(rest, path, idStart + i);
+    // edges after the first get their own seed, so they differ
+    if (options.seed !== undefined) options.seed += i;
+    return { path, text: () => generateEdgeXml(options) };
+  });
+}
+
+const GENERATE_KEYS = ["tenant", "firewallRules", "targetBytes", "seed", "pretty"];
+
+/** The options of one generated edge (`generate` without count and idStart). */
+export function parseGenerateOptions(value: unknown, path: string, edgeNumber: number): GenerateEdgeOptions {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, GENERATE_KEYS, path);
+  const options: GenerateEdgeOptions = { edgeNumber };
+  const tenant = optString(obj, "tenant", path);
+  if (tenant !== undefined) options.tenant = tenant;
+  const firewallRules = optInt(obj, "firewallRules", path, 0, 100_000);
+  if (firewallRules !== undefined) options.firewallRules = firewallRules;
+  const targetBytes = optInt(obj, "targetBytes", path, 0, 64 * 1024 * 1024);
+  if (targetBytes !== undefined) options.targetBytes = targetBytes;
+  const seed = optInt(obj, "seed", path, 0, 2 ** 31);
+  if (seed !== undefined) options.seed = seed;
+  const pretty = optBoolean(obj, "pretty", path);
+  if (pretty !== undefined) options.pretty = pretty;
+  return options;
+}
+
+const POOL_KEYS = [
+  "id",
+  "name",
+  "scope",
+  "ipPoolType",
+  "prefixLength",
+  "gateway",
+  "dnsSuffix",
+  "dnsServer1",
+  "dnsServer2",
+  "subnetId",
+  "allocationIds",
+  "revision",
+  "ranges",
+  "allocations",
+];
+
+export function parsePool(value: unknown, path: string, scopes: readonly ScopeInfo[]): ValidatedPool {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, POOL_KEYS, path);
+  const id = reqString(obj, "id", path);
+  if (!/^[\w.-]+$/.test(id))
+    throw new SimulatorInputError(`${path}.id`, "may hold only letters, digits, _ . -");
+  const ranges = parseRanges(obj, path);
+  const family = ranges[0]!.start.family;
+  const ipPoolType =
+    optEnum(obj, "ipPoolType", path, ["ipv4", "ipv6"] as const) ?? (family === 4 ? "ipv4" : "ipv6");
+  if ((ipPoolType === "ipv4") !== (family === 4)) {
+    throw new SimulatorInputError(`${path}.ipPoolType`, `is ${ipPoolType} but ranges[0] is IPv${family}`);
+  }
+  const gateway = optIp(obj, "gateway", path);
+  if (gateway !== undefined && gateway.family !== family) {
+    throw new SimulatorInputError(`${path}.gateway`, `not an IPv${family} address`);
+  }
+  optIp(obj, "dnsServer1", path);
+  optIp(obj, "dnsServer2", path);
+  const number = /(\d+)$/.exec(id)?.[1] ?? "1";
+  const config: PoolConfig = {
+    id,
+    name: reqString(obj, "name", path),
+    scope: parsePoolScope(obj.scope, `${path}.scope`, scopes),
+    ipPoolType,
+    subnetId: optString(obj, "subnetId", path) ?? `subnet-${number}`,
+    allocationIds: optEnum(obj, "allocationIds", path, ["integer", "prefixed"] as const) ?? "integer",
+    revision: optInt(obj, "revision", path) ?? 1,
+    ranges,
+  };
+  const prefixLength = optInt(obj, "prefixLength", path, 0, family === 4 ? 32 : 128);
+  if (prefixLength !== undefined) config.prefixLength = prefixLength;
+  for (const key of ["gateway", "dnsSuffix", "dnsServer1", "dnsServer2"] as const) {
+    const text = optString(obj, key, path)?.trim();
+    if (text !== undefined) config[key] = text;
+  }
+  return { path, config, allocations: parseAllocations(obj, path) };
+}
+
+function parsePoolScope(value: unknown, path: string, scopes: readonly ScopeInfo[]): ScopeInfo {
+  if (value === undefined) return GLOBAL_SCOPE;
+  if (typeof value === "string") {
+    if (value === "") throw new SimulatorInputError(path, "must not be empty");
+    return scopes.find((s) => s.id === value) ?? scopeFromId(value);
+  }
+  return parseScope(value, path);
+}
+
+function parseRanges(obj: JsonObject, path: string): PoolRange[] {
+  const where = fieldPath(path, "ranges");
+  const list = asArray(obj.ranges ?? [], where);
+  if (list.length === 0) throw new SimulatorInputError(where, "needs at least one range");
+  const ranges = list.map((r, i) => parseRange(r, fieldPath(where, i)));
+  ranges.forEach((range, i) => {
+    const here = fieldPath(where, i);
+    if (range.start.family !== ranges[0]!.start.family) {
+      throw new SimulatorInputError(
+        here,
+        `IPv${range.start.family} in a pool whose ranges[0] is IPv${ranges[0]!.start.family}`,
+      );
+    }
+    const other = ranges.findIndex((o, j) => j < i && overlaps(o, range));
+    if (other !== -1) throw new SimulatorInputError(here, `overlaps ranges[${other}]`);
+  });
+  return ranges;
+}
+
+function parseRange(value: unknown, path: string): PoolRange {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, ["start", "end"], path);
+  const start: IpAddress = reqIp(obj, "start", path);
+  const end: IpAddress = reqIp(obj, "end", path);
+  if (start.family !== end.family)
+    throw new SimulatorInputError(`${path}.end`, "not of the same family as start");
+  if (end.value < start.value) throw new SimulatorInputError(`${path}.end`, "is before start");
+  return { startAddress: String(obj.start).trim(), endAddress: String(obj.end).trim(), start, end };
+}
+
+function overlaps(a: PoolRange, b: PoolRange): boolean {
+  return a.start.value <= b.end.value && b.start.value <= a.end.value;
+}
+
+function parseAllocations(obj: JsonObject, path: string): ValidatedPool["allocations"] {
+  const where = fieldPath(path, "allocations");
+  return asArray(obj.allocations ?? [], where).map((a, i) => {
+    const here = fieldPath(where, i);
+    const item = asObject(a, here);
+    rejectUnknownKeys(item, ["ip", "note"], here);
+    reqIp(item, "ip", here);
+    const note = optString(item, "note", here);
+    return { path: here, ip: String(item.ip).trim(), ...(note !== undefined ? { note } : {}) };
+  });
+}

@@ -1,0 +1,133 @@
+/**
+ * Test helpers for the simulator: start one over real HTTP, call its API and control routes with
+ * undici (not the project's client), and read its small XML documents.
+ */
+import { request } from "undici";
+import { parseXmlObject } from "../../src/nsx/xml.ts";
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../../src/simulator/index.ts";
+
+export const BASIC = `Basic ${Buffer.from("admin:default").toString("base64")}`;
+
+export function basic(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+export interface CallOptions {
+  /** Authorization header; default admin/default Basic; null sends none */
+  auth?: string | null;
+  body?: string;
+  contentType?: string;
+}
+
+export class TestSimulator {
+  readonly sim: RunningSimulator;
+  constructor(sim: RunningSimulator) {
+    this.sim = sim;
+  }
+
+  static async start(options: SimulatorOptions = {}): Promise<TestSimulator> {
+    return new TestSimulator(await startSimulator(options));
+  }
+
+  get state() {
+    return this.sim.state;
+  }
+
+  async api(method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { Accept: "application/xml" };
+    const auth = options.auth === undefined ? BASIC : options.auth;
+    if (auth !== null) headers.Authorization = auth;
+    if (options.body !== undefined) headers["Content-Type"] = options.contentType ?? "application/xml";
+    const res = await request(`${this.sim.url}${path}`, {
+      method: method as "GET",
+      headers,
+      ...(options.body !== undefined ? { body: options.body } : {}),
+    });
+    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  }
+
+  async control<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: T }> {
+    const res = await request(`${this.sim.url}/_simulator/${path}`, {
+      method: method as "GET",
+      ...(body !== undefined
+        ? { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } }
+        : {}),
+    });
+    return { status: res.statusCode, json: (await res.body.json()) as T };
+  }
+
+  close(): Promise<void> {
+    return this.sim.close();
+  }
+}
+
+/** the root element's value of a small XML document, arrays forced for the named elements */
+export function xml(text: string, arrays: string[] = []): Record<string, unknown> {
+  return parseXmlObject(text, "test document", { arrays });
+}
+
+/** names of the child elements of the first element `name`, in order */
+export function childNames(text: string, name: string): string[] {
+  const start = text.indexOf(`<${name}>`);
+  const end = text.indexOf(`</${name}>`, start);
+  const inner = text.slice(start + name.length + 2, end);
+  const names: string[] = [];
+  let depth = 0;
+  for (const m of inner.matchAll(/<(\/?)([A-Za-z0-9]+)(\/?)>/g)) {
+    if (m[1] === "/") depth--;
+    else {
+      if (depth === 0) names.push(m[2]!);
+      if (m[3] !== "/") depth++;
+    }
+  }
+  return names;
+}
+
+export const POOL_V4 = {
+  id: "ipaddresspool-1",
+  name: "controller-pool",
+  prefixLength: 24,
+  gateway: "10.0.0.1",
+  dnsSuffix: "corp.example.org",
+  dnsServer1: "10.0.0.53",
+  dnsServer2: "10.0.1.53",
+  ranges: [{ start: "10.0.0.10", end: "10.0.0.12" }],
+  allocations: [
+    { ip: "10.0.0.10", note: "controller-1" },
+    { ip: "10.0.0.11", note: "controller-2" },
+  ],
+};
+
+export const POOL_V6 = {
+  id: "ipaddresspool-2",
+  name: "vtep-v6",
+  prefixLength: 64,
+  gateway: "2001:db8::1",
+  allocationIds: "prefixed" as const,
+  ranges: [{ start: "2001:db8::10", end: "2001:db8::1f" }],
+  allocations: [{ ip: "2001:0db8:0:0:0:0:0:10", note: "vtep-host-19" }],
+};
+
+/** A small edge with every spec field and a description. */
+export function smallEdge(id = "edge-7", extra = ""): string {
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n<edge><id>${id}</id><version>4</version><status>deployed</status>` +
+    "<datacenterMoid>datacenter-21</datacenterMoid><datacenterName>dc-a</datacenterName><tenant>default</tenant>" +
+    "<name>dlr-07</name><fqdn>dlr-07.example.org</fqdn><enableAesni>false</enableAesni><enableFips>false</enableFips>" +
+    "<vseLogLevel>info</vseLogLevel><vnics/><appliances><applianceSize>compact</applianceSize></appliances>" +
+    "<cliSettings><remoteAccess>false</remoteAccess><userName>admin</userName></cliSettings>" +
+    `<features><featureConfig/>${extra}</features><autoConfiguration><enabled>true</enabled></autoConfiguration>` +
+    "<type>distributedRouter</type><isUniversal>false</isUniversal><hypervisorAssist>false</hypervisorAssist>" +
+    "<tunnels/><edgeSummary><objectId>edge-7</objectId></edgeSummary><description>tier 7</description></edge>"
+  );
+}
