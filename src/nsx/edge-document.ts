@@ -1,0 +1,297 @@
+/**
+ * The edge document (spec 2.1) as a lossless tree: read, change one field, write back whole
+ * (spec 4.2). Everything the manager sent that we do not set goes back byte for byte: unknown
+ * elements, their order, attributes, empty elements, entity references as written, CDATA,
+ * comments, PIs, the declaration and the whitespace between elements (see xml.ts for why the
+ * tree is our own).
+ */
+import { NsxDocumentError, NsxResponseError } from "./errors.ts";
+import {
+  cloneElement,
+  decodeXmlText,
+  escapeXmlText,
+  isXmlName,
+  isXmlText,
+  parseXmlDocument,
+  serializeXml,
+  textContent,
+  type XmlAttribute,
+  type XmlDocument,
+  type XmlElement,
+  type XmlLeaf,
+  type XmlNode,
+} from "./xml.ts";
+
+/** Direct children of `<edge>` in the order of spec 2.1; a missing field is inserted by it. */
+export const EDGE_FIELD_ORDER: readonly string[] = [
+  "id",
+  "version",
+  "status",
+  "datacenterMoid",
+  "datacenterName",
+  "tenant",
+  "name",
+  "fqdn",
+  "enableAesni",
+  "enableFips",
+  "vseLogLevel",
+  "vnics",
+  "appliances",
+  "cliSettings",
+  "features",
+  "autoConfiguration",
+  "type",
+  "isUniversal",
+  "hypervisorAssist",
+  "tunnels",
+  "edgeSummary",
+  "description",
+];
+
+const WHAT = "edge document";
+const WHITESPACE = /^[ \t\r\n]+$/;
+
+function isWhitespace(node: XmlNode | undefined): node is XmlLeaf {
+  return node !== undefined && node.kind === "text" && WHITESPACE.test(node.raw);
+}
+
+function childIndexes(parent: XmlElement, name: string): number[] {
+  const found: number[] = [];
+  parent.children.forEach((c, i) => {
+    if (c.kind === "element" && c.name === name) found.push(i);
+  });
+  return found;
+}
+
+export class EdgeDocument {
+  readonly #doc: XmlDocument;
+
+  private constructor(doc: XmlDocument) {
+    this.#doc = doc;
+  }
+
+  /**
+   * Parses a manager's edge document. Throws NsxResponseError when it is not well-formed XML,
+   * has a DOCTYPE or ENTITY declaration or an undefined entity reference, its root is not
+   * `<edge>`, or it has no `<id>` (or an empty one).
+   */
+  static parse(xml: string): EdgeDocument {
+    const doc = parseXmlDocument(xml, WHAT);
+    if (doc.root.name !== "edge") {
+      throw new NsxResponseError(`${WHAT}: root element is <${doc.root.name}>, expected <edge>`);
+    }
+    const edge = new EdgeDocument(doc);
+    if (!edge.getField("id")?.trim())
+      throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
+    return edge;
+  }
+
+  /** `edge-<n>`, as written */
+  get id(): string {
+    return this.getField("id") ?? "";
+  }
+  /** undefined when absent or not a non-negative safe integer */
+  get version(): number | undefined {
+    const text = this.getField("version")?.trim();
+    if (text === undefined || !/^[0-9]+$/.test(text)) return undefined;
+    const version = Number(text);
+    return Number.isSafeInteger(version) ? version : undefined;
+  }
+  get status(): string | undefined {
+    return this.getField("status");
+  }
+  get datacenterMoid(): string | undefined {
+    return this.getField("datacenterMoid");
+  }
+  get datacenterName(): string | undefined {
+    return this.getField("datacenterName");
+  }
+  get tenant(): string | undefined {
+    return this.getField("tenant");
+  }
+  get name(): string | undefined {
+    return this.getField("name");
+  }
+  get fqdn(): string | undefined {
+    return this.getField("fqdn");
+  }
+  get type(): string | undefined {
+    return this.getField("type");
+  }
+  get description(): string | undefined {
+    return this.getField("description");
+  }
+
+  /**
+   * The decoded text of the first direct child of `<edge>` with this name (its descendants'
+   * text included), exactly as written, not trimmed; "" when empty, undefined when absent.
+   */
+  getField(name: string): string | undefined {
+    const root = this.#doc.root;
+    const index = childIndexes(root, name)[0];
+    return index === undefined ? undefined : textContent(root.children[index] as XmlElement);
+  }
+
+  /**
+   * Sets the text of a direct child of `<edge>` (its former content, child elements included, is
+   * replaced; its attributes stay). When absent it is inserted at its spec position: right after
+   * the nearest preceding field of EDGE_FIELD_ORDER that is present (first when none is; after
+   * the last child element for a name outside the spec), indented like the element it follows.
+   * Throws NsxDocumentError for a name that is not an XML name, text with characters XML cannot
+   * carry, or a name that occurs more than once (which one the manager would read is unknown).
+   */
+  setField(name: string, value: string): this {
+    if (!isXmlName(name)) {
+      throw new NsxDocumentError(`${WHAT}: ${JSON.stringify(name)} is not an element name`);
+    }
+    if (!isXmlText(value)) {
+      throw new NsxDocumentError(`${WHAT}: the value for <${name}> has characters XML cannot carry`);
+    }
+    const root = this.#doc.root;
+    const found = childIndexes(root, name);
+    if (found.length > 1) {
+      throw new NsxDocumentError(
+        `${WHAT}: <edge> has ${found.length} <${name}> elements; refusing to set one`,
+      );
+    }
+    const children: XmlNode[] = value === "" ? [] : [{ kind: "text", raw: escapeXmlText(value) }];
+    const index = found[0];
+    if (index !== undefined) {
+      setContent(root.children[index] as XmlElement, children);
+    } else {
+      const element: XmlElement = {
+        kind: "element",
+        name,
+        startTag: `<${name}>`,
+        attributes: [],
+        selfClosing: false,
+        children,
+        endTag: `</${name}>`,
+      };
+      insertChild(root, element);
+    }
+    return this;
+  }
+
+  setTenant(tenant: string): this {
+    return this.setField("tenant", tenant);
+  }
+
+  clone(): EdgeDocument {
+    const doc = this.#doc;
+    return new EdgeDocument({
+      prolog: [...doc.prolog],
+      root: cloneElement(doc.root),
+      epilog: [...doc.epilog],
+    });
+  }
+
+  /** The document as read, with only what was set changed. */
+  serialize(): string {
+    return serializeXml(this.#doc);
+  }
+
+  /**
+   * True when the two documents are equal as XML except for the named direct children of
+   * `<edge>`. Equal as XML: same elements in the same order, same attributes (decoded values,
+   * in any order), same decoded text (so `&#233;` equals `é`), same CDATA, comments and PIs,
+   * same prolog and epilog; `<a/>` equals `<a></a>`. A named child is ignored together with the
+   * whitespace just before it, which is what setField inserts with it.
+   */
+  static equalExcept(a: EdgeDocument, b: EdgeDocument, fields: readonly string[]): boolean {
+    const skip = new Set(fields);
+    const ra = a.#doc.root;
+    const rb = b.#doc.root;
+    return (
+      nodeListsEqual(a.#doc.prolog, b.#doc.prolog) &&
+      nodeListsEqual(a.#doc.epilog, b.#doc.epilog) &&
+      ra.name === rb.name &&
+      attributesEqual(ra.attributes, rb.attributes) &&
+      nodeListsEqual(withoutFields(ra.children, skip), withoutFields(rb.children, skip))
+    );
+  }
+}
+
+function setContent(element: XmlElement, children: XmlNode[]): void {
+  if (element.selfClosing && children.length > 0) {
+    element.startTag = `${element.startTag.slice(0, -2)}>`;
+    element.endTag = `</${element.name}>`;
+    element.selfClosing = false;
+  }
+  element.children = children;
+}
+
+function insertChild(root: XmlElement, element: XmlElement): void {
+  const children = root.children;
+  const specIndex = EDGE_FIELD_ORDER.indexOf(element.name);
+  let anchor: number | undefined;
+  if (specIndex === -1) {
+    anchor = children.findLastIndex((c) => c.kind === "element");
+  } else {
+    for (let i = specIndex - 1; i >= 0 && anchor === undefined; i--) {
+      anchor = childIndexes(root, EDGE_FIELD_ORDER[i] ?? "")[0];
+    }
+  }
+  if (anchor !== undefined && anchor >= 0) {
+    const indent = children[anchor - 1];
+    const inserted: XmlNode[] = isWhitespace(indent)
+      ? [{ kind: "text", raw: indent.raw }, element]
+      : [element];
+    children.splice(anchor + 1, 0, ...inserted);
+  } else if (isWhitespace(children[0])) {
+    children.splice(1, 0, element, { kind: "text", raw: children[0].raw });
+  } else {
+    children.unshift(element);
+  }
+}
+
+/** children without the skipped elements and the whitespace right before each */
+function withoutFields(children: readonly XmlNode[], skip: ReadonlySet<string>): XmlNode[] {
+  const kept: XmlNode[] = [];
+  for (const child of children) {
+    if (child.kind === "element" && skip.has(child.name)) {
+      if (isWhitespace(kept.at(-1))) kept.pop();
+    } else {
+      kept.push(child);
+    }
+  }
+  return kept;
+}
+
+/** Adjacent text leaves merged and decoded, so that text is compared as text. */
+function normalized(nodes: readonly XmlNode[]): XmlNode[] {
+  const out: XmlNode[] = [];
+  for (const node of nodes) {
+    const last = out.at(-1);
+    if (node.kind !== "text") out.push(node);
+    else if (last?.kind === "text")
+      out[out.length - 1] = { kind: "text", raw: last.raw + decodeXmlText(node.raw) };
+    else out.push({ kind: "text", raw: decodeXmlText(node.raw) });
+  }
+  return out;
+}
+
+function nodeListsEqual(a: readonly XmlNode[], b: readonly XmlNode[]): boolean {
+  const na = normalized(a);
+  const nb = normalized(b);
+  return na.length === nb.length && na.every((node, i) => nodesEqual(node, nb[i] as XmlNode));
+}
+
+function nodesEqual(a: XmlNode, b: XmlNode): boolean {
+  if (a.kind === "element" || b.kind === "element") {
+    return (
+      a.kind === "element" &&
+      b.kind === "element" &&
+      a.name === b.name &&
+      attributesEqual(a.attributes, b.attributes) &&
+      nodeListsEqual(a.children, b.children)
+    );
+  }
+  return a.kind === b.kind && a.raw === b.raw;
+}
+
+function attributesEqual(a: readonly XmlAttribute[], b: readonly XmlAttribute[]): boolean {
+  if (a.length !== b.length) return false;
+  const values = new Map(a.map((x) => [x.name, decodeXmlText(x.rawValue)]));
+  return b.every((x) => values.get(x.name) === decodeXmlText(x.rawValue));
+}

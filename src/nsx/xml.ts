@@ -1,0 +1,403 @@
+/**
+ * XML for the manager client: a strict well-formedness and safety check, a lossless tree for the
+ * edge document, and a plain-object parser for the small documents (pools, allocations, errors).
+ *
+ * Why a tokenizer of our own for the lossless tree: fast-xml-parser 5 (preserveOrder, no entity
+ * processing) with its XMLBuilder does not give back what it read. Measured: `<e/>` becomes
+ * `<e></e>`, `a='1'` becomes `a="1"`, spacing inside tags and `</edge >` are normalised, the XML
+ * declaration is rewritten, a processing instruction loses its data (`<?pi z?>` → `<?pi?>`) and
+ * the text after the root is dropped. The edge is written back whole (spec 4.2), so every byte we
+ * do not mean to change must go back as read. The tree below keeps the raw text of every token;
+ * serialising is concatenation, which makes "nothing lost" true by construction. The tokenizer is
+ * also the safety check, because it refuses every DOCTYPE and entity declaration (XXE and
+ * billion-laughs safe: nothing is ever expanded) and every entity reference without a DTD.
+ * The small documents are then handed to fast-xml-parser only after that check.
+ */
+import { XMLParser } from "fast-xml-parser";
+import { NsxResponseError } from "./errors.ts";
+
+export type XmlLeafKind = "text" | "cdata" | "comment" | "pi" | "declaration";
+
+/** A token kept as written. Leaves are never mutated: a change replaces them. */
+export interface XmlLeaf {
+  readonly kind: XmlLeafKind;
+  readonly raw: string;
+}
+
+export interface XmlAttribute {
+  readonly name: string;
+  /** between the quotes, entity references as written */
+  readonly rawValue: string;
+}
+
+export interface XmlElement {
+  readonly kind: "element";
+  readonly name: string;
+  /** as written: `<name a="1">`, or `<name/>` when selfClosing */
+  startTag: string;
+  readonly attributes: readonly XmlAttribute[];
+  selfClosing: boolean;
+  children: XmlNode[];
+  /** as written, `</name>`; "" when selfClosing */
+  endTag: string;
+}
+
+export type XmlNode = XmlElement | XmlLeaf;
+
+export interface XmlDocument {
+  /** declaration, whitespace, comments and PIs before the root, as written */
+  prolog: XmlLeaf[];
+  root: XmlElement;
+  /** whitespace, comments and PIs after the root */
+  epilog: XmlLeaf[];
+}
+
+/** Deeper nesting than this is refused: real edges nest about ten deep. Bounds recursion. */
+export const MAX_XML_DEPTH = 256;
+
+const S = "[ \\t\\r\\n]";
+const NAME_START =
+  ":A-Z_a-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D" +
+  "\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD\\u{10000}-\\u{EFFFF}";
+// the combining marks first: after another character eslint takes them for one combined character
+const NAME = `[${NAME_START}][\\u0300-\\u036F${NAME_START}\\-.0-9\\u00B7\\u203F-\\u2040]*`;
+const ATTRIBUTE = `${S}+(${NAME})${S}*=${S}*(?:"([^"<]*)"|'([^'<]*)')`;
+const ANY_ATTRIBUTE = `${S}+${NAME}${S}*=${S}*(?:"[^"<]*"|'[^'<]*')`;
+const START_TAG = new RegExp(`<(${NAME})((?:${ANY_ATTRIBUTE})*)${S}*(/?)>`, "uy");
+const ATTRIBUTES = new RegExp(ATTRIBUTE, "gu");
+const END_TAG = new RegExp(`</(${NAME})${S}*>`, "uy");
+const PI_START = new RegExp(`<\\?(${NAME})(?:${S}|\\?>)`, "uy");
+const XML_DECLARATION = new RegExp(
+  `^<\\?xml${S}+version${S}*=${S}*(?:'1\\.[0-9]+'|"1\\.[0-9]+")` +
+    `(?:${S}+encoding${S}*=${S}*(?:'[A-Za-z][\\w.-]*'|"[A-Za-z][\\w.-]*"))?` +
+    `(?:${S}+standalone${S}*=${S}*(?:'(?:yes|no)'|"(?:yes|no)"))?${S}*\\?>`,
+  "u",
+);
+const XML_NAME = new RegExp(`^${NAME}$`, "u");
+const WHITESPACE = /^[ \t\r\n]*$/;
+const INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+/** an `&` that starts none of the five entities or a character reference */
+const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
+const CHARACTER_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
+const NAMED_REFERENCE = new RegExp(`&(${NAME});`, "uy");
+const DECODE = /&(?:(amp|lt|gt|quot|apos)|#([0-9]+)|#x([0-9a-fA-F]+));/g;
+const NO_ATTRIBUTES: readonly XmlAttribute[] = Object.freeze([]);
+const PREDEFINED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+export function isXmlName(name: string): boolean {
+  return XML_NAME.test(name);
+}
+
+/** true when every character of the text may appear in an XML 1.0 document */
+export function isXmlText(text: string): boolean {
+  return !INVALID_CHAR.test(text);
+}
+
+/** Escapes text content; `\r` too, so that it survives the reader's line-end normalisation. */
+export function escapeXmlText(text: string): string {
+  return text.replace(/[&<>\r]/g, (c) =>
+    c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&#13;",
+  );
+}
+
+/** Decodes the five predefined entities and character references of already checked text. */
+export function decodeXmlText(raw: string): string {
+  if (!raw.includes("&")) return raw;
+  return raw.replace(
+    DECODE,
+    (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) =>
+      named !== undefined
+        ? (PREDEFINED[named] ?? "")
+        : String.fromCodePoint(parseInt(dec ?? hex ?? "", dec ? 10 : 16)),
+  );
+}
+
+function isXmlCodePoint(cp: number): boolean {
+  return cp <= 0x10ffff && isXmlText(String.fromCodePoint(cp));
+}
+
+/** One pass over a document; positions index `text`. */
+class Tokenizer {
+  readonly #text: string;
+  readonly #what: string;
+  #pos = 0;
+  readonly #prolog: XmlLeaf[] = [];
+  readonly #epilog: XmlLeaf[] = [];
+  readonly #stack: XmlElement[] = [];
+  #root: XmlElement | undefined;
+
+  constructor(text: string, what: string) {
+    this.#text = text;
+    this.#what = what;
+  }
+
+  run(): XmlDocument {
+    const text = this.#text;
+    const bad = INVALID_CHAR.exec(text);
+    if (bad) {
+      this.#fail(bad.index, `character U+${bad[0].codePointAt(0)?.toString(16).toUpperCase()} not allowed`);
+    }
+    if (text.startsWith("\uFEFF")) this.#leaf("text", 1);
+    if (text.startsWith("<?xml", this.#pos)) this.#declaration();
+    while (this.#pos < text.length) {
+      const lt = text.indexOf("<", this.#pos);
+      const textEnd = lt === -1 ? text.length : lt;
+      if (textEnd > this.#pos) this.#characterData(textEnd);
+      if (lt === -1) break;
+      this.#markup();
+    }
+    const open = this.#stack.at(-1);
+    if (open) this.#fail(text.length, `<${open.name}> is not closed`);
+    if (!this.#root) this.#fail(text.length, "no root element");
+    return { prolog: this.#prolog, root: this.#root, epilog: this.#epilog };
+  }
+
+  #fail(pos: number, reason: string): never {
+    const before = this.#text.slice(0, pos);
+    const line = before.split("\n").length;
+    const column = pos - before.lastIndexOf("\n");
+    throw new NsxResponseError(
+      `${this.#what}: not well-formed XML (line ${line}, column ${column}): ${reason}`,
+    );
+  }
+
+  #refuse(what: string): never {
+    throw new NsxResponseError(`${this.#what}: ${what} declarations are refused (no DTD processing)`);
+  }
+
+  /** appends text[pos, end) as a leaf where it belongs, and moves past it */
+  #leaf(kind: XmlLeafKind, end: number): void {
+    const leaf: XmlLeaf = { kind, raw: this.#text.slice(this.#pos, end) };
+    const parent = this.#stack.at(-1);
+    if (parent) parent.children.push(leaf);
+    else (this.#root ? this.#epilog : this.#prolog).push(leaf);
+    this.#pos = end;
+  }
+
+  #declaration(): void {
+    const end = this.#text.indexOf("?>", this.#pos);
+    const next = this.#text.charAt(this.#pos + 5);
+    if (next !== "?" && !/[ \t\r\n]/.test(next)) return; // a PI named like `xml-foo`
+    if (end === -1 || !XML_DECLARATION.test(this.#text.slice(this.#pos, end + 2))) {
+      this.#fail(this.#pos, "malformed XML declaration");
+    }
+    this.#leaf("declaration", end + 2);
+  }
+
+  #characterData(end: number): void {
+    const raw = this.#text.slice(this.#pos, end);
+    if (this.#stack.length === 0) {
+      if (!WHITESPACE.test(raw)) this.#fail(this.#pos, "text outside the root element");
+    } else {
+      const cdataEnd = raw.indexOf("]]>");
+      if (cdataEnd !== -1) this.#fail(this.#pos + cdataEnd, "']]>' in text");
+      this.#checkReferences(raw, this.#pos);
+    }
+    this.#leaf("text", end);
+  }
+
+  /** only the predefined entities and character references: without a DTD nothing else is defined */
+  #checkReferences(raw: string, offset: number): void {
+    if (!raw.includes("&")) return;
+    const bad = BAD_AMPERSAND.exec(raw);
+    if (bad) {
+      NAMED_REFERENCE.lastIndex = bad.index;
+      const named = NAMED_REFERENCE.exec(raw);
+      if (named) this.#fail(offset + bad.index, `undefined entity reference ${named[0]} (no DTD)`);
+      this.#fail(offset + bad.index, "'&' that does not start a reference");
+    }
+    if (!raw.includes("&#")) return;
+    CHARACTER_REFERENCE.lastIndex = 0; // exec on the shared regex: matchAll would clone it per call
+    for (let m = CHARACTER_REFERENCE.exec(raw); m; m = CHARACTER_REFERENCE.exec(raw)) {
+      const cp = m[1] !== undefined ? parseInt(m[1], 10) : parseInt(m[2] ?? "", 16);
+      if (!isXmlCodePoint(cp)) {
+        this.#fail(offset + m.index, `character reference ${m[0]} is not an XML character`);
+      }
+    }
+  }
+
+  #markup(): void {
+    const text = this.#text;
+    const pos = this.#pos;
+    if (text.startsWith("</", pos)) return this.#endTag();
+    if (text.startsWith("<!--", pos)) {
+      const end = text.indexOf("-->", pos + 4);
+      if (end === -1) this.#fail(pos, "unterminated comment");
+      if (text.slice(pos + 4, end).includes("--") || (end > pos + 4 && text.charAt(end - 1) === "-")) {
+        this.#fail(pos, "'--' inside a comment");
+      }
+      return this.#leaf("comment", end + 3);
+    }
+    if (text.startsWith("<![CDATA[", pos)) {
+      if (this.#stack.length === 0) this.#fail(pos, "CDATA section outside the root element");
+      const end = text.indexOf("]]>", pos + 9);
+      if (end === -1) this.#fail(pos, "unterminated CDATA section");
+      return this.#leaf("cdata", end + 3);
+    }
+    if (text.startsWith("<!DOCTYPE", pos)) this.#refuse("DOCTYPE");
+    if (text.startsWith("<!ENTITY", pos)) this.#refuse("ENTITY");
+    if (text.startsWith("<!", pos)) this.#fail(pos, "unknown markup declaration");
+    if (text.startsWith("<?", pos)) return this.#processingInstruction();
+    this.#startTag();
+  }
+
+  #processingInstruction(): void {
+    PI_START.lastIndex = this.#pos;
+    const m = PI_START.exec(this.#text);
+    if (!m?.[1]) this.#fail(this.#pos, "malformed processing instruction");
+    if (m[1].toLowerCase() === "xml") {
+      this.#fail(this.#pos, "XML declaration not at the start of the document");
+    }
+    const end = this.#text.indexOf("?>", this.#pos + 2 + m[1].length);
+    if (end === -1) this.#fail(this.#pos, "unterminated processing instruction");
+    this.#leaf("pi", end + 2);
+  }
+
+  #startTag(): void {
+    START_TAG.lastIndex = this.#pos;
+    const m = START_TAG.exec(this.#text);
+    if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
+    if (this.#root && this.#stack.length === 0) this.#fail(this.#pos, "a second root element");
+    if (this.#stack.length >= MAX_XML_DEPTH) {
+      this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
+    }
+    const selfClosing = m[3] === "/";
+    const element: XmlElement = {
+      kind: "element",
+      name: m[1],
+      startTag: m[0],
+      attributes: this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length),
+      selfClosing,
+      children: [],
+      endTag: "",
+    };
+    const parent = this.#stack.at(-1);
+    if (parent) parent.children.push(element);
+    else this.#root = element;
+    if (!selfClosing) this.#stack.push(element);
+    this.#pos += m[0].length;
+  }
+
+  #attributes(raw: string, offset: number): readonly XmlAttribute[] {
+    if (raw === "") return NO_ATTRIBUTES; // most elements: no allocation
+    const attributes: XmlAttribute[] = [];
+    const names = new Set<string>();
+    ATTRIBUTES.lastIndex = 0;
+    for (let m = ATTRIBUTES.exec(raw); m; m = ATTRIBUTES.exec(raw)) {
+      const name = m[1] ?? "";
+      const rawValue = m[2] ?? m[3] ?? "";
+      if (names.has(name)) this.#fail(offset + m.index, `attribute ${name} repeated`);
+      names.add(name);
+      this.#checkReferences(rawValue, offset + m.index);
+      attributes.push({ name, rawValue });
+    }
+    return attributes;
+  }
+
+  #endTag(): void {
+    const text = this.#text;
+    const open = this.#stack.pop();
+    // fast path, no regex: the end tag of the open element, as it nearly always is
+    if (open && text.startsWith(open.name, this.#pos + 2)) {
+      let end = this.#pos + 2 + open.name.length;
+      while (end < text.length && " \t\r\n".includes(text.charAt(end))) end++;
+      if (text.charAt(end) === ">") {
+        open.endTag = text.slice(this.#pos, end + 1);
+        this.#pos = end + 1;
+        return;
+      }
+    }
+    END_TAG.lastIndex = this.#pos;
+    const m = END_TAG.exec(text);
+    if (!m) this.#fail(this.#pos, "malformed end tag");
+    if (!open) this.#fail(this.#pos, `</${m[1]}> without a start tag`);
+    this.#fail(this.#pos, `</${m[1]}> closes <${open.name}>`);
+  }
+}
+
+/**
+ * Parses a whole document into a lossless tree, refusing anything not well-formed, any DOCTYPE or
+ * ENTITY declaration and any entity reference other than the predefined five and character
+ * references. Errors are NsxResponseError naming `what`.
+ */
+export function parseXmlDocument(text: string, what: string): XmlDocument {
+  return new Tokenizer(text, what).run();
+}
+
+/** throws NsxResponseError(`${what}: ...`) unless text is well-formed XML without DOCTYPE/ENTITY */
+export function assertSafeXml(text: string, what: string): void {
+  parseXmlDocument(text, what);
+}
+
+/** The document as text: every token as it was read, or as it was set. */
+export function serializeXml(doc: XmlDocument): string {
+  let out = "";
+  for (const leaf of doc.prolog) out += leaf.raw;
+  out = writeNode(doc.root, out);
+  for (const leaf of doc.epilog) out += leaf.raw;
+  return out;
+}
+
+/** string concatenation, not an array join: V8 builds ropes, measured about twice as fast here */
+function writeNode(node: XmlNode, out: string): string {
+  if (node.kind !== "element") return out + node.raw;
+  let text = out + node.startTag;
+  for (const child of node.children) text = writeNode(child, text);
+  return text + node.endTag;
+}
+
+/** The decoded text of the node and its descendants (CDATA included, comments and PIs not). */
+export function textContent(node: XmlNode): string {
+  if (node.kind === "text") return decodeXmlText(node.raw);
+  if (node.kind === "cdata") return node.raw.slice(9, -3);
+  if (node.kind !== "element") return "";
+  let text = "";
+  for (const child of node.children) text += textContent(child);
+  return text;
+}
+
+/** A copy that shares only the immutable parts (leaves, attribute lists). */
+export function cloneElement(element: XmlElement): XmlElement {
+  return { ...element, children: element.children.map((c) => (c.kind === "element" ? cloneElement(c) : c)) };
+}
+
+export interface XmlObjectOptions {
+  /** names of elements that are always arrays, also when they occur once; absent ones stay absent */
+  arrays?: readonly string[];
+}
+
+/**
+ * Parses a small manager document (pool list, allocation list, error body, `<boolean>`) into
+ * plain JS after assertSafeXml. The result is `{ [rootName]: value }` where a value is:
+ * the element's text (entities decoded, CDATA as is, trimmed; "" for an empty element) when it has
+ * no child elements; otherwise an object keyed by child name, with a name that occurs more than
+ * once, or is listed in `options.arrays`, mapped to an array in document order, and any text
+ * beside the children under "#text". Attributes, comments, PIs and the declaration are dropped.
+ * Every value is a string: nothing is converted to numbers or booleans.
+ */
+export function parseXmlObject(
+  text: string,
+  what: string,
+  options: XmlObjectOptions = {},
+): Record<string, unknown> {
+  assertSafeXml(text, what);
+  const arrays = new Set(options.arrays ?? []);
+  const parser = new XMLParser({
+    ignoreAttributes: true,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    parseTagValue: false,
+    trimValues: true,
+    // safe only because assertSafeXml refused DOCTYPEs and every named entity but the five:
+    // htmlEntities is what makes fast-xml-parser decode character references
+    processEntities: true,
+    htmlEntities: true,
+    isArray: (name) => arrays.has(name),
+  });
+  try {
+    return parser.parse(text) as Record<string, unknown>;
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new NsxResponseError(`${what}: ${reason}`, { cause });
+  }
+}

@@ -1,0 +1,336 @@
+import { describe, expect, it } from "vitest";
+import { NsxResponseError } from "../../src/nsx/errors.ts";
+import {
+  assertSafeXml,
+  decodeXmlText,
+  escapeXmlText,
+  MAX_XML_DEPTH,
+  parseXmlDocument,
+  parseXmlObject,
+  serializeXml,
+} from "../../src/nsx/xml.ts";
+
+const BILLION_LAUGHS = `<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+]>
+<lolz>&lol2;</lolz>`;
+
+function refusal(text: string): NsxResponseError {
+  try {
+    assertSafeXml(text, "test body");
+  } catch (error) {
+    if (error instanceof NsxResponseError) return error;
+    throw error;
+  }
+  throw new Error("accepted");
+}
+
+describe("assertSafeXml refuses", () => {
+  const cases: { name: string; reason: string; text: string; message: RegExp }[] = [
+    { name: "Doctype", reason: "no DTD is ever processed", text: "<!DOCTYPE a><a/>", message: /DOCTYPE/ },
+    { name: "BillionLaughs", reason: "entity expansion attack", text: BILLION_LAUGHS, message: /DOCTYPE/ },
+    {
+      name: "ExternalEntity",
+      reason: "XXE: an external entity would read a local file",
+      text: '<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>',
+      message: /DOCTYPE/,
+    },
+    {
+      name: "BareEntityDecl",
+      reason: "ENTITY outside a DOCTYPE",
+      text: '<!ENTITY x "y"><a/>',
+      message: /ENTITY/,
+    },
+    {
+      name: "EntityInRoot",
+      reason: "ENTITY inside the root",
+      text: '<a><!ENTITY x "y"></a>',
+      message: /ENTITY/,
+    },
+    {
+      name: "UndefinedEntity",
+      reason: "&nbsp; is undefined without a DTD",
+      text: "<a>&nbsp;</a>",
+      message: /&nbsp;/,
+    },
+    { name: "EntityInAttribute", reason: "same rule in attributes", text: '<a b="&x;"/>', message: /&x;/ },
+    { name: "BareAmpersand", reason: "& must start a reference", text: "<a>a & b</a>", message: /'&'/ },
+    { name: "NulReference", reason: "&#0; is not an XML character", text: "<a>&#0;</a>", message: /&#0;/ },
+    { name: "SurrogateReference", reason: "a lone surrogate", text: "<a>&#xD800;</a>", message: /&#xD800;/ },
+    { name: "Mismatched", reason: "end tag must match", text: "<a><b></a></b>", message: /<\/a> closes <b>/ },
+    { name: "Unclosed", reason: "document ends inside <a>", text: "<a><b/>", message: /<a> is not closed/ },
+    { name: "TwoRoots", reason: "one root only", text: "<a/><b/>", message: /second root/ },
+    { name: "TextOutside", reason: "no text beside the root", text: "<a/>x", message: /outside the root/ },
+    { name: "Empty", reason: "an empty body is no document", text: "", message: /no root/ },
+    { name: "OnlyComment", reason: "a comment is no root", text: "<!-- x -->", message: /no root/ },
+    { name: "NotXml", reason: "plain text", text: "true", message: /outside the root/ },
+    {
+      name: "RepeatedAttribute",
+      reason: "attributes are unique",
+      text: '<a b="1" b="2"/>',
+      message: /repeated/,
+    },
+    { name: "UnquotedAttribute", reason: "values are quoted", text: "<a b=1/>", message: /start tag/ },
+    {
+      name: "LtInAttribute",
+      reason: "< is not allowed in a value",
+      text: '<a b="<"/>',
+      message: /start tag/,
+    },
+    { name: "CdataEndInText", reason: "]]> must be escaped in text", text: "<a>]]></a>", message: /]]>/ },
+    { name: "DoubleDashComment", reason: "-- ends comments", text: "<a><!-- a -- b --></a>", message: /--/ },
+    {
+      name: "LateDeclaration",
+      reason: "declaration only first",
+      text: ' <?xml version="1.0"?><a/>',
+      message: /start/,
+    },
+    {
+      name: "BadDeclaration",
+      reason: "version is required",
+      text: "<?xml encoding='UTF-8'?><a/>",
+      message: /decl/,
+    },
+    { name: "CdataOutside", reason: "CDATA only in content", text: "<![CDATA[x]]><a/>", message: /CDATA/ },
+    { name: "ControlChar", reason: "U+0001 is not XML", text: "<a>\u0001</a>", message: /U\+1 / },
+    { name: "LoneSurrogate", reason: "broken UTF-16", text: "<a>\uD800</a>", message: /U\+D800/ },
+    {
+      name: "OtherDecl",
+      reason: "no ELEMENT declarations",
+      text: "<!ELEMENT a ANY><a/>",
+      message: /markup decl/,
+    },
+    {
+      name: "TooDeep",
+      reason: "bounded nesting keeps recursion safe",
+      text: "<a>".repeat(MAX_XML_DEPTH + 1) + "</a>".repeat(MAX_XML_DEPTH + 1),
+      message: /deeper than/,
+    },
+  ];
+  it.each(cases)("$name: $reason", ({ text, message }) => {
+    const error = refusal(text);
+    expect(error.code).toBe("NSX_BAD_RESPONSE");
+    expect(error.message.startsWith("test body: ")).toBe(true);
+    expect(error.message).toMatch(message);
+  });
+
+  it("reports line and column of a syntax error", () => {
+    expect(refusal("<a>\n  <b>\n</a>").message).toMatch(/line 3, column 1/);
+  });
+});
+
+describe("assertSafeXml accepts and the tree round-trips byte for byte", () => {
+  const cases: { name: string; reason: string; text: string }[] = [
+    { name: "Minimal", reason: "one empty element", text: "<a/>" },
+    {
+      name: "Declarations",
+      reason: "declaration with single quotes and standalone",
+      text: "<?xml version='1.0' encoding='UTF-8' standalone=\"yes\" ?>\r\n<a></a>\r\n",
+    },
+    {
+      name: "Bom",
+      reason: "a byte order mark before the declaration",
+      text: '\uFEFF<?xml version="1.0"?><a/>',
+    },
+    {
+      name: "Misc",
+      reason: "comments and PIs around the root",
+      text: "<!-- c --><?pi x?>\n<a/>\n<!----><?q?>",
+    },
+    {
+      name: "XmlNamedPi",
+      reason: "a PI whose target starts with xml",
+      text: '<?xml-stylesheet href="s"?><a/>',
+    },
+    {
+      name: "References",
+      reason: "the five entities and char refs",
+      text: "<a>&amp;&lt;&gt;&quot;&apos;&#233;&#x1F600;</a>",
+    },
+    { name: "Cdata", reason: "markup inside CDATA", text: "<a><![CDATA[<b>&x;]]]]><![CDATA[>]]></a>" },
+    {
+      name: "Attributes",
+      reason: "quotes, spacing, refs",
+      text: "<a x = '\"' y=\"&apos;&#10;\"\n\tz=''  />",
+    },
+    { name: "Spacing", reason: "whitespace in end tags", text: "<a ><b\n></b\t></a \n>" },
+    { name: "Unicode", reason: "non-ASCII names and text", text: "<é:ü ä='ö'>日本 😀</é:ü>" },
+    { name: "Gt", reason: "> is allowed in text", text: "<a>a > b</a>" },
+    { name: "CombiningMark", reason: "a combining mark inside a name", text: "<e\u0301t\u00B7a/>" },
+  ];
+  it.each(cases)("$name: $reason", ({ text }) => {
+    expect(() => assertSafeXml(text, "test body")).not.toThrow();
+    expect(serializeXml(parseXmlDocument(text, "test body"))).toBe(text);
+  });
+});
+
+describe("hostile input stays linear", () => {
+  const attributes = Array.from({ length: 50_000 }, (_, i) => ` a${i}="x"`).join("");
+  const cases: { name: string; reason: string; text: string; accepted: boolean }[] = [
+    {
+      name: "ManyAttributes",
+      reason: "duplicate check is not quadratic",
+      text: `<a${attributes}/>`,
+      accepted: true,
+    },
+    {
+      name: "UnclosedTag",
+      reason: "no regex backtracking blow-up",
+      text: `<a${attributes} `,
+      accepted: false,
+    },
+    {
+      name: "Spaces",
+      reason: "a long run of whitespace in a tag",
+      text: `<a${" ".repeat(500_000)}x`,
+      accepted: false,
+    },
+    {
+      name: "References",
+      reason: "many references",
+      text: `<a>${"&amp;&#233;".repeat(200_000)}</a>`,
+      accepted: true,
+    },
+    {
+      name: "Deep",
+      reason: "deep but allowed nesting",
+      text: "<a>".repeat(250) + "</a>".repeat(250),
+      accepted: true,
+    },
+  ];
+  it.each(cases)("$name: $reason", ({ text, accepted }) => {
+    const started = performance.now();
+    let ok = true;
+    try {
+      assertSafeXml(text, "test body");
+    } catch (error) {
+      expect(error).toBeInstanceOf(NsxResponseError);
+      ok = false;
+    }
+    expect(ok).toBe(accepted);
+    expect(performance.now() - started).toBeLessThan(5_000); // catches a quadratic blow-up (it was 59 s), not tuning
+  });
+});
+
+describe("escapeXmlText and decodeXmlText", () => {
+  const cases: { name: string; reason: string; text: string; escaped: string }[] = [
+    { name: "Plain", reason: "nothing to escape", text: "tenant-1", escaped: "tenant-1" },
+    { name: "Markup", reason: "& < > are escaped", text: "a&b<c>d", escaped: "a&amp;b&lt;c&gt;d" },
+    { name: "Quotes", reason: "quotes need no escape in text", text: `"'`, escaped: `"'` },
+    { name: "Cr", reason: "a CR would be normalised away", text: "a\r\nb", escaped: "a&#13;\nb" },
+    { name: "Unicode", reason: "unicode is kept as is", text: "Zürich 東京 😀", escaped: "Zürich 東京 😀" },
+  ];
+  it.each(cases)("$name: $reason", ({ text, escaped }) => {
+    expect(escapeXmlText(text)).toBe(escaped);
+    expect(decodeXmlText(escaped)).toBe(text);
+  });
+
+  it("decodes each reference once", () => {
+    expect(decodeXmlText("&amp;lt; &#38;amp; &#x41;&#233;&quot;&apos;")).toBe("&lt; &amp; Aé\"'");
+  });
+});
+
+describe("parseXmlObject", () => {
+  const pool = (n: number): string =>
+    `<ipamAddressPool><objectId>ipaddresspool-${n}</objectId><totalAddressCount>10</totalAddressCount></ipamAddressPool>`;
+  const cases: { name: string; reason: string; text: string; arrays?: string[]; want: unknown }[] = [
+    {
+      name: "NoPool",
+      reason: "an empty element is an empty string",
+      text: "<ipamAddressPools/>",
+      arrays: ["ipamAddressPool"],
+      want: { ipamAddressPools: "" },
+    },
+    {
+      name: "OnePoolListed",
+      reason: "a name in arrays is an array even once",
+      text: `<ipamAddressPools>\n  ${pool(1)}\n</ipamAddressPools>`,
+      arrays: ["ipamAddressPool"],
+      want: {
+        ipamAddressPools: { ipamAddressPool: [{ objectId: "ipaddresspool-1", totalAddressCount: "10" }] },
+      },
+    },
+    {
+      name: "OnePoolUnlisted",
+      reason: "without arrays a single child is an object",
+      text: `<ipamAddressPools>${pool(1)}</ipamAddressPools>`,
+      want: {
+        ipamAddressPools: { ipamAddressPool: { objectId: "ipaddresspool-1", totalAddressCount: "10" } },
+      },
+    },
+    {
+      name: "TwoPools",
+      reason: "a repeated name is an array in document order",
+      text: `<ipamAddressPools>${pool(1)}${pool(2)}</ipamAddressPools>`,
+      want: {
+        ipamAddressPools: {
+          ipamAddressPool: [
+            { objectId: "ipaddresspool-1", totalAddressCount: "10" },
+            { objectId: "ipaddresspool-2", totalAddressCount: "10" },
+          ],
+        },
+      },
+    },
+    {
+      name: "Boolean",
+      reason: "the release answer, declaration dropped",
+      text: '<?xml version="1.0" encoding="UTF-8"?>\n<boolean>true</boolean>',
+      want: { boolean: "true" },
+    },
+    {
+      name: "Entities",
+      reason: "references decoded once, CDATA kept as written, values trimmed",
+      text: "<a><b> x &amp;lt; &#233; &#x1F600; </b><c><![CDATA[&amp; <d>]]></c></a>",
+      want: { a: { b: "x &lt; é 😀", c: "&amp; <d>" } },
+    },
+    {
+      name: "Strings",
+      reason: "nothing is converted to numbers or booleans",
+      text: "<a><n>007</n><t>true</t></a>",
+      want: { a: { n: "007", t: "true" } },
+    },
+    {
+      name: "Dropped",
+      reason: "attributes, comments and PIs are dropped",
+      text: '<a k="v"><!-- c --><?p q?><b z="1">1</b></a>',
+      want: { a: { b: "1" } },
+    },
+    {
+      name: "ErrorData",
+      reason: "an error document with errorData",
+      text:
+        "<error><details>Pool not found</details><errorCode>120054</errorCode>" +
+        "<errorData><data><key>a</key><value>b</value></data></errorData></error>",
+      arrays: ["data"],
+      want: {
+        error: {
+          details: "Pool not found",
+          errorCode: "120054",
+          errorData: { data: [{ key: "a", value: "b" }] },
+        },
+      },
+    },
+  ];
+  it.each(cases)("$name: $reason", ({ text, arrays, want }) => {
+    expect(parseXmlObject(text, "pool list", { arrays })).toEqual(want);
+  });
+
+  it("refuses an unsafe document before parsing it", () => {
+    expect(() => parseXmlObject(BILLION_LAUGHS, "pool list")).toThrow(/^pool list: DOCTYPE/);
+  });
+
+  it("turns the parser's own refusals into NsxResponseError", () => {
+    const run = (): unknown => parseXmlObject("<a><constructor>1</constructor></a>", "pool list");
+    expect(run).toThrow(NsxResponseError);
+    expect(run).toThrow(/^pool list: /);
+  });
+
+  it("does not change the caller's options", () => {
+    const options = Object.freeze({ arrays: Object.freeze(["b"]) });
+    expect(parseXmlObject("<a><b>1</b></a>", "x", options)).toEqual({ a: { b: ["1"] } });
+    expect(options.arrays).toEqual(["b"]);
+  });
+});
