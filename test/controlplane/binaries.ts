@@ -40,6 +40,9 @@ function missingIn(binDir: string): string[] {
 export function findControlPlaneBinaries(options: { build: boolean }): BinariesLookup {
   const binDir = controlPlaneBinDir();
   if (missingIn(binDir).length > 0 && options.build) {
+    console.warn(
+      `[controlplane] building kube-apiserver, kubectl and etcd into ${binDir} (once; minutes when cold)`,
+    );
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }
   const missing = missingIn(binDir);
