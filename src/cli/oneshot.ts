@@ -1,0 +1,261 @@
+/**
+ * One pass of the operator's reconcile over manifests on disk, without a cluster: the engine of
+ * `plan`, `apply` and the demo. It loads and validates the manifests (refusing to call any
+ * manager when one is bad), fills in credentials (Secret manifests, or NSX_USERNAME and
+ * NSX_PASSWORD, which win), then reconciles the NSXManagers first and their dependents after,
+ * concurrently within the managers' limits. Printing is output.ts's job.
+ */
+import {
+  loadManifests,
+  type LoadedObject,
+  type ManifestError,
+  type ManifestSource,
+  type SkippedDocument,
+} from "../api/manifests.ts";
+import { DEFAULTS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
+import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
+import {
+  createReconciler,
+  DEFAULT_NAMESPACE,
+  ManagerConnections,
+  memoryStore,
+  refOf,
+  type ClosableManagerApi,
+  type ExecutionMode,
+  type MemoryStore,
+  type Reconcile,
+  type ReconcileReport,
+} from "../reconcile/index.ts";
+import { omitUndefined } from "../reconcile/plan.ts";
+
+/** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
+export class CliInputError extends Error {
+  readonly code = "CLI_BAD_INPUT";
+  constructor(message: string) {
+    super(message);
+    this.name = "CliInputError";
+  }
+}
+
+export interface OneShotOptions {
+  /** manifest files and directories */
+  paths: readonly string[];
+  mode: ExecutionMode;
+  /**
+   * apply: release strays although one pass cannot observe minStrayAge (maxPerSync still
+   * applies). plan always plans what `apply --release-strays` would do.
+   */
+  releaseStrays?: boolean;
+  /** NSXManager `name` or `namespace/name` → URL that replaces its spec.url */
+  managerUrls?: ReadonlyMap<string, string>;
+  /** NSX_USERNAME and NSX_PASSWORD are read from here; default process.env */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** default: `new ManagerClient(options)` */
+  createClient?: (options: ManagerClientOptions) => ClosableManagerApi;
+  /** default Date */
+  clock?: { now(): number };
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_ONE_SHOT_OPTIONS = Object.freeze({
+  releaseStrays: false,
+  createClient: (options: ManagerClientOptions): ClosableManagerApi => new ManagerClient(options),
+  clock: { now: () => Date.now() },
+});
+
+/** One object of the pass: as it was run (URL overridden), where it came from, and what happened. */
+export interface ObjectOutcome {
+  object: NsxvObject;
+  source: ManifestSource;
+  report: ReconcileReport;
+}
+
+export type OneShotResult =
+  | { type: "invalid"; errors: ManifestError[]; skipped: SkippedDocument[] }
+  | {
+      type: "ran";
+      mode: ExecutionMode;
+      releaseStrays: boolean;
+      /** ms since the epoch, by the pass's clock: strays first seen from here on are "stray now" */
+      startedAtMs: number;
+      /** NSXManagers first, then EdgeTenants, then IPPoolAllocations; by namespace/name within a kind */
+      objects: ObjectOutcome[];
+      skipped: SkippedDocument[];
+    };
+
+const KIND_ORDER = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
+
+/** `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. */
+export function parseManagerUrls(texts: readonly string[]): Map<string, string> {
+  const urls = new Map<string, string>();
+  for (const text of texts) {
+    const at = text.indexOf("=");
+    const name = text.slice(0, at).trim();
+    const url = text.slice(at + 1).trim();
+    if (at <= 0 || url === "") throw new CliInputError(`--manager-url ${text}: want NAME=URL`);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new CliInputError(`--manager-url ${name}: ${JSON.stringify(url)} is not a URL`);
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+      throw new CliInputError(`--manager-url ${name}: the URL must be https:// or http://`);
+    }
+    if (parsed.username !== "" || parsed.password !== "") {
+      // never echo it: it carries credentials
+      throw new CliInputError(`--manager-url ${name}: the URL must not carry credentials`);
+    }
+    if (urls.has(name)) throw new CliInputError(`--manager-url ${name}: given twice`);
+    urls.set(name, url);
+  }
+  return urls;
+}
+
+/**
+ * Loads the manifests and runs one pass. Returns `invalid` (no manager called) when a manifest is
+ * bad; throws CliInputError for bad flags or when no object was found.
+ */
+export async function runOneShot(options: OneShotOptions): Promise<OneShotResult> {
+  const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
+  const set = await loadManifests(o.paths);
+  if (set.errors.length > 0) return { type: "invalid", errors: set.errors, skipped: set.skipped };
+  if (set.objects.length === 0) {
+    throw new CliInputError(`no NSXManager, EdgeTenant or IPPoolAllocations object in ${o.paths.join(", ")}`);
+  }
+  const loaded = overrideUrls(set.objects, o.managerUrls ?? new Map());
+  const store = memoryStore({
+    objects: loaded.map((l) => l.object),
+    secrets: credentialSecrets(loaded, set.secrets, o.env),
+  });
+  const connections = new ManagerConnections({ createClient: o.createClient });
+  const releaseStrays = o.releaseStrays;
+  const reconcile = createReconciler({
+    store,
+    connections,
+    clock: o.clock,
+    mode: o.mode,
+    // plan shows what `apply --release-strays` would release; output.ts says the flag is needed
+    oneShot: { releaseStrays: o.mode === "plan" ? true : releaseStrays },
+    poolListTtlMs: Infinity,
+  });
+  const startedAtMs = o.clock.now();
+  const sorted = [...loaded].sort(byKindThenName);
+  const managers = sorted.filter((l) => l.object.kind === "NSXManager");
+  const dependents = sorted.filter((l) => l.object.kind !== "NSXManager");
+  const limit = concurrencyLimit(managers.map((l) => l.object as NSXManager));
+  try {
+    const pass = (items: LoadedObject[]) =>
+      mapBounded(items, limit, (item) => reconcileOne(reconcile, store, item, o.signal));
+    const objects = [...(await pass(managers)), ...(await pass(dependents))];
+    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped: set.skipped };
+  } finally {
+    await connections.close();
+  }
+}
+
+async function reconcileOne(
+  reconcile: Reconcile,
+  store: MemoryStore,
+  item: LoadedObject,
+  signal: AbortSignal | undefined,
+): Promise<ObjectOutcome> {
+  const report = await reconcile(refOf(item.object), signal === undefined ? {} : { signal });
+  // a manager's status tells its dependents whether it authenticated: they make no calls if not
+  if (report.status !== undefined) store.put({ ...item.object, status: report.status } as NsxvObject);
+  return { object: item.object, source: item.source, report };
+}
+
+function overrideUrls(objects: readonly LoadedObject[], urls: ReadonlyMap<string, string>): LoadedObject[] {
+  const used = new Set<string>();
+  const result = objects.map((item): LoadedObject => {
+    if (item.object.kind !== "NSXManager") return item;
+    const { namespace, name } = refOf(item.object);
+    const key = urls.has(`${namespace}/${name}`) ? `${namespace}/${name}` : name;
+    const url = urls.get(key);
+    if (url === undefined) return item;
+    used.add(key);
+    return { ...item, object: { ...item.object, spec: { ...item.object.spec, url } } };
+  });
+  const unused = [...urls.keys()].filter((k) => !used.has(k));
+  if (unused.length > 0) {
+    throw new CliInputError(`--manager-url names no NSXManager of the manifests: ${unused.join(", ")}`);
+  }
+  return result;
+}
+
+/**
+ * The Secrets as the reconciler reads them: each decoded into stringData, and for every
+ * NSXManager's credentials Secret, NSX_USERNAME and NSX_PASSWORD over it when set (creating it
+ * when no manifest defines it).
+ */
+function credentialSecrets(
+  objects: readonly LoadedObject[],
+  secrets: readonly { secret: Secret; values: Record<string, string> }[],
+  env: Readonly<Record<string, string | undefined>>,
+): Secret[] {
+  const byName = new Map<string, Secret>();
+  const keyOf = (namespace: string | undefined, name: string) => `${namespace ?? DEFAULT_NAMESPACE}/${name}`;
+  for (const { secret, values } of secrets) {
+    const { apiVersion, kind, metadata } = secret;
+    byName.set(keyOf(metadata.namespace, metadata.name), { apiVersion, kind, metadata, stringData: values });
+  }
+  const overrides = Object.fromEntries(
+    [
+      ["username", env["NSX_USERNAME"]],
+      ["password", env["NSX_PASSWORD"]],
+    ].filter(([, value]) => value !== undefined && value !== ""),
+  );
+  if (Object.keys(overrides).length > 0) {
+    for (const { object } of objects) {
+      if (object.kind !== "NSXManager") continue;
+      const { namespace } = refOf(object);
+      const name = object.spec.credentialsSecretRef.name;
+      const existing = byName.get(keyOf(namespace, name));
+      byName.set(keyOf(namespace, name), {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: existing?.metadata ?? { name, namespace },
+        stringData: { ...existing?.stringData, ...overrides },
+      });
+    }
+  }
+  return [...byName.values()];
+}
+
+/** The sum of the managers' request caps: each client queues beyond its own cap anyway. */
+function concurrencyLimit(managers: readonly NSXManager[]): number {
+  const sum = managers.reduce(
+    (n, m) => n + (m.spec.maxConcurrentRequests ?? DEFAULTS.maxConcurrentRequests),
+    0,
+  );
+  return Math.max(1, sum);
+}
+
+/** fn over items with at most `limit` running at once; results in the order of items. */
+async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+function byKindThenName(a: LoadedObject, b: LoadedObject): number {
+  const kind = KIND_ORDER.indexOf(a.object.kind) - KIND_ORDER.indexOf(b.object.kind);
+  if (kind !== 0) return kind;
+  const x = refOf(a.object);
+  const y = refOf(b.object);
+  const left = `${x.namespace}/${x.name}`;
+  const right = `${y.namespace}/${y.name}`;
+  return left < right ? -1 : left > right ? 1 : 0;
+}

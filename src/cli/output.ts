@@ -1,0 +1,304 @@
+/**
+ * What `plan` and `apply` print: the pass's reports turned into one view (per object, each change
+ * with what became of it), rendered as text for people (terraform-like; colours only on a TTY,
+ * never with NO_COLOR) or as one JSON document for machines (shape in JSON_FORMAT_VERSION's doc),
+ * and the exit code. The text form is in output-text.ts. Credentials never reach these modules:
+ * reports do not carry them.
+ */
+import type { ManifestError, ManifestSource, SkippedDocument } from "../api/manifests.ts";
+import type { Condition, ManagementPolicy, NsxvObject } from "../api/types.ts";
+import { NsxApiError } from "../nsx/errors.ts";
+import { toFailure } from "../reconcile/errors.ts";
+import {
+  isPaused,
+  refOf,
+  type Action,
+  type ExecutionMode,
+  type PlannedAction,
+  type ReconcileReport,
+} from "../reconcile/index.ts";
+import type { ObjectOutcome, OneShotResult } from "./oneshot.ts";
+
+/** Where commands write; `process` in the binary, captured buffers in tests. */
+export interface CliIo {
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env };
+}
+
+/** 0: nothing pending (plan) or converged (apply); 2: plan found changes; 1: any error or bad input. */
+export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
+
+/**
+ * Version of the JSON document `--output json` prints:
+ * `{ formatVersion, command, releaseStrays, exitCode, summary, objects[], skipped[], manifestErrors[] }`,
+ * each object `{ kind, namespace, name, file, line, managementPolicy?, target?, state, message,
+ * changes[], error? }`, each change the action (`setTenant`: edgeId, from, to; `releaseAddress`:
+ * poolId, ip, managerIp, note, firstSeen) plus `result` and `why`. Fields are only ever added.
+ */
+export const JSON_FORMAT_VERSION = 1;
+
+/** planned: plan would do it; done / notDone: apply did it or not; held: not this pass; observed: Observe */
+export type ChangeResult = "planned" | "done" | "notDone" | "held" | "observed";
+/** the action as planned (a union on `type`), and what became of it */
+export type ChangeView = Action & { result: ChangeResult; why?: string };
+export type ObjectState = "inSync" | "changes" | "drifted" | "observedOnly" | "paused" | "conflict" | "error";
+
+export interface ErrorView {
+  reason: string;
+  message: string;
+  /** the manager's answer, when the failure was one */
+  manager?: {
+    status: number;
+    method: string;
+    path: string;
+    errorCode?: string;
+    details?: string;
+    moduleName?: string;
+  };
+}
+
+export interface ObjectView {
+  kind: NsxvObject["kind"];
+  namespace: string;
+  name: string;
+  file: string;
+  line: number;
+  managementPolicy?: ManagementPolicy;
+  /** the manager URL, the edge or the pool, as far as known */
+  target?: string;
+  state: ObjectState;
+  /** the Ready condition's message, or the failure's */
+  message: string;
+  changes: ChangeView[];
+  error?: ErrorView;
+}
+
+export interface Summary {
+  objects: number;
+  /** planned (plan) or done (apply) */
+  tenantCorrections: number;
+  /** planned (plan) or done (apply) */
+  releases: number;
+  /** changes not made this pass (maxPerSync, no --release-strays, ...), Observe ones aside */
+  heldBack: number;
+  /** Observe objects that ran (not paused, not failed): what they would change is never pending */
+  observedOnly: number;
+  paused: number;
+  conflicts: number;
+  errors: number;
+}
+
+const EMPTY_SUMMARY: Summary = Object.freeze({
+  objects: 0,
+  tenantCorrections: 0,
+  releases: 0,
+  heldBack: 0,
+  observedOnly: 0,
+  paused: 0,
+  conflicts: 0,
+  errors: 0,
+});
+
+export interface PassView {
+  command: ExecutionMode;
+  releaseStrays: boolean;
+  startedAtMs: number;
+  objects: ObjectView[];
+  skipped: SkippedDocument[];
+  summary: Summary;
+  exitCode: number;
+}
+
+export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassView {
+  const objects = result.objects.map((o) => objectView(o, result.mode));
+  const count = (state: ObjectState) => objects.filter((o) => o.state === state).length;
+  const changes = objects.flatMap((o) => o.changes);
+  const effective = result.mode === "plan" ? "planned" : "done";
+  const summary: Summary = {
+    objects: objects.length,
+    tenantCorrections: changes.filter((c) => c.type === "setTenant" && c.result === effective).length,
+    releases: changes.filter((c) => c.type === "releaseAddress" && c.result === effective).length,
+    heldBack: changes.filter((c) => c.result === "held").length,
+    observedOnly: objects.filter(
+      (o) => o.managementPolicy === "Observe" && !["paused", "error", "conflict"].includes(o.state),
+    ).length,
+    paused: count("paused"),
+    conflicts: count("conflict"),
+    errors: count("error"),
+  };
+  const failed = summary.errors + summary.conflicts > 0;
+  const pending = result.mode === "plan" && summary.tenantCorrections + summary.releases > 0;
+  const exitCode = failed ? EXIT.error : pending ? EXIT.changes : EXIT.ok;
+  const { releaseStrays, startedAtMs, skipped } = result;
+  return { command: result.mode, releaseStrays, startedAtMs, objects, skipped, summary, exitCode };
+}
+
+function objectView({ object, source, report }: ObjectOutcome, mode: ExecutionMode): ObjectView {
+  const { namespace, name } = refOf(object);
+  const status = report.status ?? object.status;
+  const policy = object.kind === "NSXManager" ? undefined : (object.spec.managementPolicy ?? "Enforce");
+  const changes = report.planned.map((p) => changeView(p, report, mode, policy));
+  const target = targetOf(object, status);
+  const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes);
+  return {
+    kind: object.kind,
+    namespace,
+    name,
+    file: source.file,
+    line: source.line,
+    ...(policy !== undefined ? { managementPolicy: policy } : {}),
+    ...(target !== undefined ? { target } : {}),
+    state,
+    message,
+    changes,
+    ...(error !== undefined ? { error } : {}),
+  };
+}
+
+function stateOf(
+  object: NsxvObject,
+  report: ReconcileReport,
+  conditions: readonly Condition[],
+  changes: readonly ChangeView[],
+): { state: ObjectState; message: string; error?: ErrorView } {
+  if (report.outcome.type === "error") {
+    const error = errorView(report.outcome.error);
+    return { state: "error", message: error.message, error };
+  }
+  if (isPaused(object.metadata))
+    return { state: "paused", message: `annotation nsxv.io/paused is "true": no manager calls` };
+  const conflict = conditions.find((c) => c.type === "Stalled" && c.reason === "Conflict");
+  if (conflict !== undefined) return { state: "conflict", message: conflict.message };
+  const results = new Set(changes.map((c) => c.result));
+  const state: ObjectState =
+    results.has("planned") || results.has("done") || results.has("notDone")
+      ? "changes"
+      : results.has("observed")
+        ? "observedOnly"
+        : results.has("held")
+          ? "drifted"
+          : "inSync";
+  return { state, message: conditions.find((c) => c.type === "Ready")?.message ?? "" };
+}
+
+function changeView(
+  planned: PlannedAction,
+  report: ReconcileReport,
+  mode: ExecutionMode,
+  policy: ManagementPolicy | undefined,
+): ChangeView {
+  const { action } = planned;
+  let result: ChangeResult;
+  let why = planned.withheld;
+  if (why !== undefined) result = policy === "Observe" ? "observed" : "held";
+  else if (mode === "plan") result = "planned";
+  else if (wasDone(action, report)) result = "done";
+  else {
+    result = "notDone";
+    why =
+      report.outcome.type === "error"
+        ? "not carried out: see the error"
+        : "not needed: the fresh read right before writing showed it done";
+  }
+  return why === undefined ? { ...action, result } : { ...action, result, why };
+}
+
+function wasDone(action: Action, report: ReconcileReport): boolean {
+  if (action.type === "setTenant")
+    return report.changes.tenantCorrections.some((c) => c.edgeId === action.edgeId && c.to === action.to);
+  return report.changes.releases.some((r) => r.poolId === action.poolId && r.ip === action.ip);
+}
+
+function targetOf(object: NsxvObject, status: NsxvObject["status"]): string | undefined {
+  if (object.kind === "NSXManager") return object.spec.url;
+  if (object.kind === "EdgeTenant") {
+    const name = (status as { edgeName?: string } | undefined)?.edgeName;
+    return name === undefined ? object.spec.edgeId : `${object.spec.edgeId} (${name})`;
+  }
+  const pool = status as { poolId?: string; poolName?: string } | undefined;
+  if (pool?.poolId !== undefined) return `${pool.poolId} (${pool.poolName ?? "?"})`;
+  const { id, name } = object.spec.pool;
+  return id ?? `pool named ${JSON.stringify(name)}`;
+}
+
+/** The failure's reason and message, and the manager's answer found along the cause chain. */
+function errorView(error: Error): ErrorView {
+  const failure = toFailure(error);
+  const view: ErrorView = { reason: failure.reason, message: failure.message };
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (!(e instanceof NsxApiError)) continue;
+    const { status, method, path, errorCode, details, moduleName } = e;
+    view.manager = { status, method, path };
+    if (errorCode !== undefined) view.manager.errorCode = errorCode;
+    if (details !== undefined) view.manager.details = details;
+    if (moduleName !== undefined) view.manager.moduleName = moduleName;
+    break;
+  }
+  return view;
+}
+
+// ---- JSON
+
+export function renderJson(view: PassView): string {
+  const document = {
+    formatVersion: JSON_FORMAT_VERSION,
+    command: view.command,
+    releaseStrays: view.releaseStrays,
+    exitCode: view.exitCode,
+    summary: view.summary,
+    objects: view.objects,
+    skipped: view.skipped.map(skippedJson),
+    manifestErrors: [],
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+/** The same document when the manifests were refused: no object ran, manifestErrors says why. */
+export function renderInvalidJson(
+  command: ExecutionMode,
+  releaseStrays: boolean,
+  errors: readonly ManifestError[],
+  skipped: readonly SkippedDocument[],
+): string {
+  const manifestErrors = errors.map((e) => ({
+    file: e.file,
+    line: e.line,
+    documentIndex: e.documentIndex,
+    kind: e.kind,
+    namespace: e.namespace,
+    name: e.objectName,
+    field: e.field,
+    detail: e.detail,
+    message: e.message,
+  }));
+  const document = {
+    formatVersion: JSON_FORMAT_VERSION,
+    command,
+    releaseStrays,
+    exitCode: EXIT.error,
+    summary: { ...EMPTY_SUMMARY },
+    objects: [],
+    skipped: skipped.map(skippedJson),
+    manifestErrors,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+function skippedJson(s: SkippedDocument) {
+  return {
+    ...sourceJson(s.source),
+    apiVersion: s.apiVersion,
+    kind: s.kind,
+    namespace: s.namespace,
+    name: s.name,
+  };
+}
+
+function sourceJson(source: ManifestSource) {
+  return { file: source.file, line: source.line };
+}

@@ -1,0 +1,246 @@
+/**
+ * `apply` end to end against the simulator, in-process: it converges, edge documents keep all
+ * their content but the tenant, only strays are released and only with --release-strays,
+ * maxPerSync holds, Observe and paused objects are left alone, failures name object and reason.
+ */
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runApply } from "../../src/cli/apply.ts";
+import { runPlan } from "../../src/cli/plan.ts";
+import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import type { RunningSimulator } from "../../src/simulator/index.ts";
+import {
+  allocations,
+  callsOf,
+  captureIo,
+  DEMO_MANIFESTS,
+  edgeTenant,
+  manager,
+  ManifestDirs,
+  poolAllocations,
+  secret,
+  startDemoSimulator,
+} from "./helpers.ts";
+
+const dirs = new ManifestDirs();
+afterAll(() => dirs.cleanup());
+
+let sim: RunningSimulator;
+beforeEach(async () => {
+  sim = await startDemoSimulator();
+});
+afterEach(async () => {
+  await sim.close();
+});
+
+const STRAYS = [
+  "ipaddresspool-1 10.20.0.12",
+  "ipaddresspool-1 10.20.0.15",
+  "ipaddresspool-2 2001:db8:20::1a0",
+];
+
+function edges(): Map<string, EdgeDocument> {
+  return new Map(sim.state.edges().map((e) => [e.id, e.doc.clone()]));
+}
+
+describe("apply --release-strays on the demo manifests", () => {
+  it("converges: corrections and releases done, the next plan shows no changes (exit 0)", async () => {
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] };
+    const io = captureIo();
+    expect(await runApply({ ...flags, releaseStrays: true }, io)).toBe(0);
+    expect(io.out()).toContain(`~ tenant: "default" → "tenant-blue"  corrected`);
+    expect(io.out()).toContain(`- 10.20.0.12  note "controller-3 (removed)"  released`);
+    expect(io.out()).toContain(
+      "Applied: 2 tenant corrections, 3 releases. 1 object observed only, 1 paused.",
+    );
+
+    const again = captureIo();
+    expect(await runPlan(flags, again)).toBe(0);
+    expect(again.out()).toContain("No changes. 1 object observed only, 1 paused.");
+  });
+
+  it("keeps every edge document's content but the tenant (no lost-content PUT)", async () => {
+    const before = edges();
+    await runApply(
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true },
+      captureIo(),
+    );
+    const after = edges();
+    expect(sim.state.audit.snapshot().violations).toEqual([]);
+    expect(callsOf(sim)["putEdge"]).toBe(2);
+    const tenants = Object.fromEntries([...after].map(([id, doc]) => [id, doc.tenant]));
+    expect(tenants).toEqual({ "edge-1": "tenant-blue", "edge-2": "tenant-green", "edge-3": "legacy-ops" });
+    for (const [id, doc] of before) {
+      expect(EdgeDocument.equalExcept(doc, after.get(id) as EdgeDocument, ["tenant", "version"]), id).toBe(
+        true,
+      );
+    }
+    expect(after.get("edge-3")?.serialize(), "the Observe edge is untouched").toBe(
+      before.get("edge-3")?.serialize(),
+    );
+  });
+
+  it("releases only the strays: allowed addresses and the paused pool's stay allocated", async () => {
+    const before = allocations(sim);
+    await runApply(
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true },
+      captureIo(),
+    );
+    expect(allocations(sim)).toEqual(before.filter((a) => !STRAYS.includes(a)));
+    const released = sim.state.audit.snapshot().releases.map((r) => `${r.poolId} ${r.ip}`);
+    expect(released.sort()).toEqual(STRAYS);
+    expect(allocations(sim)).toContain("ipaddresspool-3 192.168.50.99"); // stray, but its object is paused
+  });
+
+  it("prints JSON with each change's result", async () => {
+    const io = captureIo();
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true };
+    expect(await runApply({ ...flags, output: "json" }, io)).toBe(0);
+    const doc = JSON.parse(io.out());
+    expect(doc).toMatchObject({
+      command: "apply",
+      releaseStrays: true,
+      exitCode: 0,
+      summary: { tenantCorrections: 2, releases: 3, errors: 0 },
+    });
+    const results = doc.objects.flatMap((o: { changes: { result: string }[] }) =>
+      o.changes.map((c) => c.result),
+    );
+    expect(results.sort()).toEqual(["done", "done", "done", "done", "done", "observed"]);
+  });
+});
+
+describe("apply without --release-strays", () => {
+  it("corrects tenants, releases nothing, and says how to release", async () => {
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] };
+    const io = captureIo();
+    expect(await runApply(flags, io)).toBe(0);
+    expect(callsOf(sim)["releaseAddress"] ?? 0).toBe(0);
+    expect(callsOf(sim)["putEdge"]).toBe(2);
+    expect(io.out()).toContain(
+      `· 10.20.0.12  note "controller-3 (removed)"  not released: one-shot run without releaseStrays`,
+    );
+    expect(io.out()).toContain(
+      "Applied: 2 tenant corrections, 0 releases. 1 object observed only, 1 paused, 3 held back.",
+    );
+    expect(io.out()).toContain("Strays are released only by apply --release-strays");
+    expect(await runPlan(flags, captureIo()), "the strays are still pending").toBe(2);
+  });
+});
+
+describe("apply honours spec.release", () => {
+  it("maxPerSync 1 releases one stray per run, oldest then lowest address first", async () => {
+    const pool = poolAllocations(
+      "ctl",
+      { id: "ipaddresspool-1" },
+      ["10.20.0.10-10.20.0.11", "10.20.0.20-10.20.0.29"],
+      {
+        spec: { release: { maxPerSync: 1 } },
+      },
+    );
+    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), pool] });
+    const first = captureIo();
+    expect(await runApply({ filename: [dir], releaseStrays: true }, first)).toBe(0);
+    expect(first.out()).toContain(
+      '10.20.0.15  note "test-vm jdoe"  not released: spec.release.maxPerSync 1 reached this pass',
+    );
+    expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12"]);
+    expect(await runApply({ filename: [dir], releaseStrays: true }, captureIo())).toBe(0);
+    expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12", "10.20.0.15"]);
+    expect(await runPlan({ filename: [dir] }, captureIo())).toBe(0);
+  });
+
+  it("maxPerSync 0 never releases, and nothing is pending", async () => {
+    const pool = poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10"], {
+      spec: { release: { maxPerSync: 0 } },
+    });
+    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), pool] });
+    const io = captureIo();
+    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(0);
+    expect(io.out()).toContain("maxPerSync is 0: strays are never released");
+    expect(callsOf(sim)["releaseAddress"] ?? 0).toBe(0);
+    expect(await runPlan({ filename: [dir] }, captureIo())).toBe(0);
+  });
+});
+
+describe("apply leaves Observe and paused objects alone", () => {
+  it.each([
+    {
+      name: "Observe",
+      reason: "Observe reports drift and changes nothing",
+      extra: { spec: { managementPolicy: "Observe" } },
+    },
+    {
+      name: "Paused",
+      reason: "a paused object makes no manager call at all",
+      extra: { annotations: { "nsxv.io/paused": "true" } },
+    },
+  ])("$name", async ({ name, reason, extra }) => {
+    const before = allocations(sim);
+    const dir = dirs.write({
+      "all.yaml": [
+        manager(sim.url),
+        secret(),
+        edgeTenant("web", "edge-1", "tenant-blue", extra),
+        poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10"], extra),
+      ],
+    });
+    const io = captureIo();
+    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(0);
+    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("default");
+    expect(allocations(sim)).toEqual(before);
+    const calls = callsOf(sim);
+    expect([calls["putEdge"] ?? 0, calls["releaseAddress"] ?? 0], reason).toEqual([0, 0]);
+    if (name === "Paused")
+      expect([calls["getEdge"] ?? 0, calls["listAllocations"] ?? 0], "no calls at all").toEqual([0, 0]);
+    else expect(io.out()).toContain("(observe only: would release)");
+  });
+});
+
+describe("apply failures name the object and the reason, and exit 1", () => {
+  it("an unknown edge fails alone: the other objects are still corrected", async () => {
+    const dir = dirs.write({
+      "all.yaml": [
+        manager(sim.url),
+        secret(),
+        edgeTenant("gone", "edge-99", "t"),
+        edgeTenant("web", "edge-1", "tenant-blue"),
+      ],
+    });
+    const io = captureIo();
+    expect(await runApply({ filename: [dir] }, io)).toBe(1);
+    expect(io.out()).toMatch(
+      /EdgeTenant default\/gone {2}edge-99\n {2}✗ EdgeNotFound: edge edge-99: GET \/api\/4\.0\/edges\/edge-99: HTTP 404/,
+    );
+    expect(io.out()).toContain("Applied: 1 tenant correction, 0 releases. 1 error.");
+    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("tenant-blue");
+  });
+
+  it("a release the manager refuses", async () => {
+    sim.state.faults.add({
+      route: "releaseAddress",
+      kind: "status",
+      status: 403,
+      errors: [
+        {
+          errorCode: "403",
+          details: "User does not have the rights to release addresses",
+          moduleName: "ipam",
+        },
+      ],
+    });
+    const dir = dirs.write({
+      "all.yaml": [
+        manager(sim.url),
+        secret(),
+        poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10-10.20.0.11"]),
+      ],
+    });
+    const io = captureIo();
+    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(1);
+    expect(io.out()).toContain("IPPoolAllocations default/ctl");
+    expect(io.out()).toContain("✗ Unauthorized: the user lacks the rights: DELETE");
+    expect(io.out()).toContain("User does not have the rights to release addresses");
+    expect(io.out()).toContain("not released: not carried out: see the error");
+    expect(sim.state.audit.snapshot().releases).toEqual([]);
+  });
+});

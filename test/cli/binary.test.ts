@@ -1,0 +1,48 @@
+/** The real binary: `node src/cli/main.ts plan ...` as a child process against an in-process simulator. */
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningSimulator } from "../../src/simulator/index.ts";
+import { DEMO_MANIFESTS, startDemoSimulator } from "./helpers.ts";
+
+let sim: RunningSimulator;
+beforeAll(async () => {
+  sim = await startDemoSimulator();
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+/** Runs the binary; bounded by timeoutMs (the child is killed then). */
+function run(
+  args: string[],
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, NO_COLOR: "1", NSX_USERNAME: "", NSX_PASSWORD: "" };
+    const child = spawn(process.execPath, ["src/cli/main.ts", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe("nsxv-operator plan (child process)", () => {
+  it("prints the plan and exits 2 when changes are pending", async () => {
+    const result = await run(["plan", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain(
+      "Plan: 2 tenant corrections, 3 releases. 1 object observed only, 1 paused.",
+    );
+    expect(result.code).toBe(2);
+    expect(sim.state.counters.snapshot()["putEdge"], "plan made no write").toBeUndefined();
+  });
+});
