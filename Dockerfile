@@ -52,6 +52,8 @@ COPY package.json ./
 COPY --from=deps /src/node_modules/ node_modules/
 COPY --from=build /src/dist/ dist/
 COPY crds/ crds/
+# the demo (`docker run IMAGE demo`) runs the embedded simulator on these
+COPY examples/demo/ examples/demo/
 USER 65532:65532
 EXPOSE 8080 8081
 ENTRYPOINT ["node", "dist/cli/main.js"]

@@ -29,7 +29,12 @@ interface Case {
   message: string;
 }
 
-const ready: ConditionFixture = { type: "Ready", status: "True", reason: "Available", message: "tenant is blue" };
+const ready: ConditionFixture = {
+  type: "Ready",
+  status: "True",
+  reason: "Available",
+  message: "tenant is blue",
+};
 const synced: ConditionFixture = { type: "Synced", status: "True", reason: "ReconcileSuccess" };
 
 const CASES: Case[] = [
@@ -112,7 +117,10 @@ const CASES: Case[] = [
     kind: "IPPoolAllocations",
     status: {
       observedGeneration: 1,
-      conditions: [ready, { type: "Synced", status: "False", reason: "ManagerNotReady", message: "nsx-a: 401" }],
+      conditions: [
+        ready,
+        { type: "Synced", status: "False", reason: "ManagerNotReady", message: "nsx-a: 401" },
+      ],
     },
     want: "Degraded",
     message: "ManagerNotReady: nsx-a: 401",
@@ -133,7 +141,10 @@ const CASES: Case[] = [
   {
     name: "ReadyUnknown",
     reason: "the operator has not decided yet",
-    status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "Unknown", reason: "Pending" }, synced] },
+    status: {
+      observedGeneration: 1,
+      conditions: [{ type: "Ready", status: "Unknown", reason: "Pending" }, synced],
+    },
     want: "Progressing",
     message: "Ready condition",
   },
@@ -159,7 +170,10 @@ const CASES: Case[] = [
     reason: "the operator reports a pause with reason Paused",
     status: {
       observedGeneration: 1,
-      conditions: [ready, { type: "Synced", status: "False", reason: "Paused", message: "no calls while paused" }],
+      conditions: [
+        ready,
+        { type: "Synced", status: "False", reason: "Paused", message: "no calls while paused" },
+      ],
     },
     want: "Suspended",
     message: "Paused: no calls while paused",
@@ -175,7 +189,10 @@ const CASES: Case[] = [
   {
     name: "ConditionWithoutMessage",
     reason: "a reason alone is still shown",
-    status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "False", reason: "PoolNotFound" }] },
+    status: {
+      observedGeneration: 1,
+      conditions: [{ type: "Ready", status: "False", reason: "PoolNotFound" }],
+    },
     want: "Degraded",
     message: "PoolNotFound",
   },
@@ -248,7 +265,10 @@ describe.skipIf(lua.path === undefined)("Argo CD health of the nsxv.io kinds", (
     const message = 'tenant "ß\\n" \n line two';
     const health = runHealth(lua.path ?? "", {
       metadata: { generation: 1 },
-      status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "True", reason: "Available", message }] },
+      status: {
+        observedGeneration: 1,
+        conditions: [{ type: "Ready", status: "True", reason: "Available", message }],
+      },
     });
     expect(health).toEqual({ status: "Healthy", message: `Available: ${message}` });
   });

@@ -44,7 +44,11 @@ function parseDockerfile(source: string): Stage[] {
     if (upper === "FROM") {
       const [image = "", as, name] = text.split(/\s+/);
       const resolved = image.replace(/\$\{(\w+)\}/g, (_, arg: string) => globalArgs.get(arg) ?? "");
-      stages.push({ name: as?.toUpperCase() === "AS" && name ? name : String(stages.length), image: resolved, instructions: [] });
+      stages.push({
+        name: as?.toUpperCase() === "AS" && name ? name : String(stages.length),
+        image: resolved,
+        instructions: [],
+      });
     } else if (stages.length === 0 && upper === "ARG") {
       const [arg = "", value = ""] = text.split("=");
       globalArgs.set(arg, value);
@@ -60,7 +64,9 @@ function instructions(stage: Stage | undefined, keyword: string): string[] {
 }
 
 /** COPY's sources and destination, with `--from` when it copies from another stage. */
-function copies(stage: Stage | undefined): { from: string | undefined; sources: string[]; destination: string }[] {
+function copies(
+  stage: Stage | undefined,
+): { from: string | undefined; sources: string[]; destination: string }[] {
   return instructions(stage, "COPY").map((text) => {
     const words = text.split(/\s+/);
     const from = words.find((word) => word.startsWith("--from="))?.slice("--from=".length);
@@ -103,12 +109,16 @@ describe("Dockerfile stages", () => {
   it("the deps stage installs production dependencies only, from the lock file", () => {
     const runs = instructions(stage("deps"), "RUN");
     expect(runs.some((run) => /\bnpm ci\b.*--omit=dev/.test(run))).toBe(true);
-    expect(copies(stage("deps")).flatMap((copy) => copy.sources)).toEqual(["package.json", "package-lock.json"]);
+    expect(copies(stage("deps")).flatMap((copy) => copy.sources)).toEqual([
+      "package.json",
+      "package-lock.json",
+    ]);
   });
 
   it("no stage runs `npm install`, which would ignore the lock file", () => {
     for (const candidate of stages) {
-      for (const run of instructions(candidate, "RUN")) expect(run, candidate.name).not.toMatch(/\bnpm (install|i)\b/);
+      for (const run of instructions(candidate, "RUN"))
+        expect(run, candidate.name).not.toMatch(/\bnpm (install|i)\b/);
     }
   });
 });
@@ -122,9 +132,18 @@ describe("the runtime image", () => {
     }
   });
 
-  it("holds only package.json, the CRDs, the build's dist/ and the production node_modules/", () => {
-    expect(copies(runtime).map(({ from, sources, destination }) => `${from ?? "context"}:${sources.join(",")}→${destination}`))
-      .toEqual(["context:package.json→./", "deps:/src/node_modules/→node_modules/", "build:/src/dist/→dist/", "context:crds/→crds/"]);
+  it("holds only package.json, the CRDs, the build's dist/, the production node_modules/ and the demo", () => {
+    expect(
+      copies(runtime).map(
+        ({ from, sources, destination }) => `${from ?? "context"}:${sources.join(",")}→${destination}`,
+      ),
+    ).toEqual([
+      "context:package.json→./",
+      "deps:/src/node_modules/→node_modules/",
+      "build:/src/dist/→dist/",
+      "context:crds/→crds/",
+      "context:examples/demo/→examples/demo/",
+    ]);
   });
 
   it("ships every entry of package.json `files`", () => {
@@ -171,7 +190,9 @@ describe("the entrypoint after a build", () => {
   });
 
   it("the build stage copies every file `npm run build` names", () => {
-    const buildCopies = copies(stage("build")).flatMap((copy) => copy.sources.map((source) => source.replace(/\/$/, "")));
+    const buildCopies = copies(stage("build")).flatMap((copy) =>
+      copy.sources.map((source) => source.replace(/\/$/, "")),
+    );
     const named = packageJson.scripts.build?.split(/\s+/).filter((word) => /\.(sh|json)$/.test(word)) ?? [];
     expect(named.length).toBeGreaterThan(0);
     for (const file of [...named, "tsconfig.json"]) {
@@ -187,7 +208,9 @@ describe(".dockerignore", () => {
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"));
-  const allowed = lines.filter((line) => line.startsWith("!")).map((line) => line.slice(1).replace(/\/$/, ""));
+  const allowed = lines
+    .filter((line) => line.startsWith("!"))
+    .map((line) => line.slice(1).replace(/\/$/, ""));
 
   it("is an allow-list: everything is excluded first", () => {
     expect(lines[0]).toBe("*");

@@ -44,7 +44,10 @@ const apiVersions = new Set(
 );
 
 describe("gitops/argocd", () => {
-  const configMap = parseYamlDocuments(readRepoFile("gitops/argocd/argocd-cm.yaml"), "argocd-cm")[0] as K8sObject & {
+  const configMap = parseYamlDocuments(
+    readRepoFile("gitops/argocd/argocd-cm.yaml"),
+    "argocd-cm",
+  )[0] as K8sObject & {
     data: Record<string, string>;
   };
 
@@ -71,10 +74,10 @@ describe("gitops/flux", () => {
     (file) => parseYamlDocuments(readRepoFile("gitops/flux", file), file) as K8sObject[],
   );
   const kustomization = (name: string) =>
-    documents.find((d) => d.kind === "Kustomization" && d.metadata.name === name) as FluxKustomization | undefined;
+    documents.find((d) => d.kind === "Kustomization" && d.metadata.name === name) as
+      FluxKustomization | undefined;
   const source = documents.find((d) => d.kind === "GitRepository") as
-    | (K8sObject & { spec: { ignore: string } })
-    | undefined;
+    (K8sObject & { spec: { ignore: string } }) | undefined;
 
   it("the operator's Kustomization applies deploy/ from the operator's GitRepository", () => {
     const operator = kustomization("nsxv-operator");
@@ -89,9 +92,11 @@ describe("gitops/flux", () => {
       .filter((line) => line.startsWith("!"))
       .map((line) => line.slice(1));
     expect(kept.sort()).toEqual(["/crds/", "/deploy/"]);
-    const deployResources = (parseYamlDocuments(readRepoFile("deploy/kustomization.yaml"), "deploy")[0] as {
-      resources: string[];
-    }).resources;
+    const deployResources = (
+      parseYamlDocuments(readRepoFile("deploy/kustomization.yaml"), "deploy")[0] as {
+        resources: string[];
+      }
+    ).resources;
     expect(deployResources.filter((resource) => resource.startsWith(".."))).toEqual(["../crds"]);
   });
 
@@ -118,16 +123,24 @@ describe.skipIf(kubectl.path === undefined)("the Flux operator Kustomization's p
   it("mark every CRD, and nothing else, as never pruned", () => {
     cpSync(repoPath("deploy"), join(dir, "deploy"), { recursive: true });
     cpSync(repoPath("crds"), join(dir, "crds"), { recursive: true });
-    const documents = parseYamlDocuments(readRepoFile("gitops/flux/operator.yaml"), "operator.yaml") as K8sObject[];
+    const documents = parseYamlDocuments(
+      readRepoFile("gitops/flux/operator.yaml"),
+      "operator.yaml",
+    ) as K8sObject[];
     const flux = documents.find((d) => d.kind === "Kustomization") as FluxKustomization;
-    const base = parseYamlDocuments(readRepoFile("deploy/kustomization.yaml"), "deploy")[0] as Record<string, unknown>;
+    const base = parseYamlDocuments(readRepoFile("deploy/kustomization.yaml"), "deploy")[0] as Record<
+      string,
+      unknown
+    >;
     // Flux adds spec.patches to the kustomization it finds at spec.path
     writeFileSync(join(dir, "deploy/kustomization.yaml"), stringify({ ...base, patches: flux.spec.patches }));
     const rendered = renderKustomization(kubectl.path ?? "", join(dir, "deploy"));
     const unpruned = rendered
       .filter((object) => object.metadata.annotations?.["kustomize.toolkit.fluxcd.io/prune"] === "disabled")
       .map((object) => `${object.kind} ${object.metadata.name}`);
-    expect(unpruned.sort()).toEqual(crds.map((crd) => `CustomResourceDefinition ${crd.metadata.name}`).sort());
+    expect(unpruned.sort()).toEqual(
+      crds.map((crd) => `CustomResourceDefinition ${crd.metadata.name}`).sort(),
+    );
   });
 });
 

@@ -40,7 +40,10 @@ const LEASE_NAME = "nsxv-operator";
 const METRICS_PORT = 8080;
 const PROBE_PORT = 8081;
 const USER_ID = 65532;
-const COMMON_LABELS = { "app.kubernetes.io/name": "nsxv-operator", "app.kubernetes.io/part-of": "nsxv-operator" };
+const COMMON_LABELS = {
+  "app.kubernetes.io/name": "nsxv-operator",
+  "app.kubernetes.io/part-of": "nsxv-operator",
+};
 
 /**
  * What the operator calls on its three kinds, Secrets and Events, one row per grant
@@ -62,7 +65,10 @@ const LEASE_GRANTS = [
   `coordination.k8s.io leases update ${LEASE_NAME}`,
 ].sort();
 
-const kubectl = lookupTool("kubectl", "install kubectl; it renders the kustomizations as `kubectl apply -k` does");
+const kubectl = lookupTool(
+  "kubectl",
+  "install kubectl; it renders the kustomizations as `kubectl apply -k` does",
+);
 
 describe("deploy/ files", () => {
   const files = listFiles("deploy", [".yaml", ".yml"]);
@@ -87,7 +93,10 @@ describe("deploy/ files", () => {
         const rules = (document.rules ?? []) as PolicyRule[];
         for (const rule of rules) {
           const values = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.verbs ?? [])];
-          expect(values.filter((value) => value.includes("*")), `${file} ${document.metadata?.name}`).toEqual([]);
+          expect(
+            values.filter((value) => value.includes("*")),
+            `${file} ${document.metadata?.name}`,
+          ).toEqual([]);
         }
       }
     }
@@ -161,10 +170,14 @@ describe.skipIf(kubectl.path === undefined)("kubectl apply -k deploy/ (rendered)
 
 describe.skipIf(kubectl.path === undefined)("deploy/variants/namespaced (rendered)", () => {
   const objects =
-    kubectl.path === undefined ? [] : renderKustomization(kubectl.path, repoPath("deploy/variants/namespaced"));
+    kubectl.path === undefined
+      ? []
+      : renderKustomization(kubectl.path, repoPath("deploy/variants/namespaced"));
 
   it("has no cluster-scoped object: no ClusterRole, no CRD, no Namespace", () => {
-    expect(objects.filter((object) => object.metadata.namespace === undefined).map(describeObject)).toEqual([]);
+    expect(objects.filter((object) => object.metadata.namespace === undefined).map(describeObject)).toEqual(
+      [],
+    );
   });
 
   it("grants the operator's calls and the lease in its own namespace only", () => {
@@ -177,7 +190,7 @@ describe.skipIf(kubectl.path === undefined)("deploy/variants/namespaced (rendere
     // the kubelet expands $(POD_NAMESPACE) only from the container's own env
     expect(container.env).toContainEqual({
       name: "POD_NAMESPACE",
-      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+      valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } },
     });
   });
 
@@ -202,7 +215,9 @@ describe.skipIf(kubectl.path === undefined)("an overlay that moves the namespace
 
 describe.skipIf(kubectl.path === undefined)("deploy/optional/monitoring (rendered)", () => {
   const objects =
-    kubectl.path === undefined ? [] : renderKustomization(kubectl.path, repoPath("deploy/optional/monitoring"));
+    kubectl.path === undefined
+      ? []
+      : renderKustomization(kubectl.path, repoPath("deploy/optional/monitoring"));
   const service =
     kubectl.path === undefined
       ? undefined
@@ -215,11 +230,17 @@ describe.skipIf(kubectl.path === undefined)("deploy/optional/monitoring (rendere
     expect(monitor?.spec.endpoints.map((endpoint) => endpoint.port)).toEqual(["metrics"]);
   });
 
-  const rules = (objects.find((object) => object.kind === "PrometheusRule") as PrometheusRule | undefined)?.spec
-    .groups.flatMap((group) => group.rules) ?? [];
+  const rules =
+    (
+      objects.find((object) => object.kind === "PrometheusRule") as PrometheusRule | undefined
+    )?.spec.groups.flatMap((group) => group.rules) ?? [];
 
   const wanted = [
-    { alert: "NsxvPoolNearExhaustion", metric: "nsxv_pool_used_ratio", reason: "a pool above 90% is the issue's first alert" },
+    {
+      alert: "NsxvPoolNearExhaustion",
+      metric: "nsxv_pool_used_ratio",
+      reason: "a pool above 90% is the issue's first alert",
+    },
     {
       alert: "NsxvReconcileErrors",
       metric: "controller_runtime_reconcile_errors_total",
@@ -254,7 +275,9 @@ describe.skipIf(kubectl.path === undefined)("deploy/optional/monitoring (rendere
   it("every operator metric an alert reads is defined in src/controller/metrics.ts", () => {
     const source = readRepoFile("src/controller/metrics.ts");
     const names = new Set(
-      rules.flatMap((rule) => rule.expr.match(/\b(?:nsxv|controller_runtime|leader_election)_[a-z_]+\b/g) ?? []),
+      rules.flatMap(
+        (rule) => rule.expr.match(/\b(?:nsxv|controller_runtime|leader_election)_[a-z_]+\b/g) ?? [],
+      ),
     );
     expect(names.size).toBeGreaterThanOrEqual(wanted.length);
     for (const name of names) expect(source, name).toContain(`"${name}"`);
@@ -272,7 +295,8 @@ it("kubectl is on PATH where the rendered checks must run (CI)", () => {
  */
 function grantsOf(objects: K8sObject[]): Record<string, string[]> {
   const roles = rolesOf(objects);
-  const serviceAccountNamespace = objects.find((object) => object.kind === "ServiceAccount")?.metadata.namespace;
+  const serviceAccountNamespace = objects.find((object) => object.kind === "ServiceAccount")?.metadata
+    .namespace;
   const rulesByScope: Record<string, PolicyRule[]> = {};
   for (const binding of objects.filter((object) => object.kind.endsWith("Binding")) as BindingObject[]) {
     expect(binding.subjects, describeObject(binding)).toEqual([
@@ -285,7 +309,10 @@ function grantsOf(objects: K8sObject[]): Record<string, string[]> {
         candidate.metadata.name === binding.roleRef.name &&
         (candidate.kind === "ClusterRole" || candidate.metadata.namespace === binding.metadata.namespace),
     );
-    expect(role, `${describeObject(binding)} → ${binding.roleRef.kind} ${binding.roleRef.name}`).toBeDefined();
+    expect(
+      role,
+      `${describeObject(binding)} → ${binding.roleRef.kind} ${binding.roleRef.name}`,
+    ).toBeDefined();
     (rulesByScope[scope] ??= []).push(...(role?.rules ?? []));
   }
   expect(roles.length, "every role is bound").toBe(objects.filter((o) => o.kind.endsWith("Binding")).length);
@@ -296,7 +323,11 @@ function checkDeployment(objects: () => K8sObject[]): void {
   const podSettings = [
     { path: "runAsNonRoot", value: true, reason: "the restricted Pod Security Standard requires it" },
     { path: "runAsUser", value: USER_ID, reason: "the image's user, and not root" },
-    { path: "seccompProfile", value: { type: "RuntimeDefault" }, reason: "syscalls filtered by the runtime's profile" },
+    {
+      path: "seccompProfile",
+      value: { type: "RuntimeDefault" },
+      reason: "syscalls filtered by the runtime's profile",
+    },
   ];
   const containerSettings = [
     ...podSettings,
@@ -324,7 +355,7 @@ function checkDeployment(objects: () => K8sObject[]): void {
     expect(container.args.some((arg) => arg.startsWith("--leader-election-namespace"))).toBe(false);
     expect(container.env).toContainEqual({
       name: "POD_NAMESPACE",
-      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+      valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } },
     });
   });
 
@@ -333,7 +364,9 @@ function checkDeployment(objects: () => K8sObject[]): void {
     expect(flagValue(container.args, "--metrics-bind-address")).toBe(`:${METRICS_PORT}`);
     expect(flagValue(container.args, "--health-probe-bind-address")).toBe(`:${PROBE_PORT}`);
     const portNumber = (port: string | number) =>
-      typeof port === "number" ? port : container.ports.find((candidate) => candidate.name === port)?.containerPort;
+      typeof port === "number"
+        ? port
+        : container.ports.find((candidate) => candidate.name === port)?.containerPort;
     expect(container.livenessProbe.httpGet.path).toBe("/healthz");
     expect(portNumber(container.livenessProbe.httpGet.port)).toBe(PROBE_PORT);
     expect(container.readinessProbe.httpGet.path).toBe("/readyz");
@@ -353,7 +386,9 @@ function checkDeployment(objects: () => K8sObject[]): void {
 
   it("the image's tag is the package's version", () => {
     const version = (JSON.parse(readRepoFile("package.json")) as { version: string }).version;
-    expect(containerOf(deploymentOf(objects())).image).toMatch(new RegExp(`:${version.replaceAll(".", "\\.")}$`));
+    expect(containerOf(deploymentOf(objects())).image).toMatch(
+      new RegExp(`:${version.replaceAll(".", "\\.")}$`),
+    );
   });
 
   it("the metrics Service selects the pods on the `metrics` port 8080", () => {
@@ -362,7 +397,9 @@ function checkDeployment(objects: () => K8sObject[]): void {
       | undefined;
     const podLabels = deploymentOf(objects()).spec.template.metadata.labels;
     expect(labelsMatch(service?.spec.selector ?? {}, podLabels)).toBe(true);
-    expect(service?.spec.ports).toEqual([{ name: "metrics", port: METRICS_PORT, targetPort: "metrics", protocol: "TCP" }]);
+    expect(service?.spec.ports).toEqual([
+      { name: "metrics", port: METRICS_PORT, targetPort: "metrics", protocol: "TCP" },
+    ]);
   });
 }
 

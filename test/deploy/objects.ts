@@ -76,7 +76,10 @@ export function containerOf(deployment: Deployment): Container {
 }
 
 export function labelsMatch(selector: Record<string, string>, labels: Record<string, string>): boolean {
-  return Object.keys(selector).length > 0 && Object.entries(selector).every(([key, value]) => labels[key] === value);
+  return (
+    Object.keys(selector).length > 0 &&
+    Object.entries(selector).every(([key, value]) => labels[key] === value)
+  );
 }
 
 /** The value of `--flag=value` in args. */
