@@ -4,6 +4,7 @@ import { Command } from "commander";
 import { applyCommand } from "./apply.ts";
 import { demoCommand } from "./demo.ts";
 import { planCommand } from "./plan.ts";
+import { runCommand } from "./run.ts";
 import { simulateCommand } from "./simulate.ts";
 
 const program = new Command("nsxv-operator")
@@ -14,6 +15,7 @@ const program = new Command("nsxv-operator")
 program.addCommand(planCommand());
 program.addCommand(applyCommand());
 program.addCommand(demoCommand());
+program.addCommand(runCommand());
 program.addCommand(simulateCommand());
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,361 @@
+/**
+ * `nsxv-operator run`: the operator. Against a cluster (kubeconfig, or the in-cluster config) it
+ * watches the custom resources and the Secrets their managers reference; with `--manifests DIR`
+ * it runs the same controller on a directory of manifests. Flag parsing and wiring only: every
+ * flag is checked here with a message naming it, the work is in src/controller/operator.ts.
+ * Exit status: 0 after SIGTERM/SIGINT; 1 for bad flags, a fatal error, or a lost lease (the pod
+ * restarts, as controller-runtime's do).
+ */
+import { Command, InvalidArgumentError, Option } from "commander";
+import { CoordinationV1Api, KubeConfig } from "@kubernetes/client-node";
+import { pino, type Logger as PinoLogger } from "pino";
+import { parseDuration } from "../api/duration.ts";
+import { DirectorySource } from "../controller/directory-source.ts";
+import { KubernetesSource } from "../controller/kube-source.ts";
+import { KubernetesLeaseStore, LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
+import { Operator, OPERATOR_DEFAULTS, type OperatorExit } from "../controller/operator.ts";
+import { parseBindAddress } from "../controller/probes.ts";
+import type { DesiredStateSource } from "../controller/source.ts";
+
+/** The flags as commander hands them over, each already checked on its own. */
+export interface RunFlags {
+  kubeconfig?: string;
+  namespace?: string;
+  selector?: string;
+  concurrency: number;
+  syncInterval: number;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  leaderElectionNamespace?: string;
+  leaderElectionLeaseDuration: number;
+  leaderElectionRenewDeadline: number;
+  leaderElectionRetryPeriod: number;
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  logLevel: string;
+  shutdownTimeout: number;
+  manifests?: string;
+  statusFile?: string;
+}
+
+export interface RunConfig {
+  source:
+    | { type: "cluster"; kubeconfig?: string; namespace?: string; selector?: string }
+    | { type: "manifests"; dir: string; statusFile?: string };
+  concurrency: number;
+  syncIntervalMs: number;
+  shutdownTimeoutMs: number;
+  leaderElection?: {
+    id: string;
+    namespace: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  logLevel: string;
+}
+
+/** Flags that cannot go together, or a flag that needs another. */
+export class RunFlagError extends Error {
+  readonly code = "INVALID_FLAGS";
+  constructor(message: string) {
+    super(message);
+    this.name = "RunFlagError";
+  }
+}
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_NAME = "([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)";
+const LABEL_KEY = `((${DNS_SUBDOMAIN.source.slice(1, -1)})/)?${LABEL_NAME}`;
+const LABEL_VALUE = `(${LABEL_NAME})?`;
+const REQUIREMENT = new RegExp(
+  `^(!?${LABEL_KEY}|${LABEL_KEY}\\s*(=|==|!=)\\s*${LABEL_VALUE}|${LABEL_KEY}\\s+(in|notin)\\s*\\(\\s*${LABEL_VALUE}(\\s*,\\s*${LABEL_VALUE})*\\s*\\))$`,
+);
+
+function integerAtLeast(min: number) {
+  return (text: string): number => {
+    if (!/^\d+$/.test(text) || Number(text) < min)
+      throw new InvalidArgumentError(`must be an integer >= ${min}`);
+    return Number(text);
+  };
+}
+
+/** A Go duration (`90s`, `5m`, `1h30m`) of at least `minMs`, in milliseconds. */
+function durationAtLeast(minMs: number, minText: string) {
+  return (text: string): number => {
+    let ms: number;
+    try {
+      ms = parseDuration(text);
+    } catch (error) {
+      throw new InvalidArgumentError((error as Error).message);
+    }
+    if (ms < minMs) throw new InvalidArgumentError(`must be at least ${minText}`);
+    return ms;
+  };
+}
+
+function bindAddress(text: string): string {
+  if (text === "0") return text;
+  try {
+    parseBindAddress(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return text;
+}
+
+function namespace(text: string): string {
+  if (text.length > 63 || !DNS_LABEL.test(text))
+    throw new InvalidArgumentError("not a namespace name (RFC 1123 label)");
+  return text;
+}
+
+function leaseName(text: string): string {
+  if (text.length > 253 || !DNS_SUBDOMAIN.test(text))
+    throw new InvalidArgumentError("not a Lease name (RFC 1123 subdomain)");
+  return text;
+}
+
+/** Kubernetes label selector syntax: `a=b,c!=d,e in (f,g),!h,i`. */
+export function labelSelector(text: string): string {
+  const requirements = text.split(/,(?![^(]*\))/);
+  const bad = requirements.find((r) => !REQUIREMENT.test(r.trim()));
+  if (text.trim() === "" || bad !== undefined) {
+    throw new InvalidArgumentError(
+      `not a label selector${bad === undefined ? "" : `: ${JSON.stringify(bad.trim())}`}`,
+    );
+  }
+  return text;
+}
+
+function logLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text)) throw new InvalidArgumentError(`must be one of ${LOG_LEVELS.join(", ")}`);
+  return text;
+}
+
+/** Checks the flags against each other and applies the defaults that depend on others or on the environment. */
+export function runConfig(flags: RunFlags, env: Record<string, string | undefined> = process.env): RunConfig {
+  if (flags.manifests !== undefined) {
+    const clusterOnly = (
+      [
+        ["--kubeconfig", flags.kubeconfig],
+        ["--namespace", flags.namespace],
+        ["--selector", flags.selector],
+        ["--leader-election-namespace", flags.leaderElectionNamespace],
+      ] as const
+    ).find(([, value]) => value !== undefined);
+    if (clusterOnly !== undefined)
+      throw new RunFlagError(`${clusterOnly[0]} needs a cluster: not with --manifests`);
+    if (flags.leaderElect) throw new RunFlagError("--leader-elect needs a cluster: not with --manifests");
+  } else if (flags.statusFile !== undefined) {
+    throw new RunFlagError("--status-file goes with --manifests (in a cluster, status is on the objects)");
+  }
+  const le = {
+    leaseDurationMs: flags.leaderElectionLeaseDuration,
+    renewDeadlineMs: flags.leaderElectionRenewDeadline,
+    retryPeriodMs: flags.leaderElectionRetryPeriod,
+  };
+  if (le.leaseDurationMs <= le.renewDeadlineMs) {
+    throw new RunFlagError(
+      "--leader-election-lease-duration must be longer than --leader-election-renew-deadline",
+    );
+  }
+  if (le.renewDeadlineMs <= le.retryPeriodMs * (1 + LEADER_ELECTION_DEFAULTS.jitterFactor)) {
+    throw new RunFlagError(
+      `--leader-election-renew-deadline must be longer than ${1 + LEADER_ELECTION_DEFAULTS.jitterFactor} x --leader-election-retry-period`,
+    );
+  }
+  return {
+    source:
+      flags.manifests !== undefined
+        ? {
+            type: "manifests",
+            dir: flags.manifests,
+            ...(flags.statusFile !== undefined ? { statusFile: flags.statusFile } : {}),
+          }
+        : {
+            type: "cluster",
+            ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+            ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+            ...(flags.selector !== undefined ? { selector: flags.selector } : {}),
+          },
+    concurrency: flags.concurrency,
+    syncIntervalMs: flags.syncInterval,
+    shutdownTimeoutMs: flags.shutdownTimeout,
+    ...(flags.leaderElect
+      ? {
+          leaderElection: {
+            id: flags.leaderElectionId,
+            namespace: flags.leaderElectionNamespace ?? env.POD_NAMESPACE ?? flags.namespace ?? "default",
+            ...le,
+          },
+        }
+      : {}),
+    metricsBindAddress: flags.metricsBindAddress,
+    healthProbeBindAddress: flags.healthProbeBindAddress,
+    logLevel: flags.logLevel,
+  };
+}
+
+function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path !== undefined) kc.loadFromFile(path);
+  else kc.loadFromDefault(); // $KUBECONFIG, ~/.kube/config, then the in-cluster service account
+  return kc;
+}
+
+/** Builds the source and the operator from the configuration and runs it until `signal` aborts. */
+export async function runOperator(
+  config: RunConfig,
+  signal: AbortSignal,
+  logger: PinoLogger,
+): Promise<OperatorExit> {
+  let source: DesiredStateSource;
+  let kc: KubeConfig | undefined;
+  if (config.source.type === "manifests") {
+    source = new DirectorySource({ dir: config.source.dir, statusFile: config.source.statusFile, logger });
+  } else {
+    kc = loadKubeConfig(config.source.kubeconfig);
+    source = new KubernetesSource({
+      kubeConfig: kc,
+      logger,
+      ...(config.source.namespace !== undefined ? { namespace: config.source.namespace } : {}),
+      ...(config.source.selector !== undefined ? { labelSelector: config.source.selector } : {}),
+    });
+  }
+  const le = config.leaderElection;
+  const operator = new Operator({
+    source,
+    concurrency: config.concurrency,
+    syncIntervalMs: config.syncIntervalMs,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    metricsBindAddress: config.metricsBindAddress,
+    healthProbeBindAddress: config.healthProbeBindAddress,
+    logger,
+    ...(le !== undefined && kc !== undefined
+      ? {
+          leaderElection: {
+            name: le.id,
+            store: new KubernetesLeaseStore({
+              api: kc.makeApiClient(CoordinationV1Api),
+              namespace: le.namespace,
+              name: le.id,
+            }),
+            leaseDurationMs: le.leaseDurationMs,
+            renewDeadlineMs: le.renewDeadlineMs,
+            retryPeriodMs: le.retryPeriodMs,
+          },
+        }
+      : {}),
+  });
+  logger.info(
+    { source: config.source, leaderElection: le?.id ?? false, concurrency: config.concurrency },
+    "starting",
+  );
+  return operator.start(signal);
+}
+
+export function runCommand(): Command {
+  const d = OPERATOR_DEFAULTS;
+  const le = LEADER_ELECTION_DEFAULTS;
+  return new Command("run")
+    .description(
+      "Run the operator: reconcile NSXManager, EdgeTenant and IPPoolAllocations objects of a cluster, or of a directory (--manifests).",
+    )
+    .option(
+      "--kubeconfig <file>",
+      "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster config)",
+    )
+    .option("--namespace <name>", "watch only this namespace (default: every namespace)", namespace)
+    .option(
+      "--selector <selector>",
+      "label selector of the custom resources, to split them between deployments",
+      labelSelector,
+    )
+    .option("--concurrency <n>", "reconciles at once", integerAtLeast(1), d.concurrency)
+    .addOption(
+      new Option("--sync-interval <duration>", "drift check of objects without spec.syncInterval, ±10 %")
+        .argParser(durationAtLeast(1000, "1s"))
+        .default(d.syncIntervalMs, "5m"),
+    )
+    .option("--leader-elect", "reconcile only while holding the Lease (for more than one replica)", false)
+    .option("--leader-election-id <name>", "name of the Lease", leaseName, le.name)
+    .option(
+      "--leader-election-namespace <name>",
+      "namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)",
+      namespace,
+    )
+    .addOption(
+      new Option("--leader-election-lease-duration <duration>", "how long standbys wait before taking over")
+        .argParser(durationAtLeast(1000, "1s"))
+        .default(le.leaseDurationMs, "15s"),
+    )
+    .addOption(
+      new Option(
+        "--leader-election-renew-deadline <duration>",
+        "the leader gives up when it could not renew for this long",
+      )
+        .argParser(durationAtLeast(1000, "1s"))
+        .default(le.renewDeadlineMs, "10s"),
+    )
+    .addOption(
+      new Option("--leader-election-retry-period <duration>", "between attempts to acquire or renew")
+        .argParser(durationAtLeast(100, "100ms"))
+        .default(le.retryPeriodMs, "2s"),
+    )
+    .option(
+      "--metrics-bind-address <address>",
+      'address of /metrics; "0" for none',
+      bindAddress,
+      d.metricsBindAddress,
+    )
+    .option(
+      "--health-probe-bind-address <address>",
+      'address of /healthz and /readyz; "0" for none',
+      bindAddress,
+      d.healthProbeBindAddress,
+    )
+    .option("--log-level <level>", `one of ${LOG_LEVELS.join(", ")}`, logLevel, "info")
+    .addOption(
+      new Option("--shutdown-timeout <duration>", "on SIGTERM, how long running reconciles may take")
+        .argParser(durationAtLeast(0, "0s"))
+        .default(d.shutdownTimeoutMs, "30s"),
+    )
+    .option(
+      "--manifests <dir>",
+      "run on the manifests of this directory instead of a cluster; status is logged",
+    )
+    .option("--status-file <file>", "with --manifests: keep status in this file across restarts")
+    .action(async function (this: Command, flags: RunFlags) {
+      let config: RunConfig;
+      try {
+        config = runConfig(flags);
+      } catch (error) {
+        this.error(`error: ${(error as Error).message}`);
+      }
+      const logger = pino({ level: config.logLevel });
+      const stop = new AbortController();
+      let signals = 0;
+      const onSignal = (name: string): void => {
+        signals += 1;
+        // a second signal does not wait for the graceful shutdown
+        if (signals > 1) process.exit(1);
+        logger.info({ signal: name }, "shutting down");
+        stop.abort();
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+      let code = 1;
+      try {
+        code = (await runOperator(config, stop.signal, logger)) === "stopped" ? 0 : 1;
+      } catch (err) {
+        logger.fatal({ err }, "operator failed");
+      }
+      logger.flush();
+      process.exit(code);
+    });
+}

@@ -1,0 +1,313 @@
+/**
+ * The desired state from a directory of manifests (`run --manifests DIR`): the same controller
+ * without a cluster. Files are read with loadManifests (validated and defaulted as the API server
+ * would) and read again when they change: fs.watch, plus a periodic rescan for file systems where
+ * it misses changes. A file that does not load is reported and the last good version of its
+ * objects is kept. Each object gets a generation that rises when its spec changes. Status lives
+ * in memory, is logged when it changes and, with `statusFile`, persists across restarts (with the
+ * generations), so that a stray's firstSeen survives a restart.
+ */
+import { watch } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, resolve, sep } from "node:path";
+import { loadManifests, type ManifestError } from "../api/manifests.ts";
+import type { ResourceValidator } from "../api/schema.ts";
+import type { NsxvObject, Secret } from "../api/types.ts";
+import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
+import { refOf } from "../reconcile/store.ts";
+import type { Clock, Timer } from "./clock.ts";
+import { realClock } from "./clock.ts";
+import type { Logger } from "./controller.ts";
+import { nopLogger } from "./controller.ts";
+import type { EventRecorder } from "./events.ts";
+import type { DesiredStateSource, KeyListener, Status, StatusWriteOutcome } from "./source.ts";
+import {
+  KeyListeners,
+  dependentsOf,
+  managersUsingSecret,
+  namespacedName,
+  needsReconcile,
+  objectKey,
+} from "./source.ts";
+
+export interface DirectorySourceOptions {
+  /** the directory (or a single file) of manifests */
+  dir: string;
+  /** keep status here across restarts (JSON, rewritten on each change); default: memory only */
+  statusFile?: string;
+  /** read everything again this often, in case fs.watch missed a change; default 30000 */
+  rescanIntervalMs?: number;
+  /** changes within this window are read once; default 200 */
+  debounceMs?: number;
+  /** default: each event is a log line */
+  events?: EventRecorder;
+  /** default: the CRDs shipped in crds/ */
+  validator?: ResourceValidator;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export const DIRECTORY_DEFAULTS = { rescanIntervalMs: 30_000, debounceMs: 200 } as const;
+
+/** Events as log lines, naming the object: what a run without a cluster has instead of Events. */
+export function loggingEventRecorder(logger: Logger): EventRecorder {
+  const log = (type: "Normal" | "Warning") => (obj: NsxvObjectLike, reason: string, message: string) => {
+    const { name, namespace } = obj.metadata;
+    const fields = { kind: obj.kind, namespace, name, event: type, reason };
+    if (type === "Normal") logger.info(fields, message);
+    else logger.warn(fields, message);
+  };
+  return { normal: log("Normal"), warning: log("Warning") };
+}
+
+type NsxvObjectLike = { kind: string; metadata: { name: string; namespace?: string } };
+
+interface Entry<T> {
+  value: T;
+  file: string;
+}
+
+/** What the status file holds per object key. */
+interface Remembered {
+  generation: number;
+  spec: string;
+  status?: Status;
+}
+
+interface StatusFile {
+  version: 1;
+  objects: Record<string, Remembered>;
+}
+
+export class DirectorySource implements DesiredStateSource {
+  readonly store: DesiredStateStore;
+  readonly events: EventRecorder;
+  readonly #dir: string;
+  readonly #statusFile: string | undefined;
+  readonly #rescanIntervalMs: number;
+  readonly #debounceMs: number;
+  readonly #validator: ResourceValidator | undefined;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #listeners = new KeyListeners();
+  #objects = new Map<string, Entry<NsxvObject>>();
+  #secrets = new Map<string, Entry<Secret>>();
+  /** generation and status by object key; what the status file holds */
+  readonly #memory = new Map<string, Remembered>();
+  #loaded = false;
+  #loadedWaiters: (() => void)[] = [];
+  #lastErrors = "";
+  #statusWrites: Promise<void> = Promise.resolve();
+
+  constructor(options: DirectorySourceOptions) {
+    this.#dir = resolve(options.dir);
+    this.#statusFile = options.statusFile === undefined ? undefined : resolve(options.statusFile);
+    this.#rescanIntervalMs = options.rescanIntervalMs ?? DIRECTORY_DEFAULTS.rescanIntervalMs;
+    this.#debounceMs = options.debounceMs ?? DIRECTORY_DEFAULTS.debounceMs;
+    this.#validator = options.validator;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger ?? nopLogger;
+    this.events = options.events ?? loggingEventRecorder(this.#logger);
+    this.store = {
+      get: (ref) => {
+        const entry = this.#objects.get(objectKey(ref));
+        return entry === undefined ? undefined : this.#view(entry.value);
+      },
+      list: (kind) =>
+        [...this.#objects.values()].filter((e) => e.value.kind === kind).map((e) => this.#view(e.value)),
+      getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
+    };
+  }
+
+  /** Reads the status file and the manifests, then follows changes until `signal` aborts. */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.#readStatusFile();
+    await this.reload();
+    let pending: Timer | undefined;
+    let running = Promise.resolve();
+    const schedule = (delayMs: number): void => {
+      pending?.cancel();
+      pending = this.#clock.setTimer(delayMs, () => {
+        pending = undefined;
+        running = running.then(() => this.reload());
+      });
+    };
+    const rescan = (): void => {
+      schedule(0);
+      rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
+    };
+    let rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
+    const watcher = this.#watchFiles(() => schedule(this.#debounceMs));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    watcher?.close();
+    pending?.cancel();
+    rescanTimer.cancel();
+    await running;
+    await this.#statusWrites;
+  }
+
+  synced(signal: AbortSignal): Promise<boolean> {
+    if (this.#loaded) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(false);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#loadedWaiters.push(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(true);
+      });
+    });
+  }
+
+  notReady(): string | undefined {
+    return this.#loaded ? undefined : `manifests in ${this.#dir} not read yet`;
+  }
+
+  subscribe(listener: KeyListener): () => void {
+    return this.#listeners.subscribe(listener);
+  }
+
+  writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
+    const key = objectKey(ref);
+    const remembered = this.#memory.get(key);
+    if (!this.#objects.has(key) || remembered === undefined) return Promise.resolve("gone");
+    remembered.status = status;
+    this.#logger.info({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status changed");
+    return this.#persist().then(() => "written");
+  }
+
+  /** Reads every manifest again and enqueues what changed; exposed for tests and for a manual rescan. */
+  async reload(): Promise<void> {
+    const set = await loadManifests(
+      [this.#dir],
+      this.#validator === undefined ? {} : { validator: this.#validator },
+    );
+    this.#report(set.errors);
+    const bad = set.errors.map((e) => e.file);
+    if (bad.includes(this.#dir)) return; // the directory itself cannot be read: keep everything
+    const isBad = (file: string): boolean => bad.some((b) => file === b || file.startsWith(b + sep));
+    const objects = new Map<string, Entry<NsxvObject>>();
+    for (const { object, source } of set.objects) {
+      if (!isBad(source.file)) objects.set(objectKey(refOf(object)), { value: object, file: source.file });
+    }
+    const secrets = new Map<string, Entry<Secret>>();
+    for (const { secret, source } of set.secrets) {
+      if (!isBad(source.file))
+        secrets.set(namespacedName(secret.metadata), { value: secret, file: source.file });
+    }
+    // the last good version of what a broken file held
+    for (const [key, entry] of this.#objects)
+      if (isBad(entry.file) && !objects.has(key)) objects.set(key, entry);
+    for (const [key, entry] of this.#secrets)
+      if (isBad(entry.file) && !secrets.has(key)) secrets.set(key, entry);
+    this.#apply(objects, secrets);
+  }
+
+  #apply(objects: Map<string, Entry<NsxvObject>>, secrets: Map<string, Entry<Secret>>): void {
+    const before = this.#objects;
+    const beforeSecrets = this.#secrets;
+    const changed: ObjectRef[] = [];
+    for (const [key, { value }] of objects) {
+      const spec = JSON.stringify(value.spec);
+      const remembered = this.#memory.get(key);
+      const specChanged = remembered !== undefined && remembered.spec !== spec;
+      if (remembered === undefined) this.#memory.set(key, { generation: 1, spec });
+      else if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
+      const old = before.get(key);
+      if (old === undefined || specChanged || needsReconcile(old.value, value)) changed.push(refOf(value));
+    }
+    for (const [key, { value }] of before) if (!objects.has(key)) changed.push(refOf(value));
+    // status of an object that is gone is not needed any more, also when the status file held it
+    for (const key of [...this.#memory.keys()]) if (!objects.has(key)) this.#memory.delete(key);
+    this.#objects = objects;
+    this.#secrets = secrets;
+    const all = [...objects.values(), ...before.values()].map((e) => e.value);
+    for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
+      if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
+      const [namespace = "", name = ""] = key.split("/");
+      for (const manager of managersUsingSecret(all, namespace, name)) changed.push(manager);
+    }
+    const managers = changed.filter((r) => r.kind === "NSXManager");
+    for (const manager of managers) changed.push(...dependentsOf(all, manager));
+    if (!this.#loaded) {
+      this.#loaded = true;
+      for (const waiter of this.#loadedWaiters.splice(0)) waiter();
+    }
+    void this.#persist();
+    const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
+    for (const ref of unique.values()) this.#listeners.emit(ref);
+  }
+
+  /** The object as the reconciler sees it: with its generation and its status. */
+  #view(object: NsxvObject): NsxvObject {
+    const remembered = this.#memory.get(objectKey(refOf(object)));
+    const metadata = { ...object.metadata, generation: remembered?.generation ?? 1 };
+    const status = remembered?.status;
+    return { ...object, metadata, ...(status !== undefined ? { status } : {}) } as NsxvObject;
+  }
+
+  #report(errors: ManifestError[]): void {
+    const text = errors.map((e) => e.message).join("\n");
+    if (text === this.#lastErrors) return;
+    this.#lastErrors = text;
+    for (const error of errors) {
+      this.#logger.error(
+        {
+          file: error.file,
+          line: error.line,
+          kind: error.kind,
+          namespace: error.namespace,
+          name: error.objectName,
+        },
+        `${error.message} (the last good version of this file's objects is kept)`,
+      );
+    }
+  }
+
+  #watchFiles(onChange: () => void): { close(): void } | undefined {
+    try {
+      const watcher = watch(this.#dir, { recursive: true, persistent: false }, onChange);
+      watcher.on("error", (err) => {
+        this.#logger.warn({ err, dir: this.#dir }, "watching the manifests failed; rescanning periodically");
+        watcher.close();
+      });
+      return watcher;
+    } catch (err) {
+      this.#logger.warn({ err, dir: this.#dir }, "cannot watch the manifests; rescanning periodically");
+      return undefined;
+    }
+  }
+
+  async #readStatusFile(): Promise<void> {
+    if (this.#statusFile === undefined) return;
+    let text: string;
+    try {
+      text = await readFile(this.#statusFile, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    const parsed = JSON.parse(text) as Partial<StatusFile>;
+    for (const [key, remembered] of Object.entries(parsed.objects ?? {})) this.#memory.set(key, remembered);
+  }
+
+  /** Writes the status file (whole, atomically: a crash never leaves half a file); one write at a time. */
+  #persist(): Promise<void> {
+    const file = this.#statusFile;
+    if (file === undefined) return Promise.resolve();
+    const content: StatusFile = { version: 1, objects: Object.fromEntries(this.#memory) };
+    const text = `${JSON.stringify(content, null, 2)}\n`;
+    this.#statusWrites = this.#statusWrites.then(async () => {
+      try {
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(`${file}.tmp`, text);
+        await rename(`${file}.tmp`, file);
+      } catch (err) {
+        this.#logger.error({ err, file }, "cannot write the status file");
+      }
+    });
+    return this.#statusWrites;
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * A hardened list+watch loop for one collection of the Kubernetes API, in place of client-node's
+ * informers (which stop for good on most errors in several releases): list (paged), then watch
+ * from the list's resourceVersion with bookmarks; on an error restart with jittered backoff
+ * (1 s doubling to 30 s); relist on 410 Gone and every ~10 min; report not-ready while the
+ * watch is down. The handler receives the full list after each (re)list and each event after.
+ * `kubeListWatchApi` is the thin adapter to a cluster (client-node's auth, undici's fetch).
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
+import { fetch, type Response } from "undici";
+import type { Clock } from "./clock.ts";
+import { realClock } from "./clock.ts";
+import type { Logger } from "./controller.ts";
+import { nopLogger } from "./controller.ts";
+
+/** What the loop needs of an object: its identity and version. */
+export interface KubeObject {
+  metadata: { name: string; namespace?: string; resourceVersion?: string };
+}
+
+export type WatchErrorCode = "WATCH_GONE" | "WATCH_FAILED";
+
+/** A list or watch failed; `WATCH_GONE` (HTTP 410) means the resourceVersion expired: relist. */
+export class WatchError extends Error {
+  readonly code: WatchErrorCode;
+  readonly status: number | undefined;
+  constructor(code: WatchErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = options.status;
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface ListPage {
+  items: KubeObject[];
+  resourceVersion: string;
+  /** the continue token of the next page, "" or undefined on the last */
+  continue?: string;
+}
+
+export interface ListWatchApi {
+  list(path: string, query: Query, signal: AbortSignal): Promise<ListPage>;
+  /**
+   * Opens a watch. Resolves once the server accepted it, with `ended`: resolves when the watch
+   * ends normally (server timeout, or `signal` aborted), rejects when it breaks. Rejects at once
+   * when it cannot be opened.
+   */
+  watch(
+    path: string,
+    query: Query,
+    onEvent: (type: string, object: unknown) => void,
+    signal: AbortSignal,
+  ): Promise<{ ended: Promise<void> }>;
+}
+
+export interface WatchHandler {
+  /** the complete collection after a (re)list: anything not in it is gone */
+  replace(objects: KubeObject[]): void;
+  upsert(object: KubeObject): void;
+  remove(object: KubeObject): void;
+}
+
+export interface ResourceWatchOptions {
+  api: ListWatchApi;
+  /** the collection, e.g. `/apis/nsxv.io/v1alpha1/namespaces/x/edgetenants` */
+  path: string;
+  /** names the collection in logs and in readiness messages, e.g. `EdgeTenant` */
+  name: string;
+  handler: WatchHandler;
+  labelSelector?: string;
+  /** default 500 */
+  pageSize?: number;
+  /** first restart delay after an error; doubles per failure; default 1000 */
+  minBackoffMs?: number;
+  /** default 30000 */
+  maxBackoffMs?: number;
+  /** relist this often even when the watch is healthy, ±10 %; default 600000 */
+  relistIntervalMs?: number;
+  /** server-side watch timeout, randomised in [t, 2t) as client-go does; default 300 */
+  watchTimeoutSeconds?: number;
+  clock?: Clock;
+  /** [0, 1); default Math.random */
+  random?: () => number;
+  logger?: Logger;
+}
+
+export const WATCH_DEFAULTS = {
+  pageSize: 500,
+  minBackoffMs: 1000,
+  maxBackoffMs: 30_000,
+  relistIntervalMs: 600_000,
+  watchTimeoutSeconds: 300,
+} as const;
+
+type Settings = Omit<Required<ResourceWatchOptions>, "labelSelector"> & { labelSelector?: string };
+
+export class ResourceWatch {
+  readonly name: string;
+  readonly #o: Settings;
+  #resourceVersion = "";
+  #listed = false;
+  /** undefined while healthy; otherwise since when (ms) and why the watch is down */
+  #down: { sinceMs: number; why: string } | undefined = { sinceMs: 0, why: "not listed yet" };
+  #syncedWaiters: (() => void)[] = [];
+
+  constructor(options: ResourceWatchOptions) {
+    this.name = options.name;
+    this.#o = {
+      ...WATCH_DEFAULTS,
+      clock: realClock,
+      random: Math.random,
+      logger: nopLogger,
+      ...options,
+    };
+    this.#down = { sinceMs: this.#o.clock.now(), why: "not listed yet" };
+  }
+
+  /** the last resourceVersion seen (list, event or bookmark) */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** undefined while listed and watching; otherwise why not */
+  notReady(): string | undefined {
+    if (this.#down === undefined) return undefined;
+    const forMs = this.#o.clock.now() - this.#down.sinceMs;
+    return `${this.name}: ${this.#down.why} (for ${Math.round(forMs / 1000)} s)`;
+  }
+
+  /** resolves true after the first complete list, false if `signal` aborts first */
+  synced(signal: AbortSignal): Promise<boolean> {
+    if (this.#listed) return Promise.resolve(true);
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(false);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#syncedWaiters.push(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Lists and watches until `signal` aborts; never rejects. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { clock, logger } = this.#o;
+    let needList = true;
+    let nextRelistMs = 0;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (needList || clock.now() >= nextRelistMs) {
+          await this.#list(signal);
+          needList = false;
+          nextRelistMs = clock.now() + this.#jitter(this.#o.relistIntervalMs, 0.1);
+        }
+        await this.#watch(signal, nextRelistMs, () => {
+          failures = 0;
+          this.#down = undefined;
+        });
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof WatchError && error.code === "WATCH_GONE") {
+          // the resourceVersion is too old (compaction, a restarted server): start over from a list
+          logger.info(
+            { watch: this.name, resourceVersion: this.#resourceVersion },
+            "watch expired; relisting",
+          );
+          needList = true;
+          if (failures === 0) {
+            failures = 1;
+            continue;
+          }
+        }
+        failures += 1;
+        const delayMs = this.#backoff(failures);
+        const why = error instanceof Error ? error.message : String(error);
+        this.#down ??= { sinceMs: clock.now(), why };
+        this.#down.why = why;
+        logger.warn({ watch: this.name, err: error, retryInMs: delayMs }, "watch failed; restarting");
+        await clock.sleep(delayMs, signal);
+      }
+    }
+  }
+
+  /** min * 2^(n-1), capped, times a factor in [0.8, 1.2) so that replicas do not restart in step */
+  #backoff(failures: number): number {
+    const { minBackoffMs, maxBackoffMs } = this.#o;
+    const base = Math.min(maxBackoffMs, minBackoffMs * 2 ** Math.min(failures - 1, 30));
+    return Math.min(maxBackoffMs, this.#jitter(base, 0.2));
+  }
+
+  #jitter(value: number, fraction: number): number {
+    return Math.round(value * (1 + (this.#o.random() * 2 - 1) * fraction));
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const items: KubeObject[] = [];
+    let token: string | undefined;
+    let resourceVersion: string;
+    do {
+      const page = await this.#o.api.list(
+        this.#o.path,
+        { labelSelector: this.#o.labelSelector, limit: this.#o.pageSize, continue: token },
+        signal,
+      );
+      items.push(...page.items);
+      resourceVersion = page.resourceVersion;
+      token = page.continue === "" ? undefined : page.continue;
+    } while (token !== undefined && !signal.aborted);
+    if (signal.aborted) return;
+    this.#resourceVersion = resourceVersion;
+    this.#o.handler.replace(items);
+    this.#down = undefined;
+    if (!this.#listed) {
+      this.#listed = true;
+      for (const waiter of this.#syncedWaiters.splice(0)) waiter();
+    }
+    this.#o.logger.debug({ watch: this.name, objects: items.length, resourceVersion }, "listed");
+  }
+
+  /** One watch, until it ends, breaks, `signal` aborts, or the relist is due. */
+  async #watch(signal: AbortSignal, untilMs: number, onOpen: () => void): Promise<void> {
+    const { clock } = this.#o;
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const relist = clock.setTimer(untilMs - clock.now(), () => stop.abort());
+    let failure: unknown;
+    const onEvent = (type: string, object: unknown): void => {
+      if (failure !== undefined || stop.signal.aborted) return;
+      try {
+        this.#apply(type, object);
+      } catch (error) {
+        failure = error;
+        stop.abort();
+      }
+    };
+    const timeoutSeconds = Math.floor(this.#o.watchTimeoutSeconds * (1 + this.#o.random()));
+    try {
+      const { ended } = await this.#o.api.watch(
+        this.#o.path,
+        {
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          labelSelector: this.#o.labelSelector,
+          timeoutSeconds,
+        },
+        onEvent,
+        stop.signal,
+      );
+      onOpen();
+      await ended.catch((error: unknown) => {
+        if (!stop.signal.aborted) throw error;
+      });
+    } finally {
+      relist.cancel();
+      signal.removeEventListener("abort", onAbort);
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  #apply(type: string, raw: unknown): void {
+    if (type === "ERROR") {
+      const status = (raw ?? {}) as { code?: number; message?: string; reason?: string };
+      const message = `watch ${this.#o.path}: ${status.code ?? "?"} ${status.reason ?? ""} ${status.message ?? ""}`;
+      throw new WatchError(status.code === 410 ? "WATCH_GONE" : "WATCH_FAILED", message.trim(), {
+        status: status.code,
+      });
+    }
+    const object = raw as KubeObject;
+    if (typeof object?.metadata?.name !== "string" && type !== "BOOKMARK") return;
+    const version = object?.metadata?.resourceVersion;
+    if (type === "ADDED" || type === "MODIFIED") this.#o.handler.upsert(object);
+    else if (type === "DELETED") this.#o.handler.remove(object);
+    else if (type !== "BOOKMARK") return;
+    if (typeof version === "string" && version !== "") this.#resourceVersion = version;
+  }
+}
+
+/** Options of the adapter to a cluster. */
+export interface KubeListWatchOptions {
+  /** a watch that delivers nothing (not even a bookmark, sent every minute) this long is dead; default 90000 */
+  inactivityTimeoutMs?: number;
+  /** a list page, or the response to a watch request, that takes longer fails; default 60000 */
+  requestTimeoutMs?: number;
+}
+
+export const KUBE_LIST_WATCH_DEFAULTS = { inactivityTimeoutMs: 90_000, requestTimeoutMs: 60_000 } as const;
+
+/**
+ * Lists and watches with the kubeconfig's credentials and TLS settings, as client-node's own
+ * calls do. The watch is read here rather than with client-node's `Watch`, whose inactivity
+ * timeout (30 s, private) is shorter than the API server's bookmark interval (1 min).
+ */
+export function kubeListWatchApi(kc: KubeConfig, options: KubeListWatchOptions = {}): ListWatchApi {
+  const { inactivityTimeoutMs, requestTimeoutMs } = { ...KUBE_LIST_WATCH_DEFAULTS, ...options };
+
+  async function get(path: string, query: Query, signal: AbortSignal): Promise<Response> {
+    const cluster = kc.getCurrentCluster();
+    if (cluster === null) throw new WatchError("WATCH_FAILED", "the kubeconfig has no current cluster");
+    const url = new URL(cluster.server + path);
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const context = new RequestContext(url.toString(), HttpMethod.GET);
+    await kc.applySecurityAuthentication(context);
+    const what = `${query.watch === true ? "watch" : "list"} ${path}`;
+    const response = await fetch(url, {
+      headers: { ...context.getHeaders(), accept: "application/json" },
+      dispatcher: context.getDispatcher(),
+      signal,
+    }).catch((cause: unknown) => {
+      throw new WatchError("WATCH_FAILED", `${what}: ${(cause as Error).message}`, { cause });
+    });
+    if (response.status !== 200) {
+      const body = (await response.text().catch(() => "")).slice(0, 300);
+      const code = response.status === 410 ? "WATCH_GONE" : "WATCH_FAILED";
+      throw new WatchError(code, `${what}: HTTP ${response.status} ${body}`, { status: response.status });
+    }
+    return response;
+  }
+
+  return {
+    async list(path, query, signal) {
+      const response = await get(
+        path,
+        query,
+        AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)]),
+      );
+      const list = (await response.json()) as {
+        items?: KubeObject[] | null;
+        metadata?: { resourceVersion?: string; continue?: string };
+      };
+      return {
+        items: list.items ?? [],
+        resourceVersion: list.metadata?.resourceVersion ?? "",
+        continue: list.metadata?.continue,
+      };
+    },
+
+    async watch(path, query, onEvent, signal) {
+      const connection = new AbortController();
+      const onAbort = (): void => connection.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      // first the response headers within the request timeout, then events within the inactivity timeout
+      let timer = setTimeout(onAbort, requestTimeoutMs);
+      const alive = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () =>
+            connection.abort(
+              new WatchError("WATCH_FAILED", `watch ${path}: no data for ${inactivityTimeoutMs} ms`),
+            ),
+          inactivityTimeoutMs,
+        );
+      };
+      const stop = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      };
+      let response: Response;
+      try {
+        response = await get(path, { ...query, watch: true }, connection.signal);
+      } catch (error) {
+        stop();
+        throw error;
+      }
+      alive();
+      const ended = readLines(response, connection.signal, (line) => {
+        alive();
+        const event = JSON.parse(line) as { type?: string; object?: unknown };
+        if (typeof event.type === "string") onEvent(event.type, event.object);
+      }).then(
+        () => stop(),
+        (error: unknown) => {
+          stop();
+          if (signal.aborted) return;
+          const reason: unknown = connection.signal.reason;
+          if (reason instanceof WatchError) throw reason;
+          throw new WatchError("WATCH_FAILED", `watch ${path}: ${(error as Error).message}`, {
+            cause: error,
+          });
+        },
+      );
+      return { ended };
+    },
+  };
+}
+
+/** Calls `onLine` with each non-empty line of the body until it ends; rejects when it breaks. */
+async function readLines(
+  response: Response,
+  signal: AbortSignal,
+  onLine: (line: string) => void,
+): Promise<void> {
+  if (response.body === null) return;
+  let buffered = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of response.body) {
+    if (signal.aborted) break;
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (line !== "") onLine(line);
+    }
+  }
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}

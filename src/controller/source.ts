@@ -1,0 +1,138 @@
+/**
+ * The desired-state source: what the operator reads objects from and writes their status to.
+ * Two implementations share this interface: the Kubernetes API (kube-source.ts: watches, `/status`
+ * merge patches, Events) and a directory of manifests (directory-source.ts: files, status in
+ * memory). The operator (operator.ts) only sees this interface. Also the rules both sources use to
+ * decide which objects a change concerns, so that they enqueue the same keys for the same change.
+ */
+import type { Kind, NSXManager, NsxvObject, ObjectMeta } from "../api/types.ts";
+import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
+import { DEFAULT_NAMESPACE, refOf } from "../reconcile/store.ts";
+import type { EventRecorder } from "./events.ts";
+
+export const KINDS: readonly Kind[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
+
+export type Status = NonNullable<NsxvObject["status"]>;
+
+/** How a status write ended; any other failure is thrown. */
+export type StatusWriteOutcome =
+  /** stored */
+  | "written"
+  /** the object changed since it was read (HTTP 409): read it again and retry, quietly */
+  | "conflict"
+  /** the object no longer exists: nothing to do */
+  | "gone";
+
+export interface StatusSink {
+  /** Writes the object's status; `status` is the complete new status (the sink computes any patch). */
+  writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome>;
+}
+
+/** Called with each object that needs a reconcile: added, changed (spec, annotations, labels), deleted. */
+export type KeyListener = (ref: ObjectRef) => void;
+
+export interface DesiredStateSource extends StatusSink {
+  /** the objects and Secrets as last seen, each object with its latest status */
+  readonly store: DesiredStateStore;
+  /** where the reconcile's events go (Kubernetes Events, or the log) */
+  readonly events: EventRecorder;
+  /** Loads and follows the desired state until `signal` aborts; never rejects for a passing failure. */
+  start(signal: AbortSignal): Promise<void>;
+  /** Resolves true once every object has been loaded once, false if `signal` aborts first. */
+  synced(signal: AbortSignal): Promise<boolean>;
+  /** undefined while the source is complete and following changes; otherwise why not (`/readyz`). */
+  notReady(): string | undefined;
+  /** Listens for keys to reconcile; returns the function that stops listening. */
+  subscribe(listener: KeyListener): () => void;
+}
+
+/** The queue key of an object: `Kind/namespace/name` (names and namespaces never contain `/`). */
+export function objectKey(ref: ObjectRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+export function parseObjectKey(key: string): ObjectRef | undefined {
+  const [kind, namespace, name, ...rest] = key.split("/");
+  if (rest.length > 0 || namespace === undefined || name === undefined) return undefined;
+  if (!(KINDS as readonly string[]).includes(kind ?? "")) return undefined;
+  return { kind: kind as Kind, namespace, name };
+}
+
+/** The fields a change of which needs a reconcile: not status, not resourceVersion. */
+function intent(meta: ObjectMeta): unknown[] {
+  return [meta.generation, meta.deletionTimestamp, sorted(meta.annotations), sorted(meta.labels)];
+}
+
+function sorted(record: Record<string, string> | undefined): [string, string][] {
+  return Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * True when the update changed what the operator acts on: the spec (metadata.generation), the
+ * annotations (pause), the labels (selector) or the deletion mark. A status write (ours or
+ * anyone's) changes none of these, so it never causes a reconcile, hence no manager call.
+ */
+export function needsReconcile(before: NsxvObject, after: NsxvObject): boolean {
+  return JSON.stringify(intent(before.metadata)) !== JSON.stringify(intent(after.metadata));
+}
+
+/** What dependents read of their manager's status: a change lets them act (or stop) at once. */
+export function managerReadinessChanged(before: NSXManager, after: NSXManager): boolean {
+  const facts = (m: NSXManager): unknown[] => [
+    m.status?.authenticated,
+    m.status?.reachable,
+    m.status?.conditions?.find((c) => c.type === "Ready")?.status,
+  ];
+  return JSON.stringify(facts(before)) !== JSON.stringify(facts(after));
+}
+
+/** Names of the Secrets (same namespace) the manager reads: credentials, and the CA bundle if any. */
+export function secretNamesOf(manager: NSXManager): string[] {
+  const names = [manager.spec?.credentialsSecretRef?.name, manager.spec?.tls?.caSecretRef?.name];
+  return [...new Set(names.filter((n): n is string => typeof n === "string" && n !== ""))];
+}
+
+/** The EdgeTenants and IPPoolAllocations of the manager's namespace that name it. */
+export function dependentsOf(objects: Iterable<NsxvObject>, manager: ObjectRef): ObjectRef[] {
+  const out: ObjectRef[] = [];
+  for (const object of objects) {
+    if (object.kind === "NSXManager") continue;
+    const ref = refOf(object);
+    if (ref.namespace === manager.namespace && object.spec?.managerRef?.name === manager.name) out.push(ref);
+  }
+  return out;
+}
+
+/** The managers of the namespace that read the Secret. */
+export function managersUsingSecret(
+  managers: Iterable<NsxvObject>,
+  namespace: string,
+  secretName: string,
+): ObjectRef[] {
+  const out: ObjectRef[] = [];
+  for (const object of managers) {
+    if (object.kind !== "NSXManager") continue;
+    const ref = refOf(object);
+    if (ref.namespace === namespace && secretNamesOf(object).includes(secretName)) out.push(ref);
+  }
+  return out;
+}
+
+/** `namespace/name` of a Secret or object without kind. */
+export function namespacedName(meta: Pick<ObjectMeta, "name" | "namespace">): string {
+  return `${meta.namespace ?? DEFAULT_NAMESPACE}/${meta.name}`;
+}
+
+/** Fans listeners out; what both sources use for `subscribe`. */
+export class KeyListeners {
+  readonly #listeners = new Set<KeyListener>();
+
+  subscribe(listener: KeyListener): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  emit(ref: ObjectRef): void {
+    for (const listener of this.#listeners) listener(ref);
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * The directory desired-state source (`run --manifests DIR`): generations that follow the spec,
+ * the keys a change enqueues, the last good version of a broken file, fs.watch, status logged and
+ * kept in a status file across restarts, and the whole loop with the operator and the simulator.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
+import type { Logger } from "../../src/controller/controller.ts";
+import { DirectorySource, loggingEventRecorder } from "../../src/controller/directory-source.ts";
+import { Operator } from "../../src/controller/operator.ts";
+import { objectKey } from "../../src/controller/source.ts";
+import type { ObjectRef } from "../../src/reconcile/store.ts";
+import { startSimulator } from "../../src/simulator/index.ts";
+
+interface Line {
+  level: string;
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+function recordingLogger(): { logger: Logger; lines: Line[] } {
+  const lines: Line[] = [];
+  const at =
+    (level: string) =>
+    (fields: Record<string, unknown>, message: string): void =>
+      void lines.push({ level, fields, message });
+  return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, lines };
+}
+
+const MANAGER = (url: string, password = "default") => `
+apiVersion: nsxv.io/v1alpha1
+kind: NSXManager
+metadata: { name: nsx }
+spec: { url: "${url}", credentialsSecretRef: { name: creds } }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: creds }
+stringData: { username: admin, password: ${password} }
+`;
+
+const EDGE = (name: string, tenant: string, extra = "") => `
+apiVersion: nsxv.io/v1alpha1
+kind: EdgeTenant
+metadata: { name: ${name}${extra} }
+spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: ${tenant} }
+`;
+
+const ref = (kind: ObjectRef["kind"], name: string): ObjectRef => ({ kind, namespace: "default", name });
+
+describe("DirectorySource", () => {
+  let dir = "";
+  const stops: AbortController[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "nsxv-dir-"));
+  });
+  afterEach(async () => {
+    for (const s of stops.splice(0)) s.abort();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function open(options: { statusFile?: string; debounceMs?: number } = {}) {
+    const { logger, lines } = recordingLogger();
+    const source = new DirectorySource({
+      dir: join(dir, "manifests"),
+      rescanIntervalMs: 60_000,
+      logger,
+      ...options,
+    });
+    const enqueued: string[] = [];
+    source.subscribe((r) => enqueued.push(objectKey(r)));
+    const stop = new AbortController();
+    stops.push(stop);
+    const running = source.start(stop.signal);
+    expect(source.notReady()).toMatch(/not read yet/);
+    expect(await source.synced(stop.signal)).toBe(true);
+    return { source, enqueued, lines, stop, running };
+  }
+
+  async function files(content: Record<string, string>): Promise<void> {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(dir, "manifests"), { recursive: true });
+    for (const [name, text] of Object.entries(content)) await writeFile(join(dir, "manifests", name), text);
+  }
+
+  it("gives each object a generation that follows its spec, and enqueues what a change concerns", async () => {
+    await files({
+      "manager.yaml": MANAGER("https://nsx.example"),
+      "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
+    });
+    const { source, enqueued } = await open();
+    expect(source.notReady()).toBeUndefined();
+    expect(enqueued.sort(), "everything is new").toEqual([
+      "EdgeTenant/default/app",
+      "EdgeTenant/default/web",
+      "NSXManager/default/nsx",
+    ]);
+    const web = (await source.store.get(ref("EdgeTenant", "web"))) as NsxvObject;
+    expect(web.metadata.generation).toBe(1);
+    expect(web.metadata.namespace).toBe("default");
+
+    const cases: {
+      name: string;
+      reason: string;
+      files: Record<string, string>;
+      enqueued: string[];
+      generations: Record<string, number | undefined>;
+    }[] = [
+      {
+        name: "SpecChange",
+        reason: "a new tenant is a new generation",
+        files: { "edges.yaml": EDGE("web", "green") + "---" + EDGE("app", "red") },
+        enqueued: ["EdgeTenant/default/web"],
+        generations: { web: 2, app: 1 },
+      },
+      {
+        name: "AnnotationOnly",
+        reason: "pausing changes no spec, but is acted on",
+        files: {
+          "edges.yaml":
+            EDGE("web", "green") + "---" + EDGE("app", "red", `, annotations: { nsxv.io/paused: "true" }`),
+        },
+        enqueued: ["EdgeTenant/default/app"],
+        generations: { web: 2, app: 1 },
+      },
+      {
+        name: "SecretChange",
+        reason: "new credentials concern the manager and everything that uses it",
+        files: { "manager.yaml": MANAGER("https://nsx.example", "rotated") },
+        enqueued: ["EdgeTenant/default/app", "EdgeTenant/default/web", "NSXManager/default/nsx"],
+        generations: { web: 2, app: 1 },
+      },
+      {
+        name: "Removed",
+        reason: "a removed object is reconciled once more (orphan: nothing is deleted on the manager)",
+        files: { "edges.yaml": EDGE("web", "green") },
+        enqueued: ["EdgeTenant/default/app"],
+        generations: { web: 2, app: undefined },
+      },
+    ];
+    for (const c of cases) {
+      enqueued.length = 0;
+      await files(c.files);
+      await source.reload();
+      expect(enqueued.sort(), `${c.name}: ${c.reason}`).toEqual(c.enqueued);
+      for (const [name, generation] of Object.entries(c.generations)) {
+        const object = (await source.store.get(ref("EdgeTenant", name))) as NsxvObject | undefined;
+        expect(object?.metadata.generation, `${c.name}: ${name}`).toBe(generation);
+      }
+    }
+  });
+
+  it("reports a file that does not load and keeps the last good version of its objects", async () => {
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const { source, enqueued, lines } = await open();
+    enqueued.length = 0;
+    await files({ "edges.yaml": EDGE("web", "green") + "\n  bad: [indent\n" });
+    await source.reload();
+    expect(enqueued).toEqual([]);
+    const kept = (await source.store.get(ref("EdgeTenant", "web"))) as NsxvObject & {
+      spec: { tenant: string };
+    };
+    expect(kept.spec.tenant).toBe("blue");
+    const error = lines.find((l) => l.level === "error");
+    expect(error?.fields.file).toBe(join(dir, "manifests", "edges.yaml"));
+    expect(error?.message).toMatch(/invalid YAML.*last good version/);
+
+    await files({ "edges.yaml": EDGE("web", "green") });
+    await source.reload();
+    expect(enqueued).toEqual(["EdgeTenant/default/web"]);
+  });
+
+  it("reads files again when they change (fs.watch)", async () => {
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const { enqueued } = await open({ debounceMs: 20 });
+    enqueued.length = 0;
+    await files({ "edges.yaml": EDGE("web", "yellow") });
+    const deadline = Date.now() + 5_000;
+    while (enqueued.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(enqueued).toEqual(["EdgeTenant/default/web"]);
+  });
+
+  it("logs status when it changes and keeps it, with generations, in the status file across restarts", async () => {
+    const statusFile = join(dir, "state", "status.json");
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const first = await open({ statusFile });
+    await files({ "edges.yaml": EDGE("web", "green") });
+    await first.source.reload();
+    const status = { observedGeneration: 2, observedTenant: "green" };
+    expect(await first.source.writeStatus(ref("EdgeTenant", "web"), status)).toBe("written");
+    expect(await first.source.writeStatus(ref("EdgeTenant", "gone"), status)).toBe("gone");
+    expect(first.lines.find((l) => l.message === "status changed")?.fields).toMatchObject({
+      kind: "EdgeTenant",
+      namespace: "default",
+      name: "web",
+      status,
+    });
+    first.stop.abort();
+    await first.running;
+    const saved = JSON.parse(await readFile(statusFile, "utf8")) as { objects: Record<string, unknown> };
+    expect(saved.objects["EdgeTenant/default/web"]).toMatchObject({ generation: 2, status });
+
+    const second = await open({ statusFile });
+    const web = (await second.source.store.get(ref("EdgeTenant", "web"))) as NsxvObject;
+    expect(web.metadata.generation).toBe(2);
+    expect(web.status).toEqual(status);
+  });
+
+  it("logs events, naming the object", () => {
+    const { logger, lines } = recordingLogger();
+    const events = loggingEventRecorder(logger);
+    const object = { kind: "EdgeTenant", metadata: { name: "web", namespace: "default" } };
+    events.normal(object, "UpdatedEdgeTenant", "tenant of edge-1 changed");
+    events.warning(object, "ManagerNotReady", "no Secret");
+    expect(lines.map((l) => [l.level, l.fields.kind, l.fields.name, l.fields.reason, l.message])).toEqual([
+      ["info", "EdgeTenant", "web", "UpdatedEdgeTenant", "tenant of edge-1 changed"],
+      ["warn", "EdgeTenant", "web", "ManagerNotReady", "no Secret"],
+    ]);
+  });
+
+  it("runs the operator without a cluster; a restart in a grace period keeps firstSeen", async () => {
+    const sim = await startSimulator({
+      state: {
+        pools: [
+          {
+            id: "ipaddresspool-1",
+            name: "apps",
+            ranges: [{ start: "10.0.0.1", end: "10.0.0.9" }],
+            allocations: [{ ip: "10.0.0.1" }, { ip: "10.0.0.5", note: "stray" }],
+          },
+        ],
+      },
+    });
+    try {
+      const pool = `
+apiVersion: nsxv.io/v1alpha1
+kind: IPPoolAllocations
+metadata: { name: apps }
+spec: { managerRef: { name: nsx }, pool: { id: ipaddresspool-1 }, allowed: [10.0.0.1], release: { minStrayAge: 3s } }
+`;
+      await files({ "manager.yaml": MANAGER(sim.url), "pool.yaml": pool });
+      const statusFile = join(dir, "status.json");
+      const runOnce = async () => {
+        const { logger } = recordingLogger();
+        const source = new DirectorySource({ dir: join(dir, "manifests"), statusFile, logger });
+        const operator = new Operator({
+          source,
+          metricsBindAddress: "0",
+          healthProbeBindAddress: "0",
+          logger,
+        });
+        const stop = new AbortController();
+        return { source, stop, exit: operator.start(stop.signal) };
+      };
+      const poolStatus = async (source: DirectorySource) =>
+        ((await source.store.get(ref("IPPoolAllocations", "apps"))) as IPPoolAllocations | undefined)?.status;
+
+      const first = await runOnce();
+      let firstSeen = "";
+      for (let i = 0; i < 100 && firstSeen === ""; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        firstSeen = (await poolStatus(first.source))?.stray?.[0]?.firstSeen ?? "";
+      }
+      expect(firstSeen).not.toBe("");
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      first.stop.abort();
+      expect(await first.exit).toBe("stopped");
+
+      const restartedMs = Date.now();
+      const second = await runOnce();
+      stops.push(second.stop);
+      const deadline = Date.now() + 6_000;
+      while (sim.state.audit.snapshot().releases.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const released = sim.state.audit.snapshot().releases;
+      expect(released.map((r) => r.ip)).toEqual(["10.0.0.5"]);
+      const releasedMs = Date.parse(released[0]!.time);
+      expect(releasedMs).toBeGreaterThanOrEqual(Date.parse(firstSeen) + 3_000);
+      expect(releasedMs, "not a grace period started over").toBeLessThan(restartedMs + 3_000 - 300);
+      second.stop.abort();
+      expect(await second.exit).toBe("stopped");
+    } finally {
+      await sim.close();
+    }
+  });
+});

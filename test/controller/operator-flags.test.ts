@@ -1,0 +1,301 @@
+/**
+ * `nsxv-operator run`: every flag is checked with a message naming what is wrong, flags that do
+ * not go together are refused, defaults come from one place; and the command itself runs the
+ * loop on a directory, logs JSON lines naming their object, and exits 0 on SIGTERM.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCommand, runConfig, type RunFlags } from "../../src/cli/run.ts";
+import { startSimulator } from "../../src/simulator/index.ts";
+
+/** the flags commander hands to the action, or the error it reports */
+async function parse(args: string[]): Promise<{ flags?: RunFlags; error?: string }> {
+  const command = runCommand();
+  let flags: RunFlags | undefined;
+  let error = "";
+  command
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => void (error += text), writeOut: () => {} })
+    .action((parsed: RunFlags) => void (flags = parsed));
+  try {
+    await command.parseAsync(args, { from: "user" });
+  } catch {
+    return { error };
+  }
+  return { flags: flags! };
+}
+
+describe("run flags", () => {
+  it("defaults: the conventions' numbers", async () => {
+    const { flags } = await parse([]);
+    expect(runConfig(flags!, {})).toEqual({
+      source: { type: "cluster" },
+      concurrency: 4,
+      syncIntervalMs: 300_000,
+      shutdownTimeoutMs: 30_000,
+      metricsBindAddress: ":8080",
+      healthProbeBindAddress: ":8081",
+      logLevel: "info",
+    });
+  });
+
+  it("every flag, as given", async () => {
+    const { flags } = await parse([
+      "--kubeconfig=/k",
+      "--namespace=team-a",
+      "--selector=shard in (a, b),!canary",
+      "--concurrency=8",
+      "--sync-interval=90s",
+      "--leader-elect",
+      "--leader-election-id=ops.nsxv",
+      "--leader-election-lease-duration=30s",
+      "--leader-election-renew-deadline=20s",
+      "--leader-election-retry-period=4s",
+      "--metrics-bind-address=127.0.0.1:9090",
+      "--health-probe-bind-address=[::1]:9091",
+      "--log-level=debug",
+      "--shutdown-timeout=1m",
+    ]);
+    expect(runConfig(flags!, { POD_NAMESPACE: "ops" })).toEqual({
+      source: { type: "cluster", kubeconfig: "/k", namespace: "team-a", selector: "shard in (a, b),!canary" },
+      concurrency: 8,
+      syncIntervalMs: 90_000,
+      shutdownTimeoutMs: 60_000,
+      leaderElection: {
+        id: "ops.nsxv",
+        namespace: "ops",
+        leaseDurationMs: 30_000,
+        renewDeadlineMs: 20_000,
+        retryPeriodMs: 4_000,
+      },
+      metricsBindAddress: "127.0.0.1:9090",
+      healthProbeBindAddress: "[::1]:9091",
+      logLevel: "debug",
+    });
+  });
+
+  const leaseNamespaces = [
+    {
+      name: "Flag",
+      args: ["--leader-election-namespace=le"],
+      env: { POD_NAMESPACE: "pod" },
+      want: "le",
+      reason: "the flag wins",
+    },
+    {
+      name: "PodNamespace",
+      args: ["--namespace=watched"],
+      env: { POD_NAMESPACE: "pod" },
+      want: "pod",
+      reason: "the operator's own namespace (downward API)",
+    },
+    {
+      name: "Watched",
+      args: ["--namespace=watched"],
+      env: {},
+      want: "watched",
+      reason: "outside a pod: the watched namespace",
+    },
+    { name: "Default", args: [], env: {}, want: "default", reason: "else default" },
+  ];
+  it.each(leaseNamespaces)("the Lease's namespace: $name", async ({ args, env, want, reason }) => {
+    const { flags } = await parse(["--leader-elect", ...args]);
+    expect(runConfig(flags!, env).leaderElection?.namespace, reason).toBe(want);
+  });
+
+  const bad = [
+    {
+      name: "ConcurrencyZero",
+      args: ["--concurrency=0"],
+      message: "'--concurrency <n>' argument '0' is invalid. must be an integer >= 1",
+      reason: "no workers, no work",
+    },
+    {
+      name: "ConcurrencyWord",
+      args: ["--concurrency=four"],
+      message: "must be an integer >= 1",
+      reason: "a number",
+    },
+    {
+      name: "SyncIntervalUnitless",
+      args: ["--sync-interval=5"],
+      message: '"5" is not a duration',
+      reason: "Go duration syntax, as the CRDs",
+    },
+    {
+      name: "SyncIntervalTiny",
+      args: ["--sync-interval=100ms"],
+      message: "must be at least 1s",
+      reason: "a floor against hammering managers",
+    },
+    {
+      name: "Namespace",
+      args: ["--namespace=Team_A"],
+      message: "not a namespace name",
+      reason: "RFC 1123 label",
+    },
+    {
+      name: "SelectorSyntax",
+      args: ["--selector=a in b"],
+      message: 'not a label selector: "a in b"',
+      reason: "in needs a parenthesised set",
+    },
+    {
+      name: "SelectorEmpty",
+      args: ["--selector="],
+      message: "not a label selector",
+      reason: "an empty selector selects everything: leave the flag out",
+    },
+    {
+      name: "BindAddress",
+      args: ["--metrics-bind-address=localhost"],
+      message: 'invalid bind address "localhost"',
+      reason: "host:port, or 0",
+    },
+    {
+      name: "LogLevel",
+      args: ["--log-level=verbose"],
+      message: "must be one of trace, debug, info, warn, error, fatal, silent",
+      reason: "pino's levels",
+    },
+    {
+      name: "LeaseName",
+      args: ["--leader-election-id=Ops"],
+      message: "not a Lease name",
+      reason: "RFC 1123 subdomain",
+    },
+    {
+      name: "ShutdownTimeout",
+      args: ["--shutdown-timeout=-1s"],
+      message: "not a duration",
+      reason: "no negative durations",
+    },
+  ];
+  it.each(bad)("refuses $name", async ({ args, message, reason }) => {
+    const { error } = await parse(args);
+    expect(error, reason).toContain(message);
+  });
+
+  const conflicts = [
+    {
+      name: "ManifestsAndKubeconfig",
+      args: ["--manifests=d", "--kubeconfig=k"],
+      message: "--kubeconfig needs a cluster: not with --manifests",
+      reason: "two sources",
+    },
+    {
+      name: "ManifestsAndLeaderElect",
+      args: ["--manifests=d", "--leader-elect"],
+      message: "--leader-elect needs a cluster",
+      reason: "the Lease lives in a cluster",
+    },
+    {
+      name: "StatusFileAlone",
+      args: ["--status-file=s"],
+      message: "--status-file goes with --manifests",
+      reason: "in a cluster status is on the objects",
+    },
+    {
+      name: "LeaseShorterThanDeadline",
+      args: ["--leader-election-lease-duration=5s"],
+      message: "--leader-election-lease-duration must be longer than --leader-election-renew-deadline",
+      reason: "a leader must give up before others take over",
+    },
+    {
+      name: "DeadlineWithinRetries",
+      args: ["--leader-election-retry-period=5s"],
+      message: "--leader-election-renew-deadline must be longer than 2.2 x --leader-election-retry-period",
+      reason: "a leader gets several tries to renew",
+    },
+  ];
+  it.each(conflicts)("refuses $name", async ({ args, message, reason }) => {
+    const { flags } = await parse(args);
+    expect(() => runConfig(flags!, {}), reason).toThrow(message);
+  });
+
+  it("accepts label selectors as kubectl writes them", async () => {
+    for (const selector of [
+      "tier",
+      "!canary",
+      "a=b,c!=d",
+      "a==b",
+      "app.kubernetes.io/name=nsxv",
+      "env notin (dev),x",
+    ]) {
+      expect((await parse([`--selector=${selector}`])).flags?.selector, selector).toBe(selector);
+    }
+  });
+});
+
+describe("run --manifests (the process)", () => {
+  it("reconciles a directory, logs JSON lines naming their object, and exits 0 on SIGTERM", async () => {
+    const sim = await startSimulator({
+      state: { edges: [{ generate: { count: 1, idStart: 1, tenant: "red" } }] },
+    });
+    const dir = await mkdtemp(join(tmpdir(), "nsxv-run-"));
+    try {
+      await writeFile(
+        join(dir, "all.yaml"),
+        `apiVersion: nsxv.io/v1alpha1
+kind: NSXManager
+metadata: { name: nsx }
+spec: { url: "${sim.url}", credentialsSecretRef: { name: creds } }
+---
+apiVersion: v1
+kind: Secret
+metadata: { name: creds }
+stringData: { username: admin, password: default }
+---
+apiVersion: nsxv.io/v1alpha1
+kind: EdgeTenant
+metadata: { name: web }
+spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue }
+`,
+      );
+      const child = spawn(
+        process.execPath,
+        [
+          "src/cli/main.ts",
+          "run",
+          `--manifests=${dir}`,
+          "--metrics-bind-address=0",
+          "--health-probe-bind-address=127.0.0.1:0",
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      const lines: Record<string, unknown>[] = [];
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
+      let buffered = "";
+      const converged = new Promise<void>((resolve) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          buffered += chunk.toString();
+          for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+            lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
+            buffered = buffered.slice(nl + 1);
+            if (lines.at(-1)?.msg === "status changed" && lines.at(-1)?.kind === "EdgeTenant") resolve();
+          }
+        });
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      const timeout = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await Promise.race([converged, exited]);
+      expect(sim.state.edge("edge-1")?.doc.tenant, stderr).toBe("blue");
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      clearTimeout(timeout);
+      expect(lines.find((l) => l.msg === "status changed" && l.kind === "EdgeTenant")).toMatchObject({
+        kind: "EdgeTenant",
+        namespace: "default",
+        name: "web",
+      });
+      expect(lines.at(-1)).toMatchObject({ msg: "operator stopped", exit: "stopped" });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await sim.close();
+    }
+  });
+});

@@ -1,0 +1,416 @@
+/**
+ * The Kubernetes desired-state source (src/controller/kube-source.ts) over scripted watches and
+ * fake status and Secret APIs: which changes enqueue which objects (never a status write), which
+ * Secrets are kept, how status is patched, and the rules of source.ts both sources share.
+ */
+import { ApiException, KubeConfig } from "@kubernetes/client-node";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
+import { nopRecorder } from "../../src/controller/events.ts";
+import {
+  KubernetesSource,
+  mergePatch,
+  type SecretApi,
+  type StatusApi,
+} from "../../src/controller/kube-source.ts";
+import type { KubeObject, ListPage, ListWatchApi, Query } from "../../src/controller/kube-watch.ts";
+import { needsReconcile, objectKey, parseObjectKey } from "../../src/controller/source.ts";
+import type { ObjectRef } from "../../src/reconcile/store.ts";
+
+const NS = "team-a";
+
+function manager(name: string, secret: string, extra: Partial<NSXManager> = {}): NSXManager {
+  return {
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "NSXManager",
+    metadata: { name, namespace: NS, generation: 1, resourceVersion: "1" },
+    spec: { url: "https://nsx.example", credentialsSecretRef: { name: secret } },
+    ...extra,
+  };
+}
+
+function tenant(name: string, managerName: string, meta: Partial<EdgeTenant["metadata"]> = {}): EdgeTenant {
+  return {
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "EdgeTenant",
+    metadata: { name, namespace: NS, generation: 1, resourceVersion: "1", ...meta },
+    spec: { managerRef: { name: managerName }, edgeId: "edge-1", tenant: "blue" },
+  };
+}
+
+function secret(name: string, password: string, resourceVersion = "1"): KubeObject {
+  return {
+    metadata: { name, namespace: NS, resourceVersion },
+    data: { username: btoa("admin"), password: btoa(password) },
+  } as KubeObject;
+}
+
+/** Lists from `collections` (by the last path segment), watches driven by the test. */
+class FakeCluster implements ListWatchApi {
+  readonly collections: Record<string, KubeObject[]> = {};
+  readonly emitters: Record<string, (type: string, object: unknown) => void> = {};
+
+  list(path: string, _query: Query): Promise<ListPage> {
+    return Promise.resolve({
+      items: structuredClone(this.collections[last(path)] ?? []),
+      resourceVersion: "100",
+    });
+  }
+
+  watch(path: string, _query: Query, onEvent: (type: string, object: unknown) => void, signal: AbortSignal) {
+    this.emitters[last(path)] = (type, object) => onEvent(type, structuredClone(object));
+    const ended = new Promise<void>((resolve) =>
+      signal.addEventListener("abort", () => resolve(), { once: true }),
+    );
+    return Promise.resolve({ ended });
+  }
+
+  emit(collection: string, type: string, object: unknown): void {
+    this.emitters[collection]?.(type, object);
+  }
+}
+
+const last = (path: string) => path.split("/").at(-1)!;
+
+function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "c", server: "https://127.0.0.1:1" }],
+    users: [{ name: "u", token: "t" }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
+  return kc;
+}
+
+describe("KubernetesSource", () => {
+  const running = new Set<AbortController>();
+  afterEach(() => {
+    for (const c of running) c.abort();
+    running.clear();
+  });
+
+  async function setup(
+    init: { managers?: NsxvObject[]; tenants?: NsxvObject[]; secrets?: KubeObject[] } = {},
+  ) {
+    const cluster = new FakeCluster();
+    cluster.collections.nsxmanagers = (init.managers ?? []) as KubeObject[];
+    cluster.collections.edgetenants = (init.tenants ?? []) as KubeObject[];
+    cluster.collections.secrets = init.secrets ?? [];
+    const patches: { name: string; body: unknown }[] = [];
+    const statusAnswers: (Error | undefined)[] = [];
+    let version = 500;
+    const statusApi: StatusApi = {
+      patchNamespacedCustomObjectStatus: async (param) => {
+        patches.push({ name: param.name, body: param.body });
+        const error = statusAnswers.shift();
+        if (error !== undefined) throw error;
+        const current = (await source.store.get({ kind: "EdgeTenant", namespace: NS, name: param.name }))!;
+        const body = param.body as { status: Record<string, unknown> };
+        return {
+          ...current,
+          metadata: { ...current.metadata, resourceVersion: String(++version) },
+          status: { ...current.status, ...body.status },
+        };
+      },
+    };
+    const reads: string[] = [];
+    const secretApi: SecretApi = {
+      readNamespacedSecret: async ({ name }) => {
+        reads.push(name);
+        const found = cluster.collections.secrets?.find((s) => s.metadata.name === name);
+        if (found === undefined) throw new ApiException(404, "not found", {}, {});
+        return found as never;
+      },
+    };
+    const source = new KubernetesSource({
+      kubeConfig: kubeConfig(),
+      namespace: NS,
+      listWatch: cluster,
+      statusApi,
+      secretApi,
+      events: nopRecorder,
+    });
+    const enqueued: string[] = [];
+    source.subscribe((ref) => enqueued.push(objectKey(ref)));
+    const controller = new AbortController();
+    running.add(controller);
+    void source.start(controller.signal);
+    expect(await source.synced(controller.signal)).toBe(true);
+    enqueued.length = 0;
+    return { cluster, source, enqueued, patches, statusAnswers, reads };
+  }
+
+  const web = tenant("web", "nsx");
+  const updates: {
+    name: string;
+    reason: string;
+    change: (o: EdgeTenant) => EdgeTenant;
+    enqueued: boolean;
+  }[] = [
+    {
+      name: "StatusOnly",
+      reason: "a status write (the operator's own, or anyone's) changes nothing the operator acts on",
+      change: (o) => ({
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: "2" },
+        status: { observedTenant: "x" },
+      }),
+      enqueued: false,
+    },
+    {
+      name: "Generation",
+      reason: "a spec change raises metadata.generation",
+      change: (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: "2", generation: 2 } }),
+      enqueued: true,
+    },
+    {
+      name: "PausedAnnotation",
+      reason: "pausing or resuming is an annotation, not a generation",
+      change: (o) => ({
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: "2", annotations: { "nsxv.io/paused": "true" } },
+      }),
+      enqueued: true,
+    },
+    {
+      name: "Labels",
+      reason: "labels decide the selector's shard",
+      change: (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: "2", labels: { shard: "b" } } }),
+      enqueued: true,
+    },
+    {
+      name: "Deleting",
+      reason: "a deletion mark is acted on (orphan: nothing on the manager is deleted)",
+      change: (o) => ({
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: "2", deletionTimestamp: "2025-01-01T00:00:00Z" },
+      }),
+      enqueued: true,
+    },
+    {
+      name: "SameVersion",
+      reason: "a relist delivers objects unchanged: same resourceVersion, nothing happened",
+      change: (o) => o,
+      enqueued: false,
+    },
+  ];
+  it.each(updates)("an EdgeTenant update: $name", async ({ change, enqueued: expected, reason }) => {
+    const { cluster, enqueued } = await setup({ managers: [manager("nsx", "creds")], tenants: [web] });
+    cluster.emit("edgetenants", "MODIFIED", change(web));
+    expect(enqueued, reason).toEqual(expected ? ["EdgeTenant/team-a/web"] : []);
+    expect(needsReconcile(web, change(web))).toBe(expected);
+  });
+
+  it("a manager's spec change enqueues it and its dependents; its readiness only the dependents waiting for it", async () => {
+    const waiting = {
+      ...tenant("waiting", "nsx"),
+      status: {
+        conditions: [
+          { type: "Synced", status: "False", reason: "ManagerNotReady", message: "", lastTransitionTime: "" },
+        ],
+      },
+    } as EdgeTenant;
+    const { cluster, enqueued } = await setup({
+      managers: [manager("nsx", "creds"), manager("other", "creds")],
+      tenants: [web, waiting, tenant("elsewhere", "other")],
+    });
+    const nsx = manager("nsx", "creds", { metadata: { name: "nsx", namespace: NS, generation: 2 } });
+    cluster.emit("nsxmanagers", "MODIFIED", { ...nsx, metadata: { ...nsx.metadata, resourceVersion: "2" } });
+    expect(enqueued.sort()).toEqual([
+      "EdgeTenant/team-a/waiting",
+      "EdgeTenant/team-a/web",
+      "NSXManager/team-a/nsx",
+    ]);
+
+    enqueued.length = 0;
+    cluster.emit("nsxmanagers", "MODIFIED", {
+      ...nsx,
+      metadata: { ...nsx.metadata, resourceVersion: "3" },
+      status: { authenticated: true },
+    });
+    expect(enqueued).toEqual(["EdgeTenant/team-a/waiting"]);
+
+    enqueued.length = 0;
+    const checked = { authenticated: true, lastCheckedTime: "2025-01-01T00:00:05Z" };
+    cluster.emit("nsxmanagers", "MODIFIED", {
+      ...nsx,
+      metadata: { ...nsx.metadata, resourceVersion: "4" },
+      status: checked,
+    });
+    expect(enqueued, "a status change that dependents do not read").toEqual([]);
+
+    cluster.emit("nsxmanagers", "DELETED", { ...nsx, metadata: { ...nsx.metadata, resourceVersion: "5" } });
+    expect(enqueued.sort()).toEqual([
+      "EdgeTenant/team-a/waiting",
+      "EdgeTenant/team-a/web",
+      "NSXManager/team-a/nsx",
+    ]);
+  });
+
+  it("keeps only referenced Secrets; a change of one enqueues its manager and dependents; others are read on demand", async () => {
+    const { cluster, source, enqueued, reads } = await setup({
+      managers: [manager("nsx", "creds")],
+      tenants: [web],
+      secrets: [secret("creds", "one"), secret("unrelated", "x")],
+    });
+    const creds = await source.store.getSecret(NS, "creds");
+    expect(atob(creds?.data?.password ?? "")).toBe("one");
+    expect(reads, "served from the watch").toEqual([]);
+
+    cluster.emit("secrets", "MODIFIED", secret("unrelated", "y", "2"));
+    expect(enqueued).toEqual([]);
+    cluster.emit("secrets", "MODIFIED", secret("creds", "two", "2"));
+    expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/web", "NSXManager/team-a/nsx"]);
+    expect(atob((await source.store.getSecret(NS, "creds"))?.data?.password ?? "")).toBe("two");
+
+    // a manager starts referencing a Secret the watch did not keep: read once, then from the watch
+    const nsx = manager("nsx", "unrelated");
+    cluster.emit("nsxmanagers", "MODIFIED", {
+      ...nsx,
+      metadata: { ...nsx.metadata, generation: 2, resourceVersion: "2" },
+    });
+    expect(atob((await source.store.getSecret(NS, "unrelated"))?.data?.password ?? "")).toBe("x");
+    expect(await source.store.getSecret(NS, "unrelated")).toBeDefined();
+    expect(reads).toEqual(["unrelated"]);
+
+    enqueued.length = 0;
+    cluster.emit("secrets", "DELETED", secret("unrelated", "x", "3"));
+    expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/web", "NSXManager/team-a/nsx"]);
+    expect(await source.store.getSecret(NS, "unrelated")).toBeUndefined();
+    expect(reads, "known to be gone: no read").toEqual(["unrelated"]);
+  });
+
+  it("writes status as a merge patch guarded by resourceVersion, and serves it until the watch delivers it", async () => {
+    const withStatus = {
+      ...web,
+      status: { observedTenant: "red", lastCorrectionTime: "2025-01-01T00:00:00Z" },
+    };
+    const { cluster, source, patches, statusAnswers } = await setup({ tenants: [withStatus] });
+    const ref: ObjectRef = { kind: "EdgeTenant", namespace: NS, name: "web" };
+    expect(await source.writeStatus(ref, { observedTenant: "blue", observedGeneration: 1 })).toBe("written");
+    expect(patches[0]).toEqual({
+      name: "web",
+      body: {
+        metadata: { resourceVersion: "1" },
+        status: { observedTenant: "blue", lastCorrectionTime: null, observedGeneration: 1 },
+      },
+    });
+    const served = await source.store.get(ref);
+    expect(served?.status).toMatchObject({ observedTenant: "blue" });
+    expect(served?.metadata.resourceVersion).toBe("501");
+
+    // an older event (someone's change before our write) does not hide the status we wrote
+    cluster.emit("edgetenants", "MODIFIED", {
+      ...withStatus,
+      metadata: { ...web.metadata, resourceVersion: "400", labels: { a: "b" } },
+    });
+    expect((await source.store.get(ref))?.status).toMatchObject({ observedTenant: "blue" });
+    expect((await source.store.get(ref))?.metadata.labels).toEqual({ a: "b" });
+    // our write arrives: from now on the cache is the truth
+    cluster.emit("edgetenants", "MODIFIED", {
+      ...withStatus,
+      metadata: { ...web.metadata, resourceVersion: "501" },
+      status: { observedTenant: "blue" },
+    });
+    cluster.emit("edgetenants", "MODIFIED", {
+      ...withStatus,
+      metadata: { ...web.metadata, resourceVersion: "502" },
+      status: { observedTenant: "green" },
+    });
+    expect((await source.store.get(ref))?.status).toEqual({ observedTenant: "green" });
+
+    statusAnswers.push(new ApiException(409, "conflict", {}, {}), new ApiException(404, "gone", {}, {}));
+    expect(await source.writeStatus(ref, {})).toBe("conflict");
+    expect(await source.writeStatus(ref, {})).toBe("gone");
+    statusAnswers.push(new ApiException(500, "boom", {}, {}));
+    await expect(source.writeStatus(ref, {})).rejects.toThrow(/boom/);
+    expect(await source.writeStatus({ ...ref, name: "missing" }, {})).toBe("gone");
+  });
+
+  it("a relist replaces a status it served from memory", async () => {
+    const { cluster, source } = await setup({ tenants: [web] });
+    const ref: ObjectRef = { kind: "EdgeTenant", namespace: NS, name: "web" };
+    await source.writeStatus(ref, { observedTenant: "blue" });
+    expect((await source.store.get(ref))?.metadata.resourceVersion).toBe("501");
+    // the watch expires; the list is newer than our write, which the watch never delivered
+    const relisted: EdgeTenant = {
+      ...web,
+      metadata: { ...web.metadata, resourceVersion: "600" },
+      status: { observedTenant: "red" },
+    };
+    cluster.collections.edgetenants = [relisted];
+    cluster.emit("edgetenants", "ERROR", { kind: "Status", code: 410, reason: "Expired" });
+    for (let i = 0; i < 10 && (await source.store.get(ref))?.metadata.resourceVersion !== "600"; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await source.store.get(ref)).toMatchObject({
+      metadata: { resourceVersion: "600" },
+      status: { observedTenant: "red" },
+    });
+  });
+
+  it("is ready once every watch has listed", async () => {
+    const { source } = await setup();
+    expect(source.notReady()).toBeUndefined();
+    const fresh = new KubernetesSource({
+      kubeConfig: kubeConfig(),
+      listWatch: new FakeCluster(),
+      events: nopRecorder,
+    });
+    expect(fresh.notReady()).toMatch(/NSXManager: not listed yet.*EdgeTenant.*IPPoolAllocations.*Secret/);
+  });
+});
+
+describe("mergePatch", () => {
+  const cases = [
+    { name: "Unchanged", from: { a: 1 }, to: { a: 1 }, patch: {}, reason: "nothing to send" },
+    {
+      name: "Removed",
+      from: { a: 1, b: 2 },
+      to: { a: 1 },
+      patch: { b: null },
+      reason: "null deletes a member",
+    },
+    {
+      name: "Nested",
+      from: { o: { x: 1, y: 2 } },
+      to: { o: { x: 1, y: 3 } },
+      patch: { o: { y: 3 } },
+      reason: "objects merge member by member",
+    },
+    {
+      name: "Array",
+      from: { l: [1, 2] },
+      to: { l: [1] },
+      patch: { l: [1] },
+      reason: "arrays (conditions) are replaced whole",
+    },
+    {
+      name: "Added",
+      from: {},
+      to: { s: [{ ip: "10.0.0.1" }] },
+      patch: { s: [{ ip: "10.0.0.1" }] },
+      reason: "new members are sent",
+    },
+    {
+      name: "UndefinedIgnored",
+      from: { a: 1 },
+      to: { a: 1, b: undefined },
+      patch: {},
+      reason: "undefined is absent",
+    },
+  ];
+  it.each(cases)("$name", ({ from, to, patch, reason }) => {
+    expect(mergePatch(from, to), reason).toEqual(patch);
+  });
+});
+
+describe("object keys", () => {
+  it("round-trip, and refuse what is not a key", () => {
+    const ref: ObjectRef = { kind: "IPPoolAllocations", namespace: "ns", name: "pool" };
+    expect(parseObjectKey(objectKey(ref))).toEqual(ref);
+    for (const bad of ["Pod/ns/x", "EdgeTenant/ns", "EdgeTenant/ns/a/b", ""])
+      expect(parseObjectKey(bad), bad).toBeUndefined();
+  });
+});

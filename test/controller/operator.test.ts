@@ -1,0 +1,279 @@
+/**
+ * The operator's wiring (src/controller/operator.ts) with an in-memory desired-state source and
+ * the simulator as the manager: reports go to the status sink, Events and metrics; a status
+ * conflict requeues quietly; a terminal error waits for a change; only the leader works, a lost
+ * lease ends with "lease-lost"; shutdown lets in-flight reconciles finish and releases the lease;
+ * /readyz follows the source.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { EdgeTenant, NSXManager, NsxvObject, Secret } from "../../src/api/types.ts";
+import { MemoryEventSink, SinkEventRecorder } from "../../src/controller/events.ts";
+import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader-election.ts";
+import { createOperatorMetrics } from "../../src/controller/metrics.ts";
+import { Operator, type OperatorOptions } from "../../src/controller/operator.ts";
+import {
+  KeyListeners,
+  type DesiredStateSource,
+  type KeyListener,
+  type Status,
+  type StatusWriteOutcome,
+} from "../../src/controller/source.ts";
+import { memoryStore, refOf, type MemoryStore, type ObjectRef } from "../../src/reconcile/store.ts";
+import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
+
+const NS = "ops";
+
+/** A source over a memory store; status writes land in the store unless `answers` says otherwise. */
+class FakeSource implements DesiredStateSource {
+  readonly store: MemoryStore;
+  readonly sink = new MemoryEventSink();
+  readonly events = new SinkEventRecorder({ sink: this.sink, host: "test" });
+  readonly writes: { ref: ObjectRef; status: Status }[] = [];
+  readonly answers: StatusWriteOutcome[] = [];
+  ready: string | undefined = undefined;
+  readonly #listeners = new KeyListeners();
+
+  constructor(objects: NsxvObject[], secrets: Secret[]) {
+    this.store = memoryStore({ objects, secrets });
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+  synced(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+  notReady(): string | undefined {
+    return this.ready;
+  }
+  subscribe(listener: KeyListener): () => void {
+    return this.#listeners.subscribe(listener);
+  }
+  /** what a watch event would do */
+  change(object: NsxvObject): void {
+    this.store.put(object);
+    this.#listeners.emit(refOf(object));
+  }
+  writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
+    this.writes.push({ ref, status });
+    const answer = this.answers.shift() ?? "written";
+    const object = this.store.get(ref) as NsxvObject | undefined;
+    if (answer === "written" && object !== undefined) this.store.put({ ...object, status } as NsxvObject);
+    return Promise.resolve(answer);
+  }
+  statusOf(name: string): Status | undefined {
+    return (this.store.get({ kind: "EdgeTenant", namespace: NS, name }) as NsxvObject | undefined)?.status;
+  }
+}
+
+function objects(url: string, tenants: Record<string, string>): { objects: NsxvObject[]; secrets: Secret[] } {
+  const manager: NSXManager = {
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "NSXManager",
+    metadata: { name: "nsx", namespace: NS, generation: 1 },
+    spec: { url, credentialsSecretRef: { name: "creds" } },
+  };
+  const edges = Object.entries(tenants).map(([edgeId, tenant]): EdgeTenant => ({
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "EdgeTenant",
+    metadata: { name: edgeId, namespace: NS, generation: 1, creationTimestamp: "2025-01-01T00:00:00Z" },
+    spec: { managerRef: { name: "nsx" }, edgeId, tenant, syncInterval: "1h" },
+  }));
+  const secret: Secret = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "creds", namespace: NS },
+    stringData: { username: "admin", password: "default" },
+  };
+  return { objects: [manager, ...edges], secrets: [secret] };
+}
+
+async function until<T>(what: string, check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const ready = (status: Status | undefined) => status?.conditions?.find((c) => c.type === "Ready")?.status;
+
+describe("Operator", () => {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function simulator(tenants: string[], latencyMs = 0): Promise<RunningSimulator> {
+    const sim = await startSimulator({
+      state: { edges: tenants.map((tenant, i) => ({ generate: { count: 1, idStart: i + 1, tenant } })) },
+      settings: { latencyMs },
+    });
+    cleanup.push(() => sim.close());
+    return sim;
+  }
+
+  function run(source: FakeSource, options: Partial<OperatorOptions> = {}) {
+    const bundle = createOperatorMetrics({ processMetrics: false });
+    const operator = new Operator({
+      source,
+      metrics: bundle,
+      metricsBindAddress: "0",
+      healthProbeBindAddress: "0",
+      syncIntervalMs: 3_600_000,
+      ...options,
+    });
+    const stop = new AbortController();
+    const exit = operator.start(stop.signal);
+    cleanup.push(() => {
+      stop.abort();
+      return exit;
+    });
+    return { operator, exit, stop, registry: bundle.registry };
+  }
+
+  it("reconciles every object at start; status goes to the sink, changes to Events and metrics", async () => {
+    const sim = await simulator(["red"]);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new FakeSource(objs, secrets);
+    const { registry } = run(source);
+    await until("edge-1 Ready", () => ready(source.statusOf("edge-1")) === "True");
+    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("blue");
+    await source.events.flush();
+    expect(source.sink.events.map((e) => `${e.involvedObject.kind}/${e.type}/${e.reason}`)).toContain(
+      "EdgeTenant/Normal/UpdatedEdgeTenant",
+    );
+    const text = await registry.metrics();
+    expect(text).toContain("nsxv_edge_tenant_corrections_total 1");
+    expect(text).toContain(
+      `nsxv_manager_requests_total{manager="${NS}/nsx",method="PUT",route="putEdge",status="204"} 1`,
+    );
+    expect(text).toMatch(
+      /controller_runtime_reconcile_total\{controller="nsxv-operator",result="requeue_after"\} [1-9]/,
+    );
+    // a pass that finds nothing new writes nothing (the pass after a correction still records the
+    // edge's new version, so settle first)
+    const edge = { kind: "EdgeTenant", namespace: NS, name: "edge-1" } as const;
+    const settled = () => source.store.get(edge) as NsxvObject;
+    source.change({ ...settled() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const writes = source.writes.length;
+    source.change({ ...settled() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(source.writes).toHaveLength(writes);
+  });
+
+  it("a 409 on a status write requeues quietly, then writes", async () => {
+    const sim = await simulator(["blue"]);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new FakeSource(objs, secrets);
+    source.answers.push("conflict");
+    const { registry } = run(source);
+    // two objects, one of which conflicts once: three writes
+    await until("three writes", () => source.writes.length >= 3);
+    expect(ready(source.statusOf("edge-1"))).toBe("True");
+    const text = await registry.metrics();
+    expect(text).toMatch(
+      /controller_runtime_reconcile_total\{controller="nsxv-operator",result="requeue"\} 1/,
+    );
+  });
+
+  it("a terminal error waits for a change of the object", async () => {
+    const sim = await simulator(["red"]);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const bad = { ...objs[1]!, spec: { ...(objs[1] as EdgeTenant).spec, edgeId: "edge-one" } } as EdgeTenant;
+    const source = new FakeSource([objs[0]!, bad], secrets);
+    const { registry } = run(source);
+    await until("Stalled", () => source.statusOf("edge-1")?.conditions?.some((c) => c.type === "Stalled"));
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the first backoff (1 s)
+    const errors = async () =>
+      /controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} (\d+)/.exec(
+        await registry.metrics(),
+      )?.[1];
+    expect(await errors()).toBe("1");
+    source.change({
+      ...bad,
+      metadata: { ...bad.metadata, generation: 2 },
+      spec: { ...bad.spec, edgeId: "edge-1" },
+    });
+    await until("Ready", () => ready(source.statusOf("edge-1")) === "True");
+    expect(await errors()).toBe("1");
+  });
+
+  it("only the leader works; a leader that cannot renew ends with lease-lost and the standby takes over", async () => {
+    const sim = await simulator(["red", "red"]);
+    const shared = new InMemoryLeaseStore();
+    let broken = false;
+    const flaky: LeaseStore = {
+      get: () => (broken ? Promise.reject(new Error("unreachable")) : shared.get()),
+      create: (spec) => (broken ? Promise.reject(new Error("unreachable")) : shared.create(spec)),
+      update: (rv, spec) => (broken ? Promise.reject(new Error("unreachable")) : shared.update(rv, spec)),
+    };
+    const lease = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 100 };
+    const a = new FakeSource(
+      ...(Object.values(objects(sim.url, { "edge-1": "blue" })) as [NsxvObject[], Secret[]]),
+    );
+    const b = new FakeSource(
+      ...(Object.values(objects(sim.url, { "edge-2": "green" })) as [NsxvObject[], Secret[]]),
+    );
+    const first = run(a, { leaderElection: { ...lease, store: flaky, identity: "a" } });
+    await until("a leads", () => first.operator.isLeader);
+    const second = run(b, { leaderElection: { ...lease, store: shared, identity: "b" } });
+    await until("a wrote", () => ready(a.statusOf("edge-1")) === "True");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(b.writes, "the standby writes nothing").toEqual([]);
+    expect(second.operator.isLeader).toBe(false);
+
+    broken = true;
+    expect(await first.exit).toBe("lease-lost");
+    await until("b leads", () => second.operator.isLeader, 3_000);
+    await until("b wrote", () => ready(b.statusOf("edge-2")) === "True");
+    expect(sim.state.edge("edge-2")?.doc.tenant).toBe("green");
+  });
+
+  it("shutdown lets the reconcile in flight finish, releases the lease and ends with stopped", async () => {
+    const sim = await simulator(["red"], 300);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new FakeSource(objs, secrets);
+    const store = new InMemoryLeaseStore();
+    const { operator, exit, stop } = run(source, {
+      leaderElection: {
+        store,
+        identity: "a",
+        leaseDurationMs: 600,
+        renewDeadlineMs: 400,
+        retryPeriodMs: 100,
+      },
+    });
+    await until(
+      "a reconcile in flight",
+      () => sim.state.counters.snapshot().listPools !== undefined || undefined,
+    );
+    stop.abort();
+    expect(await exit).toBe("stopped");
+    expect(operator.isLeader).toBe(false);
+    expect(source.writes.length).toBeGreaterThan(0);
+    expect((await store.get())?.holderIdentity).toBe("");
+  });
+
+  it("serves /readyz from the source and /healthz always", async () => {
+    const source = new FakeSource([], []);
+    source.ready = "EdgeTenant: not listed yet";
+    const { operator } = run(source, {
+      healthProbeBindAddress: "127.0.0.1:0",
+      metricsBindAddress: "127.0.0.1:0",
+    });
+    const { probes, metrics } = await operator.listening;
+    const get = async (port: number, path: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      return `${res.status} ${await res.text()}`;
+    };
+    expect(await get(probes!.port, "/readyz")).toContain("500 [-]source failed: EdgeTenant: not listed yet");
+    expect(await get(probes!.port, "/healthz")).toBe("200 ok");
+    source.ready = undefined;
+    expect(await get(probes!.port, "/readyz")).toBe("200 ok");
+    expect(await get(metrics!.port, "/metrics")).toContain("workqueue_depth");
+  });
+});
