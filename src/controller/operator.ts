@@ -7,15 +7,11 @@
  * "stopped" after a graceful shutdown (no new work, in-flight reconciles finished within the
  * deadline, lease released) or "lease-lost", upon which the process should exit non-zero.
  */
-import type { Kind, NSXManager, NsxvObject } from "../api/types.ts";
+import type { Kind, NsxvObject } from "../api/types.ts";
 import { ManagerClient } from "../nsx/client.ts";
 import type { ManagerClientOptions } from "../nsx/client.ts";
 import type { Reason } from "../reconcile/conditions.ts";
-import type {
-  ClosableManagerApi,
-  ManagerConnectionsOptions,
-  ManagerSecrets,
-} from "../reconcile/connections.ts";
+import type { ClosableManagerApi, ManagerConnectionsOptions } from "../reconcile/connections.ts";
 import { ManagerConnections } from "../reconcile/connections.ts";
 import type { Reconcile, ReconcileReport, ReconcilerDeps } from "../reconcile/reconciler.ts";
 import { createReconciler } from "../reconcile/reconciler.ts";
@@ -122,38 +118,6 @@ function readyOf(status: Status | undefined): { reason?: string; message?: strin
   return status?.conditions?.find((c) => c.type === "Ready") ?? {};
 }
 
-/**
- * Manager clients labelled for metrics: ManagerConnections builds a client without saying for
- * which NSXManager, so the name is noted around `resolve`, which builds clients synchronously.
- */
-class MeteredConnections extends ManagerConnections {
-  readonly #current: { manager: string };
-
-  constructor(options: ManagerConnectionsOptions, metrics: OperatorMetrics) {
-    const current = { manager: "" };
-    super({
-      ...options,
-      createClient: (clientOptions) => {
-        const manager = current.manager;
-        return options.createClient({
-          ...clientOptions,
-          onRequest: (event) => metrics.managerRequest(manager, event),
-        });
-      },
-    });
-    this.#current = current;
-  }
-
-  override resolve(manager: NSXManager, secrets: ManagerSecrets): ReturnType<ManagerConnections["resolve"]> {
-    this.#current.manager = `${manager.metadata.namespace ?? "default"}/${manager.metadata.name}`;
-    try {
-      return super.resolve(manager, secrets);
-    } finally {
-      this.#current.manager = "";
-    }
-  }
-}
-
 /** A logger that names the object of a line whose fields carry a queue `key`. */
 function keyedLogger(logger: Logger): Logger {
   const wrap =
@@ -192,14 +156,17 @@ export class Operator {
     this.#logger = options.logger ?? nopLogger;
     this.#bundle = options.metrics ?? createOperatorMetrics();
     this.#metrics = this.#bundle.metrics;
-    this.#connections = new MeteredConnections(
-      {
-        createClient: options.createClient ?? ((o) => new ManagerClient(o)),
-        ...(options.clientOptions !== undefined ? { clientOptions: options.clientOptions } : {}),
-        onCloseError: (err) => this.#logger.warn({ err }, "closing a replaced manager client failed"),
-      },
-      this.#metrics,
-    );
+    const createClient = options.createClient ?? ((o: ManagerClientOptions) => new ManagerClient(o));
+    this.#connections = new ManagerConnections({
+      // every call to a manager is counted under its NSXManager's namespace/name
+      createClient: (clientOptions, manager) =>
+        createClient({
+          ...clientOptions,
+          onRequest: (event) => this.#metrics.managerRequest(`${manager.namespace}/${manager.name}`, event),
+        }),
+      ...(options.clientOptions !== undefined ? { clientOptions: options.clientOptions } : {}),
+      onCloseError: (err) => this.#logger.warn({ err }, "closing a replaced manager client failed"),
+    });
     this.#reconcile = createReconciler({
       ...options.reconciler,
       store: this.#source.store,

@@ -27,8 +27,14 @@ type OwnOptions =
   | "requestsPerSecond"
   | "requestTimeoutMs";
 
+/** Which NSXManager object a client is built for (`namespace/name`), e.g. to label its metrics. */
+export interface ManagerIdentity {
+  namespace: string;
+  name: string;
+}
+
 export interface ManagerConnectionsOptions {
-  createClient: (options: ManagerClientOptions) => ClosableManagerApi;
+  createClient: (options: ManagerClientOptions, manager: ManagerIdentity) => ClosableManagerApi;
   /** given to every client: `onRequest` for metrics, retry tuning, `auth`; never credentials */
   clientOptions?: Omit<Partial<ManagerClientOptions>, OwnOptions>;
   /** an old client's close() failed; default: ignored (it is being dropped anyway) */
@@ -102,7 +108,10 @@ export class ManagerConnections {
     let entry = this.#entries.get(name);
     if (entry?.hash !== hash) {
       if (entry !== undefined) this.#closeQuietly(entry.client);
-      entry = { hash, client: this.#options.createClient(options) };
+      entry = {
+        hash,
+        client: this.#options.createClient(options, { namespace, name: manager.metadata.name }),
+      };
       this.#entries.set(name, entry);
     }
     return { api: entry.client, key: `${name}#${hash}` };

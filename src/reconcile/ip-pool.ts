@@ -245,6 +245,7 @@ function settle(
     poolName: pool.name,
     totalAddressCount: pool.totalAddressCount,
     usedAddressCount: used,
+    strayCount: remaining.length,
     stray: remaining.map((s): StrayAddress =>
       omitUndefined({ ip: s.key, note: s.note, firstSeen: s.firstSeen }),
     ),

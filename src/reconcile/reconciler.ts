@@ -112,6 +112,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
     const manager = await store.get(ref);
     if (manager?.kind !== "NSXManager") throw notReady("not found");
     if (manager.status?.authenticated === false) throw notReady("authentication failed (see its status)");
+    // its own check could not reach it: every call of a dependent would wait out the same timeout
+    if (manager.status?.reachable === false) throw notReady("unreachable (see its status)");
     try {
       return await connect(manager);
     } catch (error) {

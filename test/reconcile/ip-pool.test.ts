@@ -402,6 +402,9 @@ describe("planIpPool", () => {
         c.reason,
       ).toEqual(want.managerIps);
     const status = plan.status;
+    expect(status.strayCount, "strayCount counts the stray list (a printer column)").toBe(
+      status.stray?.length,
+    );
     if (want.stray)
       expect(
         status.stray?.map((s) => s.ip),

@@ -221,6 +221,13 @@ describe("dependents", () => {
       message: "NSXManager ns/nsx: authentication failed (see its status)",
     },
     {
+      name: "ManagerUnreachable",
+      reason: "the NSXManager's own check could not reach it: a dependent would wait out the same timeout",
+      objects: [{ ...manager(), status: { reachable: false } }],
+      secrets: [credentials()],
+      message: "NSXManager ns/nsx: unreachable (see its status)",
+    },
+    {
       name: "SecretMissing",
       reason: "the manager's Secret does not exist",
       objects: [manager()],
