@@ -89,18 +89,26 @@ export class AddressSet {
     return new AddressSet(mergeByFamily(entries.map((entry, index) => parseAddressEntry(entry, index))));
   }
 
-  /** false for text that is not an address */
+  /**
+   * false for text that is not an address. An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`, as a
+   * manager may write one) is the IPv4 address it carries, so it is allowed when that one is.
+   */
   has(ip: string): boolean {
     const parsed = tryParseIp(ip);
     if (parsed === undefined) return false;
-    const list = this.#intervals[parsed.family];
+    if (isIpv4Mapped(parsed) && this.#contains(4, parsed.value & 0xffffffffn)) return true;
+    return this.#contains(parsed.family, parsed.value);
+  }
+
+  #contains(family: IpFamily, value: bigint): boolean {
+    const list = this.#intervals[family];
     let lo = 0;
     let hi = list.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const interval = list[mid] as AddressInterval;
-      if (parsed.value < interval.start) hi = mid - 1;
-      else if (parsed.value > interval.end) lo = mid + 1;
+      if (value < interval.start) hi = mid - 1;
+      else if (value > interval.end) lo = mid + 1;
       else return true;
     }
     return false;

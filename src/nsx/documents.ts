@@ -58,19 +58,22 @@ class FieldReader {
     throw new NsxResponseError(`${this.#label}: ${field} ${problem}`);
   }
 
+  /** the field's text; a field given twice is refused: which one the manager means is a guess */
   optionalString(field: string): string | undefined {
+    const count = elements(this.#element, field).length;
+    if (count > 1) this.fail(field, `appears ${count} times`);
     return childText(this.#element, field);
   }
 
   requiredString(field: string): string {
-    const value = childText(this.#element, field);
+    const value = this.optionalString(field);
     if (value === undefined || value === "") this.fail(field, "is missing");
     return value;
   }
 
   /** a non-negative integer, as every count and length in these documents is */
   optionalNumber(field: string): number | undefined {
-    const text = childText(this.#element, field);
+    const text = this.optionalString(field);
     if (text === undefined || text === "") return undefined;
     const value = Number(text);
     if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(value)) {

@@ -48,6 +48,20 @@ export const EDGE_FIELD_ORDER: readonly string[] = [
   "description",
 ];
 
+/** the fields with typed getters below: each must be there at most once */
+const TYPED_FIELDS = [
+  "id",
+  "version",
+  "status",
+  "datacenterMoid",
+  "datacenterName",
+  "tenant",
+  "name",
+  "fqdn",
+  "type",
+  "description",
+] as const;
+
 const WHAT = "edge document";
 const WHITESPACE = /^[ \t\r\n]+$/;
 
@@ -73,7 +87,7 @@ export class EdgeDocument {
   /**
    * Parses a manager's edge document. Throws NsxResponseError when it is not well-formed XML,
    * has a DOCTYPE or ENTITY declaration or an undefined entity reference, its root is not
-   * `<edge>`, or it has no `<id>` (or an empty one).
+   * `<edge>`, it has no `<id>` (or an empty one), or a field with a typed getter appears twice.
    */
   static parse(xml: string): EdgeDocument {
     const doc = parseXmlDocument(xml, WHAT);
@@ -83,6 +97,11 @@ export class EdgeDocument {
     const edge = new EdgeDocument(doc);
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
+    // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
+    for (const name of TYPED_FIELDS) {
+      const count = childIndexes(doc.root, name).length;
+      if (count > 1) throw new NsxResponseError(`${WHAT}: <${name}> appears ${count} times in <edge>`);
+    }
     return edge;
   }
 

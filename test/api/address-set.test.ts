@@ -256,6 +256,18 @@ describe("AddressSet", () => {
       has: false,
     },
     {
+      name: "V4MappedOfAllowed",
+      reason: "::ffff:10.0.0.5 is 10.0.0.5 written as IPv6, as a manager may list it",
+      ip: "::ffff:10.0.0.5",
+      has: true,
+    },
+    {
+      name: "V4MappedOfOther",
+      reason: "a mapped address is allowed only when the IPv4 address it carries is",
+      ip: "::ffff:10.0.0.6",
+      has: false,
+    },
+    {
       name: "Unparsable",
       reason: "text that is no address is never in the set",
       ip: "10.0.0.5 ",
