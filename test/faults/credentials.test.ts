@@ -1,0 +1,97 @@
+/**
+ * 401 after the manager's credentials rotate, and recovery once the Secret is updated: the
+ * operator (over a directory of manifests) keeps calling with the old password and fails with
+ * Unauthorized, visible on the NSXManager (authenticated: false), in Events and in metrics, and
+ * writes nothing; once the Secret carries the new password, ManagerConnections builds a new
+ * client and the drift made meanwhile is corrected.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../controlplane/testing.ts";
+import { assertNoAllowedReleased, assertNoLostContent, callsByRoute, type RouteCalls } from "./invariants.ts";
+import { ALLOWED, CREDENTIALS, EDGE_ID, FaultRig, MANAGER, POOL_ID } from "./rig.ts";
+
+const NEW_PASSWORD = "second-password";
+const SYNC_INTERVAL_MS = 500;
+
+let rig: FaultRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+function count(calls: RouteCalls, status: string): number {
+  return Object.values(calls).reduce((n, c) => n + (c.byStatus[status] ?? 0), 0);
+}
+
+describe("credentials rotated on the manager", () => {
+  it("fails with Unauthorized, writes nothing, and recovers once the Secret is updated", async () => {
+    rig = await FaultRig.start({ syncIntervalMs: SYNC_INTERVAL_MS });
+    const r = rig;
+    await r.waitConverged();
+
+    r.sim.state.auth.rotate(
+      { username: CREDENTIALS.username, password: NEW_PASSWORD },
+      { keepTokens: false },
+    );
+    // drift while the operator cannot log in: another tenant, a new stray
+    r.sim.state.changeEdge(EDGE_ID, { tenant: "red" });
+    r.sim.state.allocate(POOL_ID, { mode: "RESERVE", ipAddress: "10.0.0.30", note: "late host" });
+    const passesBefore = await r.passes();
+    const before = callsByRoute(r.sim);
+
+    const manager = await waitFor(
+      "the NSXManager to report the refused credentials",
+      async () => {
+        const status = r.status("NSXManager", MANAGER) as { authenticated?: boolean } | undefined;
+        return status?.authenticated === false ? status : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(manager).toMatchObject({ reachable: true, authenticated: false });
+    const ready = r.condition("NSXManager", MANAGER, "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "Unauthorized" });
+    expect(ready?.message).toContain("the manager refused the credentials");
+    expect(ready?.message).toContain("HTTP 401: Authentication failed");
+    // the dependents wait for their manager instead of hammering it
+    await waitFor("the dependents to wait for the manager", async () =>
+      r.condition("EdgeTenant", "edge-1", "Synced")?.reason === "ManagerNotReady" &&
+      r.condition("IPPoolAllocations", "pool-1", "Synced")?.reason === "ManagerNotReady"
+        ? true
+        : undefined,
+    );
+    const warnings = r.events.filter((e) => e.type === "Warning");
+    expect(warnings.some((e) => e.kind === "NSXManager" && e.message.includes("HTTP 401"))).toBe(true);
+    expect(warnings.some((e) => e.reason === "ManagerNotReady")).toBe(true);
+    expect(await r.metric("nsxv_manager_requests_total", { status: "401" })).toBeGreaterThan(0);
+
+    // a few resyncs later: one 401 per pass at most, and no write was even tried
+    await new Promise((resolve) => setTimeout(resolve, 3 * SYNC_INTERVAL_MS));
+    const during = callsByRoute(r.sim);
+    const passesDuring = (await r.passes()) - passesBefore;
+    const refused = count(during, "401") - count(before, "401");
+    expect(refused, "401s, each ending its pass").toBeGreaterThan(0);
+    expect(refused).toBeLessThanOrEqual(passesDuring);
+    expect(during.putEdge?.total).toBe(before.putEdge?.total);
+    expect(during.releaseAddress?.total).toBe(before.releaseAddress?.total);
+    expect(r.sim.state.edge(EDGE_ID)?.doc.tenant).toBe("red");
+
+    // the Secret is updated: a new client, and the drift is corrected
+    await r.rewrite({ password: NEW_PASSWORD });
+    await r.waitConverged();
+    expect(r.status("NSXManager", MANAGER)).toMatchObject({ reachable: true, authenticated: true });
+    expect(
+      r.sim.state
+        .pool(POOL_ID)
+        ?.allocations()
+        .map((a) => a.ipAddress),
+    ).not.toContain("10.0.0.30");
+    const after = callsByRoute(r.sim);
+    expect(count(after, "401"), "no 401 once the new password is in use").toBe(count(during, "401"));
+
+    assertNoLostContent(r.sim);
+    assertNoAllowedReleased(r.sim, ALLOWED);
+    const everything = JSON.stringify([r.events, r.source.writes]);
+    expect(everything, "passwords appear in no status and no event").not.toContain(CREDENTIALS.password);
+    expect(everything).not.toContain(NEW_PASSWORD);
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * API server faults with the operator running in-process against the real kube-apiserver and the
+ * manager simulator: watch connections cut by a TCP proxy (and refused for a while), a restart
+ * of kube-apiserver, and a 409 on a status write made stale by a real concurrent writer. After
+ * each: the operator reports not-ready while its watches are down, acts on changes made during
+ * the outage, writes correct status in the end, and the manager invariants hold (no lost content,
+ * no allowed address released, calls within the budgets; a restart alone causes no manager call).
+ */
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { afterEach, beforeAll, expect, it } from "vitest";
+import type { Kind, NsxvObject } from "../../src/api/types.ts";
+import { createOperatorMetrics, type OperatorMetricsBundle } from "../../src/controller/metrics.ts";
+import { KubernetesSource, type StatusApi } from "../../src/controller/kube-source.ts";
+import { Operator, type OperatorExit } from "../../src/controller/operator.ts";
+import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
+import { makeKubeConfig } from "../controlplane/controlplane.ts";
+import {
+  apiStatus,
+  createTestNamespace,
+  describeWithControlPlane,
+  installCrds,
+  waitFor,
+} from "../controlplane/testing.ts";
+import {
+  assertCallsWithin,
+  assertNoAllowedReleased,
+  assertNoLostContent,
+  callsByRoute,
+  callsOf,
+} from "../faults/invariants.ts";
+import {
+  ALLOWED,
+  BUDGET,
+  CLIENT_OPTIONS,
+  DESIRED_TENANT,
+  EDGE_ID,
+  EDGE_TENANT,
+  KEPT,
+  MANAGER,
+  metricSum,
+  POOL,
+  POOL_ID,
+  rigManifests,
+  rigState,
+  recordingEvents,
+  STRAYS,
+  type RecordedEvent,
+} from "../faults/rig.ts";
+import { startTcpProxy, type TcpProxy } from "../faults/tcp-proxy.ts";
+import { CRDS_DIR, Resources } from "./operator-harness.ts";
+
+interface Running {
+  source: KubernetesSource;
+  metrics: OperatorMetricsBundle;
+  events: RecordedEvent[];
+  stop(): Promise<OperatorExit>;
+}
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+/** The operator on one namespace; no resync during a test, so only watches deliver changes. */
+function startOperator(kubeConfig: KubeConfig, namespace: string, statusApi?: StatusApi): Running {
+  const events: RecordedEvent[] = [];
+  const source = new KubernetesSource({
+    kubeConfig,
+    namespace,
+    watch: { minBackoffMs: 100, maxBackoffMs: 1_000 },
+    events: recordingEvents(events),
+    ...(statusApi !== undefined ? { statusApi } : {}),
+  });
+  const metrics = createOperatorMetrics({ processMetrics: false });
+  const operator = new Operator({
+    source,
+    metrics,
+    clientOptions: CLIENT_OPTIONS,
+    reconciler: { maxAttempts: BUDGET.maxAttempts, poolListTtlMs: 250, jitterFraction: 0 },
+    metricsBindAddress: "0",
+    healthProbeBindAddress: "0",
+    shutdownTimeoutMs: 2_000,
+  });
+  const stopper = new AbortController();
+  const exit = operator.start(stopper.signal);
+  exit.catch(() => {});
+  const running: Running = {
+    source,
+    metrics,
+    events,
+    stop: () => {
+      stopper.abort();
+      return exit;
+    },
+  };
+  cleanups.push(running.stop);
+  return running;
+}
+
+describeWithControlPlane("API server faults", (cp) => {
+  const kc = cp.makeKubeConfig();
+
+  beforeAll(async () => {
+    await installCrds(kc, CRDS_DIR);
+  });
+
+  /** A simulator, a namespace with the rig's objects pointing at it. */
+  async function setup(): Promise<{ sim: RunningSimulator; resources: Resources; namespace: string }> {
+    const sim = await startSimulator({ state: rigState() });
+    cleanups.push(() => sim.close());
+    const namespace = await createTestNamespace(kc, "nsxv-faults");
+    const resources = new Resources(kc, namespace);
+    for (const document of rigManifests(sim.url)) {
+      const d = document as { kind: string; metadata: { name: string }; stringData?: Record<string, string> };
+      if (d.kind === "Secret") await resources.secret(d.metadata.name, d.stringData ?? {});
+      else await resources.create(document as unknown as NsxvObject);
+    }
+    return { sim, resources, namespace };
+  }
+
+  function ready(object: NsxvObject): boolean {
+    const find = (type: string) => object.status?.conditions?.find((c) => c.type === type);
+    return (
+      find("Ready")?.status === "True" &&
+      find("Synced")?.status === "True" &&
+      object.status?.observedGeneration === object.metadata.generation
+    );
+  }
+
+  /** The manager holds `tenant` and the kept addresses, and every object's status says so. */
+  async function converged(sim: RunningSimulator, resources: Resources, tenant = DESIRED_TENANT) {
+    await waitFor(
+      `convergence on tenant ${tenant}`,
+      async () => {
+        const left =
+          sim.state
+            .pool(POOL_ID)
+            ?.allocations()
+            .map((a) => a.ipAddress) ?? [];
+        if (sim.state.edge(EDGE_ID)?.doc.tenant !== tenant || left.length !== KEPT.length) return undefined;
+        const objects: [Kind, string][] = [
+          ["NSXManager", MANAGER],
+          ["EdgeTenant", EDGE_TENANT],
+          ["IPPoolAllocations", POOL],
+        ];
+        for (const [kind, name] of objects) if (!ready(await resources.get(kind, name))) return undefined;
+        return true;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
+  }
+
+  function invariants(sim: RunningSimulator): void {
+    assertNoLostContent(sim);
+    assertNoAllowedReleased(sim, ALLOWED);
+    expect(
+      sim.state.audit
+        .snapshot()
+        .releases.map((r) => r.ip)
+        .sort(),
+    ).toEqual([...STRAYS].sort());
+  }
+
+  it("dropped watches: reported not-ready while down, a change made meanwhile is acted on after", async () => {
+    const { sim, resources } = await setup();
+    const target = new URL(cp.url);
+    const proxy: TcpProxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    cleanups.push(() => proxy.close());
+    const throughProxy = makeKubeConfig(
+      { url: `https://127.0.0.1:${proxy.port}`, caData: cp.caData },
+      cp.adminToken,
+    );
+    const op = startOperator(throughProxy, resources.namespace);
+    await converged(sim, resources);
+    expect(op.source.notReady()).toBeUndefined();
+
+    proxy.refuse = true;
+    const severed = proxy.sever();
+    expect(severed, "the watches (and any other connection) were open").toBeGreaterThanOrEqual(4);
+    const why = await waitFor("the source to report its watches down", async () => op.source.notReady());
+    expect(why).toMatch(/EdgeTenant|NSXManager|IPPoolAllocations|Secret/);
+    // changed while the operator cannot see the API server (the admin connects directly)
+    await resources.patch("EdgeTenant", EDGE_TENANT, { spec: { tenant: "green" } });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(sim.state.edge(EDGE_ID)?.doc.tenant, "not acted on while the watches are down").toBe(
+      DESIRED_TENANT,
+    );
+
+    proxy.refuse = false;
+    await waitFor(
+      "the watches to come back",
+      async () => (op.source.notReady() === undefined ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    await converged(sim, resources, "green");
+    invariants(sim);
+    expect(callsByRoute(sim).putEdge?.total, "one PUT per tenant change").toBe(2);
+    const passes = await metricSum(op.metrics, "controller_runtime_reconcile_total");
+    assertCallsWithin(sim, BUDGET, {
+      NSXManager: { passes },
+      EdgeTenant: { passes },
+      IPPoolAllocations: { passes, releases: STRAYS.length },
+    });
+  });
+
+  it("kube-apiserver restart: no manager call because of it, and changes after it are acted on", async () => {
+    const { sim, resources } = await setup();
+    const op = startOperator(kc, resources.namespace);
+    await converged(sim, resources);
+    const before = callsByRoute(sim);
+    const passesBefore = await metricSum(op.metrics, "controller_runtime_reconcile_total");
+
+    await cp.restartApiServer();
+    await waitFor(
+      "the watches to come back",
+      async () => (op.source.notReady() === undefined ? true : undefined),
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    expect(callsByRoute(sim), "a restart with unchanged objects causes no manager call").toEqual(before);
+    expect(await metricSum(op.metrics, "controller_runtime_reconcile_total"), "nor a reconcile").toBe(
+      passesBefore,
+    );
+
+    await resources.patch("EdgeTenant", EDGE_TENANT, { spec: { tenant: "violet" } });
+    await converged(sim, resources, "violet");
+    invariants(sim);
+    expect(callsOf(sim, "putEdge")).toBe(2);
+  });
+
+  it("409 on a status write: requeued quietly, and the status ends up right", async () => {
+    const { sim, resources } = await setup();
+    const real = kc.makeApiClient(CustomObjectsApi);
+    const conflicts: number[] = [];
+    let rivalWrote = false;
+    const statusApi: StatusApi = {
+      async patchNamespacedCustomObjectStatus(param, options) {
+        if (!rivalWrote && param.plural === "edgetenants") {
+          // another writer updates the status first: the operator's resourceVersion is now stale
+          rivalWrote = true;
+          await resources.patchStatus("EdgeTenant", param.name, { edgeName: "written-by-a-rival" });
+        }
+        try {
+          return await real.patchNamespacedCustomObjectStatus(param, options);
+        } catch (error) {
+          if (apiStatus(error) === 409) conflicts.push(409);
+          throw error;
+        }
+      },
+    };
+    const op = startOperator(kc, resources.namespace, statusApi);
+    await converged(sim, resources);
+
+    expect(conflicts, "the API server refused the stale write").toEqual([409]);
+    const edgeTenant = await resources.get("EdgeTenant", EDGE_TENANT);
+    expect(edgeTenant.status).toMatchObject({
+      edgeName: sim.state.edge(EDGE_ID)?.doc.name,
+      observedTenant: DESIRED_TENANT,
+      observedGeneration: 1,
+    });
+    expect(
+      await metricSum(op.metrics, "controller_runtime_reconcile_total", { result: "requeue" }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      await metricSum(op.metrics, "controller_runtime_reconcile_errors_total"),
+      "quiet: not an error",
+    ).toBe(0);
+    expect(
+      op.events.filter((e) => e.type === "Warning"),
+      "quiet: no Warning event",
+    ).toEqual([]);
+    expect(callsOf(sim, "putEdge"), "the requeued pass found the tenant right: no second PUT").toBe(1);
+    invariants(sim);
+  });
+});
