@@ -1,0 +1,200 @@
+/**
+ * Keeps README.md and docs/ in step with the code: every condition reason, Event reason, metric,
+ * client default and CLI command and flag that the code defines is documented, nothing is
+ * documented that the code does not define, and every relative link (and its #anchor) resolves.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { EventReason } from "../../src/controller/events.ts";
+import { createOperatorMetrics } from "../../src/controller/metrics.ts";
+import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client-options.ts";
+import { REASONS } from "../../src/reconcile/conditions.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const read = (path: string): string => readFileSync(join(ROOT, path), "utf8");
+const README = "README.md";
+const DOCS = readdirSync(join(ROOT, "docs"))
+  .filter((n) => n.endsWith(".md"))
+  .map((n) => `docs/${n}`);
+
+/** Cells of a Markdown table row, split on pipes that are not escaped. */
+function cells(row: string): string[] {
+  return row
+    .trim()
+    .replace(/^\||\|$/g, "")
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim());
+}
+
+/** The rows (cells) of the first table after the heading `heading` in a Markdown text. */
+function tableAfter(text: string, heading: string): string[][] {
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, "") === heading);
+  if (start === -1) throw new Error(`no heading "${heading}"`);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^#+ /.test(line)) break;
+    if (line.startsWith("|")) rows.push(cells(line));
+    else if (rows.length > 0) break;
+  }
+  return rows.slice(2); // header and separator
+}
+
+/** `` `Name` `` → Name; the names in a cell written as code spans. */
+function codeNames(cell: string): string[] {
+  return [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+function anchorsOf(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const line of withoutCode(text).split("\n")) {
+    const m = /^#{1,6} (.+)$/.exec(line);
+    if (m === null) continue;
+    const base = slug(m[1] as string);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return anchors;
+}
+
+/** The text without fenced blocks and code spans, where `[x](y)` is not a link. */
+function withoutCode(text: string): string {
+  return text.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+}
+
+/** The commands `src/cli/main.ts` registers, built by their factories. */
+async function registeredCommands(): Promise<Command[]> {
+  const main = read("src/cli/main.ts");
+  const factories = [...main.matchAll(/addCommand\((\w+)\(\)\)/g)].map((m) => m[1] as string);
+  expect(factories.length).toBeGreaterThan(0);
+  return Promise.all(
+    factories.map(async (factory) => {
+      const from = new RegExp(`import \\{[^}]*\\b${factory}\\b[^}]*\\} from "(\\./[^"]+)"`).exec(main)?.[1];
+      if (from === undefined) throw new Error(`main.ts registers ${factory} but imports it from nowhere`);
+      const module = (await import(join(ROOT, "src/cli", from))) as Record<string, () => Command>;
+      return (module[factory] as () => Command)();
+    }),
+  );
+}
+
+describe("docs/troubleshooting.md", () => {
+  const text = read("docs/troubleshooting.md");
+
+  it("has one row per condition reason of REASONS, and no other", () => {
+    const documented = tableAfter(text, "Reasons").map((row) => codeNames(row[0] ?? "")[0]);
+    expect([...documented].sort()).toEqual([...REASONS].sort());
+  });
+
+  it("says what each reason means and what to do", () => {
+    for (const row of tableAfter(text, "Reasons")) {
+      expect(row, row[0]).toHaveLength(4);
+      expect(
+        row.every((c) => c.length > 0),
+        row[0],
+      ).toBe(true);
+    }
+  });
+
+  it("has one row per Event reason of EventReason, and no other", () => {
+    const rows = tableAfter(text, "Events");
+    const documented = rows.map((row) => codeNames(row[0] ?? "")[0]);
+    expect([...documented].sort()).toEqual(Object.values(EventReason).sort());
+    // each Event row names condition reasons that exist
+    for (const row of rows) {
+      for (const reason of codeNames(row[3] ?? "")) expect(REASONS, row[0]).toContain(reason);
+    }
+  });
+});
+
+describe("docs/metrics.md", () => {
+  const rows = tableAfter(read("docs/metrics.md"), "Metrics");
+  const { registry } = createOperatorMetrics({ processMetrics: false });
+  const registered = registry.getMetricsAsArray().map((m) => ({
+    name: m.name,
+    type: String(m.type),
+    labels: [...((m as unknown as { labelNames?: readonly string[] }).labelNames ?? [])].sort(),
+  }));
+
+  it("lists every metric metrics.ts registers, and no other", () => {
+    const documented = rows.map((row) => codeNames(row[0] ?? "")[0]);
+    expect([...documented].sort()).toEqual(registered.map((m) => m.name).sort());
+  });
+
+  it.each(registered)("gives the type and labels of $name", ({ name, type, labels }) => {
+    const row = rows.find((r) => codeNames(r[0] ?? "")[0] === name) ?? [];
+    expect(row[1]).toBe(type);
+    expect(codeNames(row[2] ?? "").sort()).toEqual(labels);
+  });
+});
+
+describe("docs/client.md", () => {
+  const rows = tableAfter(read("docs/client.md"), "Options and defaults");
+
+  it.each(Object.entries(DEFAULT_CLIENT_OPTIONS))("shows the default of %s", (option, value) => {
+    const row = rows.find((r) => codeNames(r[0] ?? "").includes(option));
+    expect(row, `no row for ${option}`).toBeDefined();
+    expect(codeNames(row?.[1] ?? "")).toContain(String(value));
+  });
+});
+
+describe("README.md", () => {
+  const text = read(README);
+
+  it("opens with the two set-up commands", () => {
+    const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
+    expect(firstBlock).toContain("npm ci && npm start");
+    expect(firstBlock).toContain("npm ci && npm test");
+  });
+
+  it("documents every command main.ts registers, with each of its long flags", async () => {
+    for (const command of await registeredCommands()) {
+      const mentioned = new RegExp(`nsxv-operator (-- )?${command.name()}\\b`).test(text);
+      expect(mentioned, `nsxv-operator ${command.name()} is not in the README`).toBe(true);
+      for (const option of command.options) {
+        if (option.long === undefined) continue;
+        expect(text.includes(option.long), `${command.name()} ${option.long} is not in the README`).toBe(
+          true,
+        );
+      }
+    }
+  });
+});
+
+describe("relative links", () => {
+  const files = [README, ...DOCS];
+  const links = files.flatMap((file) =>
+    [...withoutCode(read(file)).matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1] as string)
+      .filter((target) => !/^[a-z]+:/i.test(target))
+      .map((target) => ({ file, target })),
+  );
+
+  it("are found in README.md and docs/", () => {
+    expect(links.length).toBeGreaterThan(10);
+  });
+
+  it.each(links)("$file → $target", ({ file, target }) => {
+    const [path = "", anchor] = target.split("#");
+    const resolved = path === "" ? join(ROOT, file) : resolve(dirname(join(ROOT, file)), path);
+    expect(existsSync(resolved), `${target} from ${file}`).toBe(true);
+    if (anchor !== undefined && resolved.endsWith(".md")) {
+      expect([...anchorsOf(readFileSync(resolved, "utf8"))], `#${anchor} in ${path || file}`).toContain(
+        anchor,
+      );
+    }
+  });
+});
