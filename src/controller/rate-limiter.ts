@@ -1,10 +1,8 @@
 /**
- * Rate limits of the controller: per-key exponential backoff for the work queue (Crossplane's
- * 1 s doubling to 60 s suits a slow REST backend) and a synchronous token bucket (used per object
- * by the event recorder). Neither sleeps: they say how long, or whether, and the caller acts.
+ * The work queue's rate limit: per-key exponential backoff (Crossplane's 1 s doubling to 60 s
+ * suits a slow REST backend). It does not sleep: it says how long, and the queue acts. The token
+ * bucket of the event recorder is util/token-bucket.ts, shared with the manager client.
  */
-import type { Clock } from "./clock.ts";
-import { realClock } from "./clock.ts";
 
 /** What the work queue asks when a key fails. */
 export interface RateLimiter {
@@ -49,41 +47,5 @@ export class ExponentialBackoff implements RateLimiter {
 
   numRequeues(key: string): number {
     return this.#failures.get(key) ?? 0;
-  }
-}
-
-export interface TokenBucketOptions {
-  /** tokens at the start and most tokens kept */
-  burst: number;
-  /** one token comes back every this many ms */
-  refillIntervalMs: number;
-  clock?: Clock;
-}
-
-/** A token bucket that answers at once: `tryTake()` is true when a token was available. */
-export class TokenBucket {
-  readonly #burst: number;
-  readonly #refillIntervalMs: number;
-  readonly #clock: Clock;
-  #tokens: number;
-  #lastMs: number | undefined;
-
-  constructor(options: TokenBucketOptions) {
-    this.#burst = options.burst;
-    this.#refillIntervalMs = options.refillIntervalMs;
-    this.#clock = options.clock ?? realClock;
-    this.#tokens = options.burst;
-  }
-
-  tryTake(): boolean {
-    const nowMs = this.#clock.now();
-    if (this.#lastMs !== undefined && this.#refillIntervalMs > 0) {
-      const refill = (nowMs - this.#lastMs) / this.#refillIntervalMs;
-      this.#tokens = Math.min(this.#burst, this.#tokens + refill);
-    }
-    this.#lastMs = nowMs;
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
-    return true;
   }
 }

@@ -1,73 +1,11 @@
 /**
  * The per-manager request limiter: a cap on concurrent requests and a token bucket on the request
  * rate, served strictly first come, first served. Every attempt the client makes (retries and
- * token requests included) passes through `acquire`. Also home of the small `Clock` seam that the
- * limiter and the client use, with a real and a fake implementation.
+ * token requests included) passes through `acquire`.
  */
-
-/** Time and timers, injectable so that tests can drive them. */
-export interface Clock {
-  /** epoch milliseconds, monotonic */
-  now(): number;
-  setTimeout(callback: () => void, delayMs: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/**
- * The real clock: epoch milliseconds that never step backwards (`performance.timeOrigin +
- * performance.now()`, immune to wall-clock adjustments), and the global timers.
- */
-export const systemClock: Clock = {
-  now: () => performance.timeOrigin + performance.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-interface FakeTimer {
-  id: number;
-  dueMs: number;
-  callback: () => void;
-}
-
-/** A clock that only moves when told to; timers fire in due order during `advance`. */
-export class FakeClock implements Clock {
-  #nowMs: number;
-  #timers: FakeTimer[] = [];
-  #nextId = 1;
-
-  constructor(startMs = 0) {
-    this.#nowMs = startMs;
-  }
-  now(): number {
-    return this.#nowMs;
-  }
-  setTimeout(callback: () => void, delayMs: number): unknown {
-    const timer = { id: this.#nextId++, dueMs: this.#nowMs + Math.max(0, delayMs), callback };
-    this.#timers.push(timer);
-    return timer.id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#timers = this.#timers.filter((t) => t.id !== handle);
-  }
-  /** how many timers are pending */
-  get pendingTimers(): number {
-    return this.#timers.length;
-  }
-  /** moves time forward by `ms`, firing every timer that falls due on the way, in order */
-  advance(ms: number): void {
-    const targetMs = this.#nowMs + ms;
-    for (;;) {
-      const due = this.#timers
-        .filter((t) => t.dueMs <= targetMs)
-        .sort((a, b) => a.dueMs - b.dueMs || a.id - b.id)[0];
-      if (due === undefined) break;
-      this.#timers = this.#timers.filter((t) => t !== due);
-      this.#nowMs = Math.max(this.#nowMs, due.dueMs);
-      due.callback();
-    }
-    this.#nowMs = targetMs;
-  }
-}
+import type { Clock, Timer } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
+import { TokenBucket } from "../util/token-bucket.ts";
 
 export interface LimiterOptions {
   /** requests in flight at once; at least 1 */
@@ -102,24 +40,24 @@ interface Waiter {
  */
 export class RequestLimiter {
   readonly #maxConcurrent: number;
-  readonly #ratePerMs: number;
-  readonly #burst: number;
+  readonly #bucket: TokenBucket;
   readonly #clock: Clock;
   #active = 0;
-  #tokens: number;
-  #lastRefillMs: number | undefined;
   #queue: Waiter[] = [];
-  #timer: unknown;
+  #timer: Timer | undefined;
 
   constructor(options: LimiterOptions) {
     requirePositive("maxConcurrentRequests", options.maxConcurrentRequests, { integer: true });
     requirePositive("requestsPerSecond", options.requestsPerSecond, { integer: false });
     requirePositive("burst", options.burst, { integer: true });
     this.#maxConcurrent = options.maxConcurrentRequests;
-    this.#ratePerMs = options.requestsPerSecond / 1000;
-    this.#burst = options.burst;
-    this.#tokens = options.burst;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? realClock;
+    this.#bucket = new TokenBucket({
+      burst: options.burst,
+      // an infinite rate is an interval of 0: the bucket is always full
+      refillIntervalMs: 1000 / options.requestsPerSecond,
+      clock: this.#clock,
+    });
   }
 
   /** requests holding a slot */
@@ -163,31 +101,18 @@ export class RequestLimiter {
     }
   }
 
-  #refill(): void {
-    const nowMs = this.#clock.now();
-    if (this.#ratePerMs === Infinity) {
-      this.#tokens = this.#burst;
-    } else if (this.#lastRefillMs !== undefined) {
-      this.#tokens = Math.min(this.#burst, this.#tokens + (nowMs - this.#lastRefillMs) * this.#ratePerMs);
-    }
-    this.#lastRefillMs = nowMs;
-  }
-
   #pump(): void {
     this.#cancelTimer();
     while (this.#queue.length > 0 && this.#active < this.#maxConcurrent) {
-      this.#refill();
-      if (this.#tokens < 1) {
+      if (!this.#bucket.tryTake()) {
         // One timer, for the moment the head of the line gets its token; a release or an abort
         // in between re-runs the pump and replaces it.
-        const waitMs = Math.ceil((1 - this.#tokens) / this.#ratePerMs);
-        this.#timer = this.#clock.setTimeout(() => {
+        this.#timer = this.#clock.setTimer(this.#bucket.msUntilToken(), () => {
           this.#timer = undefined;
           this.#pump();
-        }, waitMs);
+        });
         return;
       }
-      this.#tokens -= 1;
       this.#active += 1;
       const waiter = this.#queue.shift() as Waiter;
       waiter.detach();
@@ -206,9 +131,7 @@ export class RequestLimiter {
   }
 
   #cancelTimer(): void {
-    if (this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#timer?.cancel();
+    this.#timer = undefined;
   }
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
-import { ExponentialBackoff, TokenBucket } from "../../src/controller/rate-limiter.ts";
+import { ExponentialBackoff } from "../../src/controller/rate-limiter.ts";
 
 describe("ExponentialBackoff", () => {
   const cases = [
@@ -45,31 +44,5 @@ describe("ExponentialBackoff", () => {
     expect(limiter.numRequeues("ns/a")).toBe(0);
     expect(limiter.when("ns/a")).toBe(1000);
     expect(limiter.numRequeues("ns/b")).toBe(1);
-  });
-});
-
-describe("TokenBucket", () => {
-  it("allows the burst, then one token per refill interval", async () => {
-    const clock = new FakeClock(0);
-    const bucket = new TokenBucket({ burst: 3, refillIntervalMs: 1000, clock });
-    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([
-      true,
-      true,
-      true,
-      false,
-    ]);
-    await clock.advance(999);
-    expect(bucket.tryTake()).toBe(false);
-    await clock.advance(1);
-    expect(bucket.tryTake()).toBe(true);
-    expect(bucket.tryTake()).toBe(false);
-  });
-
-  it("refills no further than the burst", async () => {
-    const clock = new FakeClock(0);
-    const bucket = new TokenBucket({ burst: 2, refillIntervalMs: 10, clock });
-    bucket.tryTake();
-    await clock.advance(10_000);
-    expect([bucket.tryTake(), bucket.tryTake(), bucket.tryTake()]).toEqual([true, true, false]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock, realClock, withTimeout } from "../../src/controller/clock.ts";
+import { FakeClock, realClock, withTimeout } from "../../src/util/clock.ts";
 
 describe("FakeClock", () => {
   it("fires timers in due order, each at its due time", async () => {

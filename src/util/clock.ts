@@ -1,6 +1,7 @@
 /**
- * Time for the controller parts: `realClock` in production, `FakeClock` in tests, so that queues,
- * backoff, leader election and rate limits are tested without sleeping for real.
+ * The one clock of the operator (manager client, limiter, queue, leader election, events):
+ * `realClock` in production, `FakeClock` in tests, so that timers, backoff and rate limits are
+ * tested without sleeping for real. Lives outside nsx/ and controller/ so both may use it.
  */
 
 export interface Timer {
@@ -8,7 +9,11 @@ export interface Timer {
 }
 
 export interface Clock {
-  /** milliseconds since the epoch */
+  /**
+   * milliseconds since the epoch (wall time: it goes into Events, leases and status, and is
+   * compared with the manager's token expiry); it may step back, so rate computations treat a
+   * negative elapsed time as 0
+   */
   now(): number;
   /** runs `callback` once after `delayMs`; a negative delay counts as 0 */
   setTimer(delayMs: number, callback: () => void): Timer;
