@@ -3,9 +3,9 @@
 -- Argo CD sets `obj` to the live object; the script returns { status, message }.
 --
 -- First match wins:
---   Suspended    annotation nsxv.io/paused: "true", or a condition with reason Paused
+--   Suspended    annotation nsxv.io/paused: "true", or a condition with reason ReconcilePaused
 --   Progressing  no status yet, or status.observedGeneration behind metadata.generation
---   Degraded     Stalled=True (needs a person: a conflict, a bad reference)
+--   Degraded     Stalled=True (needs a person: a conflict, an invalid spec)
 --   Degraded     Synced=False (the last reconcile failed: manager unreachable, bad credentials)
 --   Progressing  Reconciling=True (the operator is making changes)
 --   Healthy      Ready=True
@@ -48,7 +48,7 @@ local function pausedMessage(obj, status)
   end
   if status ~= nil and status.conditions ~= nil then
     for _, condition in ipairs(status.conditions) do
-      if condition.reason == "Paused" then
+      if condition.reason == "ReconcilePaused" then
         return describe(condition)
       end
     end

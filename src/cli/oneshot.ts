@@ -27,6 +27,7 @@ import {
   type ReconcileReport,
 } from "../reconcile/index.ts";
 import { omitUndefined } from "../reconcile/plan.ts";
+import { realClock, type Clock } from "../util/clock.ts";
 
 /** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
 export class CliInputError extends Error {
@@ -52,15 +53,15 @@ export interface OneShotOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** default: `new ManagerClient(options)` */
   createClient?: (options: ManagerClientOptions) => ClosableManagerApi;
-  /** default Date */
-  clock?: { now(): number };
+  /** default realClock */
+  clock?: Pick<Clock, "now">;
   signal?: AbortSignal;
 }
 
 export const DEFAULT_ONE_SHOT_OPTIONS = Object.freeze({
   releaseStrays: false,
   createClient: (options: ManagerClientOptions): ClosableManagerApi => new ManagerClient(options),
-  clock: { now: () => Date.now() },
+  clock: realClock,
 });
 
 /** One object of the pass: as it was run (URL overridden), where it came from, and what happened. */

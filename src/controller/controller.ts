@@ -4,8 +4,8 @@
  * they return a `Result` or throw, and a `TerminalError` means "do not retry until the object
  * changes" (a new add from the source). Also home of the `Logger` shape the controller parts use.
  */
-import type { Clock, Timer } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { Clock, Timer } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
 import type { ControllerMetrics, OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { WorkQueue } from "./workqueue.ts";

@@ -15,8 +15,8 @@ import type { ResourceValidator } from "../api/schema.ts";
 import type { NsxvObject, Secret } from "../api/types.ts";
 import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
 import { refOf } from "../reconcile/store.ts";
-import type { Clock, Timer } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { Clock, Timer } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
 import type { EventRecorder } from "./events.ts";
@@ -28,6 +28,7 @@ import {
   namespacedName,
   needsReconcile,
   objectKey,
+  SyncedLatch,
 } from "./source.ts";
 
 export interface DirectorySourceOptions {
@@ -94,8 +95,7 @@ export class DirectorySource implements DesiredStateSource {
   #secrets = new Map<string, Entry<Secret>>();
   /** generation and status by object key; what the status file holds */
   readonly #memory = new Map<string, Remembered>();
-  #loaded = false;
-  #loadedWaiters: (() => void)[] = [];
+  readonly #loaded = new SyncedLatch();
   #lastErrors = "";
   #statusWrites: Promise<void> = Promise.resolve();
 
@@ -150,19 +150,11 @@ export class DirectorySource implements DesiredStateSource {
   }
 
   synced(signal: AbortSignal): Promise<boolean> {
-    if (this.#loaded) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const onAbort = (): void => resolve(false);
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#loadedWaiters.push(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(true);
-      });
-    });
+    return this.#loaded.wait(signal);
   }
 
   notReady(): string | undefined {
-    return this.#loaded ? undefined : `manifests in ${this.#dir} not read yet`;
+    return this.#loaded.isOpen ? undefined : `manifests in ${this.#dir} not read yet`;
   }
 
   subscribe(listener: KeyListener): () => void {
@@ -231,10 +223,7 @@ export class DirectorySource implements DesiredStateSource {
     }
     const managers = changed.filter((r) => r.kind === "NSXManager");
     for (const manager of managers) changed.push(...dependentsOf(all, manager));
-    if (!this.#loaded) {
-      this.#loaded = true;
-      for (const waiter of this.#loadedWaiters.splice(0)) waiter();
-    }
+    this.#loaded.open();
     void this.#persist();
     const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
     for (const ref of unique.values()) this.#listeners.emit(ref);

@@ -1,6 +1,7 @@
 /**
  * Kubernetes Events for what the operator changed and for errors a person must act on. The
- * recorder has two methods and a closed list of reasons (Crossplane style); recording never
+ * recorder has two methods; its reasons are the reconciler's closed list (`EventReason` of
+ * reconcile/conditions.ts), so an Event and its condition carry one name. Recording never
  * blocks or throws. `SinkEventRecorder` does what client-go's correlator does: identical events
  * (same object, type, reason, message) become one Event whose `count` and `lastTimestamp` are
  * patched, and each object gets a token bucket (burst 25, then 1 per 5 min). Writes go to an
@@ -9,25 +10,12 @@
 import { hostname } from "node:os";
 import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
 import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { Clock } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { EventReason } from "../reconcile/conditions.ts";
+import type { Clock } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
+import { TokenBucket } from "../util/token-bucket.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
-import { TokenBucket } from "./rate-limiter.ts";
-
-export const EventReason = {
-  UpdatedEdgeTenant: "UpdatedEdgeTenant",
-  ReleasedAddress: "ReleasedAddress",
-  DriftDetected: "DriftDetected",
-  CannotObserveExternalResource: "CannotObserveExternalResource",
-  CannotUpdateExternalResource: "CannotUpdateExternalResource",
-  CannotReleaseAddress: "CannotReleaseAddress",
-  ManagerNotReady: "ManagerNotReady",
-  Conflict: "Conflict",
-  InvalidSpec: "InvalidSpec",
-  PoolExhausted: "PoolExhausted",
-} as const;
-export type EventReason = (typeof EventReason)[keyof typeof EventReason];
 
 /** Any Kubernetes-shaped object: the custom resources, or a manifest read from a file. */
 export interface EventObject {

@@ -5,10 +5,10 @@
  * keys into a WorkQueue and the reconcile function does the rest. Every long-lived part has the
  * shape `start(signal): Promise<void>`.
  */
-export type { Clock, Timer } from "./clock.ts";
-export { FakeClock, realClock, withTimeout } from "./clock.ts";
-export type { ExponentialBackoffOptions, RateLimiter, TokenBucketOptions } from "./rate-limiter.ts";
-export { BACKOFF_DEFAULTS, ExponentialBackoff, TokenBucket } from "./rate-limiter.ts";
+export type { Clock, Timer } from "../util/clock.ts";
+export { FakeClock, realClock, withTimeout } from "../util/clock.ts";
+export type { ExponentialBackoffOptions, RateLimiter } from "./rate-limiter.ts";
+export { BACKOFF_DEFAULTS, ExponentialBackoff } from "./rate-limiter.ts";
 export type { ShutDownOptions, WorkQueueOptions } from "./workqueue.ts";
 export { WorkQueue } from "./workqueue.ts";
 export type { ControllerOptions, Logger, Reconciler, Result } from "./controller.ts";
@@ -60,7 +60,6 @@ export type {
 } from "./events.ts";
 export {
   EVENT_DEFAULTS,
-  EventReason,
   KubernetesEventSink,
   MemoryEventSink,
   SinkEventRecorder,

@@ -18,8 +18,8 @@ import {
 import { GROUP, VERSION, type Kind, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
 import { refOf } from "../reconcile/store.ts";
-import type { Clock } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { Clock } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
 import type { EventRecorder } from "./events.ts";

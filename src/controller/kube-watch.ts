@@ -8,10 +8,11 @@
  */
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch, type Response } from "undici";
-import type { Clock } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { Clock } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
+import { SyncedLatch } from "./source.ts";
 
 /** What the loop needs of an object: its identity and version. */
 export interface KubeObject {
@@ -101,10 +102,9 @@ export class ResourceWatch {
   readonly name: string;
   readonly #o: Settings;
   #resourceVersion = "";
-  #listed = false;
+  readonly #listed = new SyncedLatch();
   /** undefined while healthy; otherwise since when (ms) and why the watch is down */
   #down: { sinceMs: number; why: string } | undefined = { sinceMs: 0, why: "not listed yet" };
-  #syncedWaiters: (() => void)[] = [];
 
   constructor(options: ResourceWatchOptions) {
     this.name = options.name;
@@ -132,16 +132,7 @@ export class ResourceWatch {
 
   /** resolves true after the first complete list, false if `signal` aborts first */
   synced(signal: AbortSignal): Promise<boolean> {
-    if (this.#listed) return Promise.resolve(true);
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onAbort = (): void => resolve(false);
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#syncedWaiters.push(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(true);
-      });
-    });
+    return this.#listed.wait(signal);
   }
 
   /** Lists and watches until `signal` aborts; never rejects. */
@@ -215,10 +206,7 @@ export class ResourceWatch {
     this.#resourceVersion = resourceVersion;
     this.#o.handler.replace(items);
     this.#down = undefined;
-    if (!this.#listed) {
-      this.#listed = true;
-      for (const waiter of this.#syncedWaiters.splice(0)) waiter();
-    }
+    this.#listed.open();
     this.#o.logger.debug({ watch: this.name, objects: items.length, resourceVersion }, "listed");
   }
 

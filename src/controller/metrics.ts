@@ -5,6 +5,7 @@
  * prom-client. `nopMetrics` is the default everywhere, so tests never need a registry.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { RouteName } from "../nsx/client-options.ts";
 
 export type ReconcileResultLabel = "success" | "error" | "requeue" | "requeue_after";
 
@@ -31,8 +32,8 @@ export interface ControllerMetrics {
 /** One call to an NSX manager, as the manager client's `onRequest` hook reports it. */
 export interface ManagerRequest {
   method: string;
-  /** the route template (`/api/4.0/edges/{id}`), never the concrete path: bounded cardinality */
-  route: string;
+  /** the call's name (`getEdge`, `listPools`, ...), never its path: bounded cardinality */
+  route: RouteName;
   status: number | "error";
   durationMs: number;
 }
@@ -163,13 +164,13 @@ function defineMetrics(registry: Registry) {
     }),
     managerRequests: new Counter({
       name: "nsxv_manager_requests_total",
-      help: "Requests sent to NSX managers, by manager object, method, route template and HTTP status",
+      help: "Requests sent to NSX managers, by manager object, method, call name (getEdge, listPools, ...) and HTTP status",
       labelNames: ["manager", "method", "route", "status"] as const,
       registers,
     }),
     managerDuration: new Histogram({
       name: "nsxv_manager_request_duration_seconds",
-      help: "Duration of requests to NSX managers",
+      help: "Duration of requests to NSX managers, by manager object, method and call name (getEdge, listPools, ...)",
       labelNames: ["manager", "method", "route"] as const,
       buckets: MANAGER_BUCKETS,
       registers,

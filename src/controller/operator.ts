@@ -17,12 +17,11 @@ import type { Reconcile, ReconcileReport, ReconcilerDeps } from "../reconcile/re
 import { createReconciler } from "../reconcile/reconciler.ts";
 import type { ObjectRef } from "../reconcile/store.ts";
 import { refOf } from "../reconcile/store.ts";
-import type { Clock } from "./clock.ts";
-import { realClock, withTimeout } from "./clock.ts";
+import type { Clock } from "../util/clock.ts";
+import { realClock, withTimeout } from "../util/clock.ts";
 import type { Logger, Result } from "./controller.ts";
 import { Controller, TerminalError, nopLogger } from "./controller.ts";
 import type { EventRecorder } from "./events.ts";
-import { EventReason } from "./events.ts";
 import type { LeaseStore } from "./leader-election.ts";
 import { LeaderElector } from "./leader-election.ts";
 import type { OperatorMetrics, OperatorMetricsBundle, PoolLabels } from "./metrics.ts";
@@ -85,31 +84,6 @@ export const OPERATOR_DEFAULTS = {
 } as const;
 
 export type OperatorExit = "stopped" | "lease-lost";
-
-/** Reconciler reasons → the recorder's closed list of Event reasons; undefined: not an event. */
-const EVENT_REASONS: Record<Reason, EventReason | undefined> = {
-  Available: undefined,
-  InSync: undefined,
-  ReleasesPending: undefined,
-  ReconcileSuccess: undefined,
-  ReconcilePaused: undefined,
-  AddressesAvailable: undefined,
-  Drifted: EventReason.DriftDetected,
-  PoolExhausted: EventReason.PoolExhausted,
-  TenantCorrected: EventReason.UpdatedEdgeTenant,
-  AddressReleased: EventReason.ReleasedAddress,
-  ManagerNotReady: EventReason.ManagerNotReady,
-  Conflict: EventReason.Conflict,
-  InvalidSpec: EventReason.InvalidSpec,
-  EdgeNotFound: EventReason.CannotObserveExternalResource,
-  PoolNotFound: EventReason.CannotObserveExternalResource,
-  AmbiguousPool: EventReason.CannotObserveExternalResource,
-  Unauthorized: EventReason.CannotObserveExternalResource,
-  Unreachable: EventReason.CannotObserveExternalResource,
-  ReconcileError: EventReason.CannotObserveExternalResource,
-  ConcurrentModification: EventReason.CannotUpdateExternalResource,
-  ReleaseFailed: EventReason.CannotReleaseAddress,
-};
 
 /** Ready reasons that mean the manager differs from the declared state. */
 const DRIFT_REASONS: ReadonlySet<string> = new Set<Reason>(["Drifted", "ReleasesPending"]);
@@ -305,11 +279,9 @@ export class Operator {
   #record(report: ReconcileReport, before: NsxvObject | undefined): void {
     const object = before;
     if (object !== undefined) {
-      for (const event of report.events) {
-        const reason = EVENT_REASONS[event.reason];
-        if (reason === undefined) continue;
-        if (event.type === "Normal") this.#source.events.normal(object, reason, event.message);
-        else this.#source.events.warning(object, reason, event.message);
+      for (const { type, reason, message } of report.events) {
+        if (type === "Normal") this.#source.events.normal(object, reason, message);
+        else this.#source.events.warning(object, reason, message);
       }
     }
     const { tenantCorrections, releases } = report.changes;
@@ -322,7 +294,7 @@ export class Operator {
       this.#metrics.driftDetected(report.ref.kind);
       // a correction has its own event; drift left in place (Observe, grace period) gets this one
       if (!changed && object !== undefined && nowReady.reason === "Drifted") {
-        this.#source.events.warning(object, EventReason.DriftDetected, nowReady.message ?? "drift detected");
+        this.#source.events.warning(object, "Drifted", nowReady.message ?? "drift detected");
       }
     }
     this.#recordPool(report.ref, report.status ?? before?.status, before === undefined);

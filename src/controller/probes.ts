@@ -7,8 +7,8 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import type { Clock } from "./clock.ts";
-import { realClock, withTimeout } from "./clock.ts";
+import type { Clock } from "../util/clock.ts";
+import { realClock, withTimeout } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
 

@@ -6,8 +6,8 @@
  * - a key added while it is processed is handed out again after `done`.
  * Delayed adds keep the soonest time per key; rate-limited adds back off per key.
  */
-import type { Clock, Timer } from "./clock.ts";
-import { realClock } from "./clock.ts";
+import type { Clock, Timer } from "../util/clock.ts";
+import { realClock } from "../util/clock.ts";
 import type { OperatorMetrics, QueueMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limiter.ts";

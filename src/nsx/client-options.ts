@@ -4,7 +4,7 @@
  * read). Also the shape of the per-attempt event the metrics layer counts.
  */
 import { NsxDocumentError } from "./errors.ts";
-import { systemClock, type Clock } from "./limiter.ts";
+import { realClock, type Clock } from "../util/clock.ts";
 
 /** The route names the `onRequest` hook reports; one per call, plus the token request. */
 export type RouteName = "getEdge" | "putEdge" | "listPools" | "listAllocations" | "releaseAddress" | "token";
@@ -163,7 +163,7 @@ export function resolveClientOptions(options: ManagerClientOptions): ResolvedCli
     maxResponseBytes: int("maxResponseBytes", options.maxResponseBytes),
     tokenRefreshMarginMs: int("tokenRefreshMarginMs", options.tokenRefreshMarginMs, true),
     tokenLifetimeMs: int("tokenLifetimeMs", options.tokenLifetimeMs),
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? realClock,
     random: options.random ?? Math.random,
   };
 }

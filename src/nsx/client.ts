@@ -4,6 +4,7 @@
  * through the manager's limiter, repeats what is safe to repeat, turns every non-2xx into an
  * NsxApiError, and refuses bodies that are not safe XML. It reads and writes; it never decides.
  */
+import type { Timer } from "../util/clock.ts";
 import { EdgeDocument } from "./edge-document.ts";
 import {
   NsxApiError,
@@ -277,7 +278,8 @@ export class ManagerClient implements ManagerApi {
         method: call.method,
         route: call.route,
         status,
-        durationMs: clock.now() - startMs,
+        // the wall clock may step back
+        durationMs: Math.max(0, clock.now() - startMs),
         attempt,
       });
     } catch {
@@ -298,12 +300,12 @@ export class ManagerClient implements ManagerApi {
 
   #pause(call: Call, delayMs: number, lastError: NsxError): Promise<void> {
     const { clock } = this.#options;
-    let timer: unknown;
+    let timer: Timer | undefined;
     const wait = new Promise<void>((resolve) => {
-      timer = clock.setTimeout(resolve, delayMs);
+      timer = clock.setTimer(delayMs, resolve);
     });
     return raceAbort(wait, call.signal, call, `while waiting to retry after: ${lastError.message}`).finally(
-      () => clock.clearTimeout(timer),
+      () => timer?.cancel(),
     );
   }
 

@@ -12,6 +12,6 @@ export { NsxApiError, NsxDocumentError, NsxError, NsxResponseError, NsxTransport
 export type { NsxErrorDetails } from "./errors.ts";
 export { encodeIpForPath, formatIp, ipEquals, normalizeIp, parseIp, tryParseIp } from "./ip.ts";
 export type { IpAddress, IpFamily } from "./ip.ts";
-export { FakeClock, systemClock } from "./limiter.ts";
-export type { Clock } from "./limiter.ts";
+export { FakeClock, realClock } from "../util/clock.ts";
+export type { Clock } from "../util/clock.ts";
 export type { Allocation, CallOptions, IpPool, IpRange, ManagerApi } from "./types.ts";

@@ -9,7 +9,7 @@
  */
 import { Pool, type Dispatcher } from "undici";
 import { NsxResponseError, NsxTransportError } from "./errors.ts";
-import type { Clock } from "./limiter.ts";
+import type { Clock } from "../util/clock.ts";
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -126,7 +126,7 @@ export class HttpTransport {
       const finish = (outcome: AttemptOutcome): void => {
         if (settled) return;
         settled = true;
-        clock.clearTimeout(timer);
+        timer.cancel();
         request.signal?.removeEventListener("abort", onAbort);
         resolve(outcome);
       };
@@ -138,9 +138,8 @@ export class HttpTransport {
         controller?.abort(new Error(reason.detail));
       };
       const onAbort = (): void => stop(new Stop("aborted", "aborted by the caller"));
-      const timer = clock.setTimeout(
-        () => stop(new Stop("timeout", `no complete response within ${requestTimeoutMs} ms`)),
-        requestTimeoutMs,
+      const timer = clock.setTimer(requestTimeoutMs, () =>
+        stop(new Stop("timeout", `no complete response within ${requestTimeoutMs} ms`)),
       );
       const tooLarge = (): Stop =>
         new Stop("tooLarge", `response larger than maxResponseBytes (${maxResponseBytes} bytes)`);

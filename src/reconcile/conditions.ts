@@ -1,9 +1,10 @@
 /**
- * Status conditions (metav1.Condition) and event reasons. Ready says the declared state holds on
- * the manager, Synced that the last reconcile ran without error (Crossplane); Reconciling and
- * Stalled are present only while True, as kstatus (Flux, Argo CD) reads them. A condition keeps
- * its lastTransitionTime while its status does not change. Every failure becomes conditions and
- * one event through `failureConditions`, so no caller repeats an error block.
+ * Status conditions (metav1.Condition) and the one closed list of reasons, for conditions and
+ * Events alike. Ready says the declared state holds on the manager, Synced that the last
+ * reconcile ran without error (Crossplane); Reconciling and Stalled are present only while True,
+ * as kstatus (Flux, Argo CD) reads them. A condition keeps its lastTransitionTime while its
+ * status does not change. Every failure becomes conditions and one event through
+ * `failureConditions`, so no caller repeats an error block.
  */
 import type { Condition, ConditionStatus } from "../api/types.ts";
 import type { Failure } from "./errors.ts";
@@ -14,7 +15,11 @@ export type ConditionType = (typeof CONDITION_TYPES)[number];
 /** Present only while True: kstatus treats their presence as the signal. */
 const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>(["Reconciling", "Stalled"]);
 
-/** Reasons a failure can carry: Synced=False (and Ready, Stalled where they apply) and a Warning event. */
+/**
+ * Reasons a failure can carry: Synced=False (and Ready, Stalled where they apply) and a Warning
+ * event with the same reason. A reason says why (what a person has to fix), never which call
+ * failed: a 503 needs the same fix on a GET as on a PUT, and the message names the call.
+ */
 export const FAILURE_REASONS = [
   "ReconcileError",
   "ManagerNotReady",
@@ -30,6 +35,10 @@ export const FAILURE_REASONS = [
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
+/** Reasons of Normal events for changes made on the manager; never a condition's reason. */
+export const CHANGE_REASONS = ["UpdatedEdgeTenant", "ReleasedAddress"] as const;
+type ChangeReason = (typeof CHANGE_REASONS)[number];
+
 /** The closed list of condition and event reasons (CamelCase). */
 export const REASONS = [
   // Ready
@@ -43,24 +52,29 @@ export const REASONS = [
   // PoolExhausted
   "PoolExhausted",
   "AddressesAvailable",
-  // events for changes made on the manager
-  "TenantCorrected",
-  "AddressReleased",
+  ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
 export type Reason = (typeof REASONS)[number];
+
+/**
+ * The reasons an Event carries: every change, every failure, and drift or a full pool when it
+ * starts. An Event's reason is its condition's reason, so one name finds both.
+ */
+export const EVENT_REASONS = ["Drifted", "PoolExhausted", ...CHANGE_REASONS, ...FAILURE_REASONS] as const;
+export type EventReason = (typeof EVENT_REASONS)[number];
 
 /** Failures that need a person: Stalled=True while they last. */
 const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>(["InvalidSpec", "Conflict"]);
 
 export interface ReconcileEvent {
   type: "Normal" | "Warning";
-  reason: Reason;
+  reason: EventReason;
   message: string;
 }
 
 export type ConditionUpdate =
-  | { type: ConditionType; status: ConditionStatus; reason: Reason; message: string }
+  | { type: ConditionType; status: ConditionStatus; reason: Exclude<Reason, ChangeReason>; message: string }
   | { type: ConditionType; remove: true };
 
 export interface ConditionContext {

@@ -45,13 +45,25 @@ export function toFailure(error: unknown): Failure {
     const what = error.status === 401 ? "the manager refused the credentials" : "the user lacks the rights";
     return { reason: "Unauthorized", message: `${what}: ${error.message}`, terminal: false };
   }
-  if (error instanceof NsxTransportError) {
-    return { reason: "Unreachable", message: error.message, terminal: false };
-  }
+  if (isUnavailable(error)) return { reason: "Unreachable", message: error.message, terminal: false };
   if (error instanceof NsxError) return { reason: "ReconcileError", message: error.message, terminal: false };
   const message =
     error instanceof Error ? `${error.name}: ${error.message}` : `unexpected failure: ${String(error)}`;
   return { reason: "ReconcileError", message, terminal: false };
+}
+
+/** Gateway and availability answers: the manager, or a proxy in front of it, cannot serve now. */
+const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/**
+ * No usable answer from the manager: no complete HTTP response (refused, reset, TLS, timeout), or
+ * 502/503/504 (a real manager answers 503 "NSX Edge is unreachable"). Retries were the client's.
+ */
+export function isUnavailable(error: unknown): error is NsxTransportError | NsxApiError {
+  return (
+    error instanceof NsxTransportError ||
+    (error instanceof NsxApiError && UNAVAILABLE_STATUSES.has(error.status))
+  );
 }
 
 /** The manager's "not found" answers: HTTP 404, errorCode 202, or IPAM's 120054 (pool does not exist). */

@@ -29,7 +29,7 @@ export {
   type MemoryStore,
   type ObjectRef,
 } from "./store.ts";
-export { REASONS, type Reason, type ReconcileEvent } from "./conditions.ts";
+export { EVENT_REASONS, REASONS, type EventReason, type Reason, type ReconcileEvent } from "./conditions.ts";
 export { ReconcileError } from "./errors.ts";
 export { isPaused, SUPPORTED_COMBINATIONS, type PolicyAction } from "./policy.ts";
 export type { Action, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";

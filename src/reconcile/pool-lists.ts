@@ -6,15 +6,16 @@
  * operator for a short while (default 30 s) so that pool changes are seen soon enough.
  */
 import type { IpPool, ManagerApi } from "../nsx/types.ts";
+import { realClock, type Clock } from "../util/clock.ts";
 
 export interface PoolListCacheOptions {
   /** how long a fetched list is served, from when it arrived; Infinity = as long as the cache lives. Default 30000 */
   ttlMs?: number;
-  /** default Date */
-  clock?: { now(): number };
+  /** default realClock */
+  clock?: Pick<Clock, "now">;
 }
 
-const DEFAULT_OPTIONS = { ttlMs: 30_000, clock: { now: () => Date.now() } };
+const DEFAULT_OPTIONS = { ttlMs: 30_000, clock: realClock };
 
 interface Entry {
   list: Promise<readonly IpPool[]>;
@@ -24,7 +25,7 @@ interface Entry {
 
 export class PoolListCache {
   readonly #ttlMs: number;
-  readonly #clock: { now(): number };
+  readonly #clock: Pick<Clock, "now">;
   readonly #entries = new Map<string, Entry>();
 
   constructor(options: PoolListCacheOptions = {}) {

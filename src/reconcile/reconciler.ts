@@ -13,12 +13,13 @@ import {
   type NSXManager,
   type NsxvObject,
 } from "../api/types.ts";
-import { NsxApiError, NsxError, NsxTransportError } from "../nsx/errors.ts";
+import { NsxApiError, NsxError } from "../nsx/errors.ts";
 import type { IpPool } from "../nsx/types.ts";
+import { realClock, type Clock } from "../util/clock.ts";
 import { failureConditions, formatTime, setConditions, type ConditionContext } from "./conditions.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
-import { ReconcileError, toFailure } from "./errors.ts";
+import { isUnavailable, ReconcileError, toFailure } from "./errors.ts";
 import {
   executeEdgeTenant,
   executeIpPool,
@@ -46,8 +47,8 @@ import { formatRef, refOf, type DesiredStateStore, type ObjectRef } from "./stor
 export interface ReconcilerDeps {
   store: DesiredStateStore;
   connections: ManagerConnections;
-  /** default Date */
-  clock?: { now(): number };
+  /** default realClock */
+  clock?: Pick<Clock, "now">;
   /** "plan": observe and plan only, no writes; default "apply" */
   mode?: ExecutionMode;
   /** set for a one-shot run (the CLI): no grace period can be observed, see IpPoolPlanInput */
@@ -65,7 +66,7 @@ export interface ReconcilerDeps {
 }
 
 export const DEFAULT_RECONCILER_OPTIONS = Object.freeze({
-  clock: { now: (): number => Date.now() },
+  clock: realClock,
   random: Math.random,
   mode: "apply" as ExecutionMode,
   defaultSyncIntervalMs: 300_000,
@@ -299,7 +300,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
 
 /** What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. */
 function managerFacts(error: unknown): { reachable?: boolean; authenticated?: boolean } {
-  if (error instanceof NsxTransportError) return { reachable: false };
+  if (isUnavailable(error)) return { reachable: false };
   if (error instanceof NsxApiError) return { reachable: true, authenticated: error.status !== 401 };
   // a 2xx whose body was unusable: the credentials were accepted
   if (error instanceof NsxError) return { reachable: true, authenticated: true };

@@ -84,7 +84,7 @@ export function correctionEvent(c: TenantCorrection): ReconcileEvent {
   const from = c.from === undefined ? "(none)" : JSON.stringify(c.from);
   return {
     type: "Normal",
-    reason: "TenantCorrected",
+    reason: "UpdatedEdgeTenant",
     message: `tenant of ${c.edgeId} changed from ${from} to ${JSON.stringify(c.to)}`,
   };
 }
@@ -93,7 +93,7 @@ export function releaseEvent(r: Release): ReconcileEvent {
   const note = r.note === undefined ? "" : ` (note ${JSON.stringify(r.note)})`;
   return {
     type: "Normal",
-    reason: "AddressReleased",
+    reason: "ReleasedAddress",
     message: `released ${r.ip} from pool ${r.poolId}${note}`,
   };
 }

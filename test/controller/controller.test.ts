@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import type { Reconciler, Result } from "../../src/controller/controller.ts";
 import { Controller, TerminalError, isTerminalError } from "../../src/controller/controller.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";

@@ -1,7 +1,7 @@
 import type { CoreV1Event } from "@kubernetes/client-node";
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import type {
   EventApi,
   EventBody,
@@ -10,7 +10,6 @@ import type {
   EventSink,
 } from "../../src/controller/events.ts";
 import {
-  EventReason,
   KubernetesEventSink,
   MemoryEventSink,
   SinkEventRecorder,
@@ -43,7 +42,7 @@ function setup(options: { sink?: EventSink; maxPendingWrites?: number } = {}) {
 describe("SinkEventRecorder", () => {
   it("writes a core/v1 Event for the object", async () => {
     const { recorder, sink } = setup();
-    recorder.normal(edge, EventReason.UpdatedEdgeTenant, "tenant set to team-a (was team-b)");
+    recorder.normal(edge, "UpdatedEdgeTenant", "tenant set to team-a (was team-b)");
     await recorder.flush();
     expect(sink.events).toEqual([
       {
@@ -70,11 +69,11 @@ describe("SinkEventRecorder", () => {
 
   it("aggregates identical events into one Event with a count", async () => {
     const { recorder, sink, clock } = setup();
-    recorder.warning(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503");
+    recorder.warning(edge, "Unreachable", "GET edge-7: HTTP 503");
     await recorder.flush();
     await clock.advance(60_000);
-    recorder.warning(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503");
-    recorder.warning(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503");
+    recorder.warning(edge, "Unreachable", "GET edge-7: HTTP 503");
+    recorder.warning(edge, "Unreachable", "GET edge-7: HTTP 503");
     await recorder.flush();
     expect(sink.events).toHaveLength(1);
     expect(sink.events[0]).toMatchObject({
@@ -88,27 +87,27 @@ describe("SinkEventRecorder", () => {
     {
       name: "OtherMessage",
       reason: "A different message is a different event.",
-      record: (r) => r.warning(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 500"),
+      record: (r) => r.warning(edge, "Unreachable", "GET edge-7: HTTP 500"),
     },
     {
       name: "OtherReason",
       reason: "A different reason is a different event.",
-      record: (r) => r.warning(edge, EventReason.CannotUpdateExternalResource, "GET edge-7: HTTP 503"),
+      record: (r) => r.warning(edge, "ConcurrentModification", "GET edge-7: HTTP 503"),
     },
     {
       name: "OtherType",
       reason: "Normal and Warning are never merged.",
-      record: (r) => r.normal(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503"),
+      record: (r) => r.normal(edge, "Unreachable", "GET edge-7: HTTP 503"),
     },
     {
       name: "OtherObject",
       reason: "Events of different objects are never merged.",
-      record: (r) => r.warning(pool, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503"),
+      record: (r) => r.warning(pool, "Unreachable", "GET edge-7: HTTP 503"),
     },
   ];
   it.each(distinct)("keeps events apart: $name", async ({ reason, record }) => {
     const { recorder, sink } = setup();
-    recorder.warning(edge, EventReason.CannotObserveExternalResource, "GET edge-7: HTTP 503");
+    recorder.warning(edge, "Unreachable", "GET edge-7: HTTP 503");
     record(recorder);
     await recorder.flush();
     expect(
@@ -119,17 +118,17 @@ describe("SinkEventRecorder", () => {
 
   it("rate-limits per object: burst 25, then one per 5 minutes", async () => {
     const { recorder, sink, clock } = setup();
-    for (let i = 0; i < 30; i++) recorder.normal(edge, EventReason.ReleasedAddress, `released 10.0.0.${i}`);
-    recorder.normal(pool, EventReason.ReleasedAddress, "another object has its own bucket");
+    for (let i = 0; i < 30; i++) recorder.normal(edge, "ReleasedAddress", `released 10.0.0.${i}`);
+    recorder.normal(pool, "ReleasedAddress", "another object has its own bucket");
     await recorder.flush();
     expect(sink.events.filter((e) => e.involvedObject.name === "edge-7")).toHaveLength(25);
     expect(sink.events.filter((e) => e.involvedObject.name === "pods")).toHaveLength(1);
 
     await clock.advance(299_000);
-    recorder.normal(edge, EventReason.ReleasedAddress, "too early");
+    recorder.normal(edge, "ReleasedAddress", "too early");
     await clock.advance(1000);
-    recorder.normal(edge, EventReason.ReleasedAddress, "after five minutes");
-    recorder.normal(edge, EventReason.ReleasedAddress, "and no more");
+    recorder.normal(edge, "ReleasedAddress", "after five minutes");
+    recorder.normal(edge, "ReleasedAddress", "and no more");
     await recorder.flush();
     const messages = sink.events.map((e) => e.message);
     expect(messages).toContain("after five minutes");
@@ -140,23 +139,23 @@ describe("SinkEventRecorder", () => {
   it("counts rate-limited repeats in the next write of the aggregated Event", async () => {
     const { recorder, sink, clock } = setup();
     for (let i = 0; i < 40; i++) {
-      recorder.warning(edge, EventReason.DriftDetected, "tenant differs");
+      recorder.warning(edge, "Drifted", "tenant differs");
       await recorder.flush();
     }
     expect(sink.events).toHaveLength(1);
     expect(sink.events[0]?.count).toBe(25);
     await clock.advance(300_000);
-    recorder.warning(edge, EventReason.DriftDetected, "tenant differs");
+    recorder.warning(edge, "Drifted", "tenant differs");
     await recorder.flush();
     expect(sink.events[0]?.count).toBe(41);
   });
 
   it("creates the Event again when the aggregated one has expired", async () => {
     const { recorder, sink } = setup();
-    recorder.warning(edge, EventReason.ManagerNotReady, "manager nsx-1 unreachable");
+    recorder.warning(edge, "ManagerNotReady", "manager nsx-1 unreachable");
     await recorder.flush();
     sink.events.splice(0); // the API server dropped it (TTL)
-    recorder.warning(edge, EventReason.ManagerNotReady, "manager nsx-1 unreachable");
+    recorder.warning(edge, "ManagerNotReady", "manager nsx-1 unreachable");
     await recorder.flush();
     expect(sink.events).toHaveLength(1);
     expect(sink.events[0]?.count).toBe(2);
@@ -170,10 +169,10 @@ describe("SinkEventRecorder", () => {
       patch: (ns, name, change) => memory.patch(ns, name, change),
     };
     const { recorder } = setup({ sink });
-    expect(() => recorder.warning(edge, EventReason.Conflict, "edge-7 claimed by net/other")).not.toThrow();
+    expect(() => recorder.warning(edge, "Conflict", "edge-7 claimed by net/other")).not.toThrow();
     await recorder.flush();
     fail = false;
-    recorder.warning(edge, EventReason.InvalidSpec, "edgeId must be edge-<n>");
+    recorder.warning(edge, "InvalidSpec", "edgeId must be edge-<n>");
     await recorder.flush();
     expect(memory.events.map((e) => e.reason)).toEqual(["InvalidSpec"]);
   });
@@ -190,7 +189,7 @@ describe("SinkEventRecorder", () => {
       patch: (ns, name, change) => memory.patch(ns, name, change),
     };
     const { recorder } = setup({ sink, maxPendingWrites: 2 });
-    for (let i = 0; i < 5; i++) recorder.normal(edge, EventReason.ReleasedAddress, `released ${i}`);
+    for (let i = 0; i < 5; i++) recorder.normal(edge, "ReleasedAddress", `released ${i}`);
     release();
     await recorder.flush();
     expect(memory.events.map((e) => e.message)).toEqual(["released 0", "released 1"]);
@@ -198,7 +197,7 @@ describe("SinkEventRecorder", () => {
 
   it("cuts long messages", async () => {
     const { recorder, sink } = setup();
-    recorder.warning(edge, EventReason.CannotUpdateExternalResource, "x".repeat(5000));
+    recorder.warning(edge, "ConcurrentModification", "x".repeat(5000));
     await recorder.flush();
     expect(sink.events[0]?.message).toHaveLength(1024);
     expect(sink.events[0]?.message.endsWith("...")).toBe(true);
@@ -206,10 +205,10 @@ describe("SinkEventRecorder", () => {
 
   it("uses the default namespace for objects without one, and nopRecorder ignores everything", async () => {
     const { recorder, sink } = setup();
-    recorder.normal({ kind: "Node", metadata: { name: "n1" } }, EventReason.DriftDetected, "m");
+    recorder.normal({ kind: "Node", metadata: { name: "n1" } }, "Drifted", "m");
     await recorder.flush();
     expect(sink.events[0]?.namespace).toBe("default");
-    expect(() => nopRecorder.warning(edge, EventReason.PoolExhausted, "m")).not.toThrow();
+    expect(() => nopRecorder.warning(edge, "PoolExhausted", "m")).not.toThrow();
   });
 });
 
@@ -224,7 +223,7 @@ describe("KubernetesEventSink", () => {
       uid: "u-1",
     },
     type: "Warning",
-    reason: EventReason.DriftDetected,
+    reason: "Drifted",
     message: "tenant differs",
     count: 1,
     firstTimestamp: "2025-01-01T00:00:00.000Z",
@@ -244,7 +243,7 @@ describe("KubernetesEventSink", () => {
     expect(await new KubernetesEventSink({ api }).create(body)).toBe("edge-7.abcde");
     expect(created[0]?.metadata).toEqual({ generateName: "edge-7.", namespace: "net" });
     expect(created[0]?.firstTimestamp).toEqual(new Date("2025-01-01T00:00:00.000Z"));
-    expect(created[0]).toMatchObject({ type: "Warning", reason: "DriftDetected", count: 1 });
+    expect(created[0]).toMatchObject({ type: "Warning", reason: "Drifted", count: 1 });
   });
 
   it("patches with a merge patch and reports a missing Event as false", async () => {

@@ -1,7 +1,7 @@
 import type { V1Lease } from "@kubernetes/client-node";
 import { ApiException, V1MicroTime } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import type { LeaseApi, LeaseRecord, LeaseSpec, LeaseStore } from "../../src/controller/leader-election.ts";
 import {
   InMemoryLeaseStore,

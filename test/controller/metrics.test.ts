@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import { Controller } from "../../src/controller/controller.ts";
 import { createOperatorMetrics, nopMetrics } from "../../src/controller/metrics.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
@@ -37,25 +37,25 @@ describe("createOperatorMetrics", () => {
   const cases = [
     {
       name: "ManagerRequest",
-      reason: "Requests count by manager, method, route template and status; durations in seconds.",
+      reason: "Requests count by manager, method, call name and status; durations in seconds.",
       act: (m: typeof nopMetrics) => {
         m.managerRequest("ns/mgr", {
           method: "GET",
-          route: "/api/4.0/edges/{id}",
+          route: "getEdge",
           status: 200,
           durationMs: 120,
         });
         m.managerRequest("ns/mgr", {
           method: "GET",
-          route: "/api/4.0/edges/{id}",
+          route: "getEdge",
           status: "error",
           durationMs: 5,
         });
       },
       want: [
-        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="/api/4.0/edges/{id}",status="200"} 1',
-        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="/api/4.0/edges/{id}",status="error"} 1',
-        'nsxv_manager_request_duration_seconds_sum{manager="ns/mgr",method="GET",route="/api/4.0/edges/{id}"} 0.125',
+        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="getEdge",status="200"} 1',
+        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="getEdge",status="error"} 1',
+        'nsxv_manager_request_duration_seconds_sum{manager="ns/mgr",method="GET",route="getEdge"} 0.125',
       ],
     },
     {

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import {
   ResourceWatch,
   kubeListWatchApi,

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import { ExponentialBackoff } from "../../src/controller/rate-limiter.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
 import { recordingMetrics } from "./helpers.ts";

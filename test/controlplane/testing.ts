@@ -1,8 +1,11 @@
 /**
  * Helpers for integration test files: the shared control plane started by global-setup.ts, a
  * `describe` that skips (with the reason) when there is none, a fresh namespace per test file,
- * CRD installation, and a kube-apiserver restart for watch-interruption tests.
+ * CRD installation, the kubectl built with the servers, and a kube-apiserver restart for
+ * watch-interruption tests.
  */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import {
   ApiException,
   ApiextensionsV1Api,
@@ -156,6 +159,57 @@ export async function installCrds(kc: KubeConfig, dir: string, options: WaitOpti
     names.push(name);
   }
   return names;
+}
+
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface KubectlOptions {
+  /** default the admin's kubeconfig of the control plane */
+  kubeconfigPath?: string;
+  /** default 60 s */
+  timeoutMs?: number;
+}
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** A kubectl run that failed; the message carries its stderr, which says why. */
+export class KubectlError extends Error {
+  readonly code = "KUBECTL_FAILED";
+  readonly stdout: string;
+  readonly stderr: string;
+  constructor(args: readonly string[], stdout: string, stderr: string, cause: unknown) {
+    super(`kubectl ${args.join(" ")} failed:\n${stderr || stdout}`, { cause });
+    this.name = "KubectlError";
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+}
+
+/**
+ * Runs the kubectl built with the servers (the machine's may be too old for them) from the
+ * repository root; resolves with its output, rejects with a KubectlError.
+ */
+export function kubectl(
+  cp: Pick<ControlPlaneInfo, "kubectlPath" | "kubeconfigPath">,
+  args: readonly string[],
+  options: KubectlOptions = {},
+): Promise<KubectlResult> {
+  const { kubeconfigPath = cp.kubeconfigPath, timeoutMs = 60_000 } = options;
+  const fullArgs = [`--kubeconfig=${kubeconfigPath}`, ...args];
+  return new Promise((resolve, reject) => {
+    execFile(
+      cp.kubectlPath,
+      fullArgs,
+      { timeout: timeoutMs, cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new KubectlError(args, stdout, stderr, error));
+        else resolve({ stdout, stderr });
+      },
+    );
+  });
 }
 
 /** The HTTP status of a failed API call, or undefined for anything else. */

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { REASONS } from "../../src/reconcile/conditions.ts";
 import { IN_CI, lookupTool, readRepoFile } from "./tools.ts";
 
 type Health = "Healthy" | "Progressing" | "Degraded" | "Suspended";
@@ -167,16 +168,21 @@ const CASES: Case[] = [
   },
   {
     name: "PausedByCondition",
-    reason: "the operator reports a pause with reason Paused",
+    reason: "the operator reports a pause as Synced=False with reason ReconcilePaused",
     status: {
       observedGeneration: 1,
       conditions: [
         ready,
-        { type: "Synced", status: "False", reason: "Paused", message: "no calls while paused" },
+        {
+          type: "Synced",
+          status: "False",
+          reason: "ReconcilePaused",
+          message: 'annotation nsxv.io/paused is "true": no manager calls until it is removed',
+        },
       ],
     },
     want: "Suspended",
-    message: "Paused: no calls while paused",
+    message: "ReconcilePaused: annotation nsxv.io/paused",
   },
   {
     name: "PauseAnnotationFalse",
@@ -272,6 +278,12 @@ describe.skipIf(lua.path === undefined)("Argo CD health of the nsxv.io kinds", (
     });
     expect(health).toEqual({ status: "Healthy", message: `Available: ${message}` });
   });
+});
+
+it("matches only on reasons the reconciler writes", () => {
+  const matched = [...script.matchAll(/\breason\s*==\s*"([^"]*)"/g)].map((m) => m[1]);
+  expect(matched.length, "the script matches on a reason (the pause)").toBeGreaterThan(0);
+  for (const reason of matched) expect(REASONS, `health.lua compares with "${reason}"`).toContain(reason);
 });
 
 // CI must run every check above: there a missing tool fails instead of skipping.

@@ -8,78 +8,8 @@
 import { existsSync } from "node:fs";
 import { posix } from "node:path";
 import { describe, expect, it } from "vitest";
+import { copies, execForm, instructions, parseDockerfile } from "./dockerfile.ts";
 import { readRepoFile, repoPath } from "./tools.ts";
-
-interface Instruction {
-  keyword: string;
-  /** the rest of the instruction, continuation lines joined */
-  text: string;
-}
-
-interface Stage {
-  name: string;
-  image: string;
-  instructions: Instruction[];
-}
-
-/** Splits a Dockerfile into stages; resolves `${ARG}` in FROM from the global ARG defaults. */
-function parseDockerfile(source: string): Stage[] {
-  const logicalLines: string[] = [];
-  let pending = "";
-  for (const line of source.split("\n")) {
-    if (/^\s*#/.test(line)) continue;
-    const continued = /\\\s*$/.test(line);
-    pending += (pending === "" ? "" : " ") + line.replace(/\\\s*$/, "").trim();
-    if (!continued) {
-      if (pending !== "") logicalLines.push(pending);
-      pending = "";
-    }
-  }
-  const globalArgs = new Map<string, string>();
-  const stages: Stage[] = [];
-  for (const line of logicalLines) {
-    const [keyword = "", ...rest] = line.split(/\s+/);
-    const text = rest.join(" ");
-    const upper = keyword.toUpperCase();
-    if (upper === "FROM") {
-      const [image = "", as, name] = text.split(/\s+/);
-      const resolved = image.replace(/\$\{(\w+)\}/g, (_, arg: string) => globalArgs.get(arg) ?? "");
-      stages.push({
-        name: as?.toUpperCase() === "AS" && name ? name : String(stages.length),
-        image: resolved,
-        instructions: [],
-      });
-    } else if (stages.length === 0 && upper === "ARG") {
-      const [arg = "", value = ""] = text.split("=");
-      globalArgs.set(arg, value);
-    } else {
-      stages.at(-1)?.instructions.push({ keyword: upper, text });
-    }
-  }
-  return stages;
-}
-
-function instructions(stage: Stage | undefined, keyword: string): string[] {
-  return (stage?.instructions ?? []).filter((i) => i.keyword === keyword).map((i) => i.text);
-}
-
-/** COPY's sources and destination, with `--from` when it copies from another stage. */
-function copies(
-  stage: Stage | undefined,
-): { from: string | undefined; sources: string[]; destination: string }[] {
-  return instructions(stage, "COPY").map((text) => {
-    const words = text.split(/\s+/);
-    const from = words.find((word) => word.startsWith("--from="))?.slice("--from=".length);
-    const paths = words.filter((word) => !word.startsWith("--"));
-    return { from, sources: paths.slice(0, -1), destination: paths.at(-1) ?? "" };
-  });
-}
-
-/** Exec-form JSON array of ENTRYPOINT or CMD. */
-function execForm(stage: Stage | undefined, keyword: string): string[] {
-  const text = instructions(stage, keyword).at(-1) ?? "";
-  return JSON.parse(text) as string[];
-}
 
 const stages = parseDockerfile(readRepoFile("Dockerfile"));
 const stage = (name: string) => stages.find((candidate) => candidate.name === name);

@@ -23,51 +23,8 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, posix, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { copies, envOf, execForm, instructions, parseDockerfile } from "./dockerfile.ts";
 import { IN_CI, lookupTool, readRepoFile, repoPath } from "./tools.ts";
-
-/** One stage of the Dockerfile: its name, WORKDIR, and instructions with continuation lines joined. */
-interface Stage {
-  name: string;
-  workdir: string;
-  instructions: { keyword: string; text: string }[];
-}
-
-function stagesOf(dockerfile: string): Stage[] {
-  const stages: Stage[] = [];
-  const logical = dockerfile
-    .replace(/\\\n/g, " ")
-    .split("\n")
-    .map((line) => line.trim())
-    .filter((line) => line !== "" && !line.startsWith("#"));
-  for (const line of logical) {
-    const [keyword = "", ...rest] = line.split(/\s+/);
-    const text = rest.join(" ");
-    if (keyword.toUpperCase() === "FROM") {
-      const name = /\bAS\s+(\S+)/i.exec(text)?.[1] ?? String(stages.length);
-      stages.push({ name, workdir: "/", instructions: [] });
-      continue;
-    }
-    const stage = stages.at(-1);
-    if (stage === undefined) continue;
-    if (keyword.toUpperCase() === "WORKDIR") stage.workdir = posix.resolve(stage.workdir, text);
-    stage.instructions.push({ keyword: keyword.toUpperCase(), text });
-  }
-  return stages;
-}
-
-/** The texts of one kind of instruction. */
-function texts(stage: Stage, keyword: string): string[] {
-  return stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.text);
-}
-
-/** `ENV A=1 B=2` of a stage, as an environment (values without quotes). */
-function envOf(stage: Stage): Record<string, string> {
-  return Object.fromEntries(
-    texts(stage, "ENV").flatMap((text) =>
-      [...text.matchAll(/(\w+)=("[^"]*"|\S+)/g)].map((m) => [m[1]!, m[2]!.replace(/^"|"$/g, "")]),
-    ),
-  );
-}
 
 interface Run {
   code: number | null;
@@ -112,7 +69,7 @@ function filesUnder(dir: string): string[] {
  */
 const KNOWN_MISSING_IN_IMAGE: readonly { path: string; reason: string }[] = [];
 
-const stages = stagesOf(readRepoFile("Dockerfile"));
+const stages = parseDockerfile(readRepoFile("Dockerfile"));
 const runtime = stages.at(-1)!;
 const npm = lookupTool("npm", "npm comes with Node.js");
 /** bounds: a cold npm cache downloads about 100 packages */
@@ -149,7 +106,7 @@ describe.skipIf(npm.path === undefined)("the image, assembled as the Dockerfile 
       expect(built.code, `npm run build:\n${built.stdout}${built.stderr}`).toBe(0);
       // the deps stage: its own `npm ci` line, from package.json and the lock file only
       const depsStage = stages.find((s) => s.name === "deps")!;
-      const install = texts(depsStage, "RUN").find((text) => /\bnpm ci\b/.test(text))!;
+      const install = instructions(depsStage, "RUN").find((text) => /\bnpm ci\b/.test(text))!;
       const installArgs = install
         .split(/\s+/)
         .filter((word) => !word.startsWith("--mount="))
@@ -165,18 +122,15 @@ describe.skipIf(npm.path === undefined)("the image, assembled as the Dockerfile 
       expect(installed.code, `npm ci ${installArgs.join(" ")}:\n${installed.stderr}`).toBe(0);
       // the runtime stage: its COPY instructions, in order
       app = join(temp, "app");
-      for (const copy of texts(runtime, "COPY")) {
-        const words = copy.split(/\s+/);
-        const from = words.find((word) => word.startsWith("--from="))?.slice("--from=".length);
-        const paths = words.filter((word) => !word.startsWith("--"));
-        const destination = join(app, paths.at(-1)!);
-        for (const source of paths.slice(0, -1)) {
+      for (const { from, sources, destination: to } of copies(runtime)) {
+        const destination = join(app, to);
+        for (const source of sources) {
           const root = from === undefined ? repoPath() : stageRoots.get(from);
           expect(root, `COPY --from=${from}: a stage this test builds`).toBeDefined();
           const stageWorkdir = stages.find((s) => s.name === from)?.workdir ?? "/";
           const local =
             from === undefined ? join(root!, source) : join(root!, posix.relative(stageWorkdir, source));
-          expect(existsSync(local), `COPY ${copy}: ${source} exists after the build`).toBe(true);
+          expect(existsSync(local), `COPY ${from ?? "context"}:${source}: exists after the build`).toBe(true);
           const target =
             source.endsWith("/") || !destination.endsWith("/")
               ? destination
@@ -193,7 +147,7 @@ describe.skipIf(npm.path === undefined)("the image, assembled as the Dockerfile 
   });
 
   it("holds the entrypoint, the CRDs and the production dependencies, and nothing for development", () => {
-    const entrypoint = JSON.parse(texts(runtime, "ENTRYPOINT").at(-1)!) as string[];
+    const entrypoint = execForm(runtime, "ENTRYPOINT");
     expect(entrypoint[0]).toBe("node");
     expect(existsSync(join(app, entrypoint[1]!))).toBe(true);
     expect(readdirSync(join(app, "crds")).filter((f) => f.endsWith(".yaml")).length).toBeGreaterThanOrEqual(
@@ -226,7 +180,7 @@ describe.skipIf(npm.path === undefined)("the image, assembled as the Dockerfile 
   });
 
   it("prints the help of `run`, the image's CMD, with the flags the Deployment passes", async () => {
-    const cmd = JSON.parse(texts(runtime, "CMD").at(-1)!) as string[];
+    const cmd = execForm(runtime, "CMD");
     const help = await node(["dist/cli/main.js", ...cmd, "--help"]);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: nsxv-operator run/m);

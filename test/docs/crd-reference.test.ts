@@ -7,18 +7,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { fieldRows, REFERENCE_PATH, renderCrdReference } from "../../scripts/crd-reference.ts";
 import { readCrds, schemaEntries, type CrdInfo } from "../../src/api/schema.ts";
+import { cells } from "./markdown.ts";
 
 const crds = readCrds();
 const rendered = renderCrdReference(crds);
-
-/** The cells of a Markdown table row: split on pipes that are not escaped. */
-function cells(row: string): string[] {
-  return row
-    .trim()
-    .replace(/^\||\|$/g, "")
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
-}
 
 /** The section of the reference that belongs to one kind. */
 function sectionOf(kind: string): string {

@@ -8,10 +8,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { EventReason } from "../../src/controller/events.ts";
 import { createOperatorMetrics } from "../../src/controller/metrics.ts";
 import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client-options.ts";
-import { REASONS } from "../../src/reconcile/conditions.ts";
+import { CHANGE_REASONS, EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
+import { cells } from "./markdown.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const read = (path: string): string => readFileSync(join(ROOT, path), "utf8");
@@ -19,15 +19,6 @@ const README = "README.md";
 const DOCS = readdirSync(join(ROOT, "docs"))
   .filter((n) => n.endsWith(".md"))
   .map((n) => `docs/${n}`);
-
-/** Cells of a Markdown table row, split on pipes that are not escaped. */
-function cells(row: string): string[] {
-  return row
-    .trim()
-    .replace(/^\||\|$/g, "")
-    .split(/(?<!\\)\|/)
-    .map((c) => c.trim());
-}
 
 /** The rows (cells) of the first table after the heading `heading` in a Markdown text. */
 function tableAfter(text: string, heading: string): string[][] {
@@ -109,13 +100,14 @@ describe("docs/troubleshooting.md", () => {
     }
   });
 
-  it("has one row per Event reason of EventReason, and no other", () => {
+  it("has one row per Event reason of EVENT_REASONS, and no other, with its type", () => {
     const rows = tableAfter(text, "Events");
     const documented = rows.map((row) => codeNames(row[0] ?? "")[0]);
-    expect([...documented].sort()).toEqual(Object.values(EventReason).sort());
-    // each Event row names condition reasons that exist
+    expect([...documented].sort()).toEqual([...EVENT_REASONS].sort());
+    const changes: readonly string[] = CHANGE_REASONS;
     for (const row of rows) {
-      for (const reason of codeNames(row[3] ?? "")) expect(REASONS, row[0]).toContain(reason);
+      const reason = codeNames(row[0] ?? "")[0] ?? "";
+      expect(row[1], reason).toBe(changes.includes(reason) ? "Normal" : "Warning");
     }
   });
 });
@@ -158,6 +150,17 @@ describe("README.md", () => {
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
     expect(firstBlock).toContain("npm ci && npm start");
     expect(firstBlock).toContain("npm ci && npm test");
+  });
+
+  it("shows only Event reasons of EVENT_REASONS in its `kubectl get events` sample", () => {
+    const sample = /\$ kubectl get events\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
+    const shown = sample
+      .split("\n")
+      .slice(1) // the header
+      .filter((line) => line.trim() !== "")
+      .map((line) => line.trim().split(/\s+/)[2]);
+    expect(shown.length).toBeGreaterThan(0);
+    for (const reason of shown) expect(EVENT_REASONS, reason).toContain(reason);
   });
 
   it("documents every command main.ts registers, with each of its long flags", async () => {

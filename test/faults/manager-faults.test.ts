@@ -23,10 +23,8 @@ interface Visibility {
   kind?: Kind;
   /** Synced=False with this reason */
   reason: string;
-  /** parts of the condition's message, which is also the Warning event's */
+  /** parts of the condition's message; a Warning event carries the same reason and message */
   message: string[];
-  /** the Warning event's reason */
-  event: string;
 }
 
 interface FaultCase {
@@ -70,20 +68,18 @@ const CASES: FaultCase[] = [
       kind: "EdgeTenant",
       reason: "Unreachable",
       message: [`GET ${edgePath}`, "no complete response within 1000 ms"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "getEdge", status: "error" }],
   },
   {
     name: "burst of 503 on edge reads",
     reason:
-      "a read is retried through 503s; once the retries are spent the pass fails with the manager's words",
+      "a read is retried through 503s; once the retries are spent the pass fails as Unreachable with the manager's words",
     faults: [{ route: "getEdge", kind: "status", status: 503, count: attempts }],
     visible: {
       kind: "EdgeTenant",
-      reason: "ReconcileError",
+      reason: "Unreachable",
       message: [`GET ${edgePath}: HTTP 503`, "Simulated fault: HTTP 503.", "errorCode 503"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "getEdge", status: "503" }],
     exact: { getEdge: { "503": attempts, "200": 2 }, putEdge: { "204": 1 } },
@@ -94,22 +90,21 @@ const CASES: FaultCase[] = [
     faults: [{ route: "listAllocations", kind: "status", status: 502, count: attempts }],
     visible: {
       kind: "IPPoolAllocations",
-      reason: "ReconcileError",
+      reason: "Unreachable",
       message: [`GET ${allocationsPath}: HTTP 502`, "errorCode 502"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "listAllocations", status: "502" }],
     exact: { releaseAddress: { "200": 3 } },
   },
   {
     name: "500 on the edge PUT",
-    reason: "a failed write is not repeated blindly: the next pass reads again and writes once",
+    reason:
+      "a failed write is not repeated blindly: the next pass reads again and writes once; a 500 is the manager's own error, not Unreachable",
     faults: [{ route: "putEdge", kind: "status", status: 500, count: 1 }],
     visible: {
       kind: "EdgeTenant",
       reason: "ReconcileError",
       message: [`PUT ${edgePath}: HTTP 500`, "errorCode 100", "module core-services"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "putEdge", status: "500" }],
     exact: { putEdge: { "500": 1, "204": 1 } },
@@ -120,9 +115,8 @@ const CASES: FaultCase[] = [
     faults: [{ route: "releaseAddress", kind: "status", status: 503, count: 1 }],
     visible: {
       kind: "IPPoolAllocations",
-      reason: "ReconcileError",
+      reason: "Unreachable",
       message: [`DELETE ${allocationsPath}/10.0.0.10: HTTP 503`],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "releaseAddress", status: "503" }],
     exact: { releaseAddress: { "503": 1, "200": 3 } },
@@ -135,7 +129,6 @@ const CASES: FaultCase[] = [
       kind: "EdgeTenant",
       reason: "Unreachable",
       message: [`GET ${edgePath}: network error`],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "getEdge", status: "error" }],
     exact: { getEdge: { reset: attempts, "200": 2 }, putEdge: { "204": 1 } },
@@ -149,7 +142,6 @@ const CASES: FaultCase[] = [
       kind: "EdgeTenant",
       reason: "Unreachable",
       message: [`PUT ${edgePath}: network error`],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "putEdge", status: "error" }],
     exact: { putEdge: { reset: 1 } },
@@ -162,7 +154,6 @@ const CASES: FaultCase[] = [
       kind: "IPPoolAllocations",
       reason: "Unreachable",
       message: [`DELETE ${allocationsPath}/10.0.0.10: network error`],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "releaseAddress", status: "error" }],
     exact: { releaseAddress: { reset: 1, "200": 2 } },
@@ -175,9 +166,20 @@ const CASES: FaultCase[] = [
     visible: {
       reason: "Unreachable",
       message: ["GET /api/2.0/services/ipam/pools/scope/globalroot-0: network error"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "listPools", status: "error" }],
+    exact: { putEdge: { "204": 1 }, releaseAddress: { "200": 3 } },
+  },
+  {
+    name: "burst of 503 on the manager's own check (the pool list)",
+    reason:
+      "a manager that answers 503 is as unreachable as one that does not answer: its dependents wait for it",
+    faults: [{ route: "listPools", kind: "status", status: 503, count: attempts }],
+    visible: {
+      reason: "Unreachable",
+      message: ["GET /api/2.0/services/ipam/pools/scope/globalroot-0: HTTP 503"],
+    },
+    requests: [{ route: "listPools", status: "503" }],
     exact: { putEdge: { "204": 1 }, releaseAddress: { "200": 3 } },
   },
   {
@@ -190,7 +192,6 @@ const CASES: FaultCase[] = [
       message: [
         `PUT edge edge-1: the manager answered 409 (concurrent modification) ${BUDGET.maxAttempts} times`,
       ],
-      event: "CannotUpdateExternalResource",
     },
     requests: [{ route: "putEdge", status: "409" }],
     exact: {
@@ -217,7 +218,6 @@ const CASES: FaultCase[] = [
       kind: "IPPoolAllocations",
       reason: "ConcurrentModification",
       message: [`release of 10.0.0.10 from ipaddresspool-1: the manager answered 409`],
-      event: "CannotUpdateExternalResource",
     },
     requests: [{ route: "releaseAddress", status: "409" }],
     exact: { releaseAddress: { "409": BUDGET.maxAttempts, "200": 3 } },
@@ -230,7 +230,6 @@ const CASES: FaultCase[] = [
       kind: "EdgeTenant",
       reason: "ReconcileError",
       message: ["edge document:"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "getEdge", status: "200" }],
     exact: { putEdge: { "204": 1 } },
@@ -243,7 +242,6 @@ const CASES: FaultCase[] = [
       kind: "IPPoolAllocations",
       reason: "ReconcileError",
       message: ["allocation list:"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "listAllocations", status: "200" }],
     exact: { releaseAddress: { "200": 3 } },
@@ -252,7 +250,7 @@ const CASES: FaultCase[] = [
     name: "malformed pool list",
     reason: "a cut pool list fails the pass of whoever read it (the manager's check or the pool's)",
     faults: [{ route: "listPools", kind: "malformed", count: 1 }],
-    visible: { reason: "ReconcileError", message: ["pool list:"], event: "CannotObserveExternalResource" },
+    visible: { reason: "ReconcileError", message: ["pool list:"] },
     requests: [{ route: "listPools", status: "200" }],
     exact: { releaseAddress: { "200": 3 } },
   },
@@ -264,7 +262,6 @@ const CASES: FaultCase[] = [
       kind: "IPPoolAllocations",
       reason: "ReconcileError",
       message: ["release response:"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "releaseAddress", status: "200" }],
     exact: { releaseAddress: { "200": 3 } },
@@ -278,7 +275,6 @@ const CASES: FaultCase[] = [
       kind: "EdgeTenant",
       reason: "Unreachable",
       message: [`GET ${edgePath}`, "no complete response within 1000 ms"],
-      event: "CannotObserveExternalResource",
     },
     requests: [{ route: "getEdge", status: "error" }],
   },
@@ -364,17 +360,17 @@ async function assertInMetrics(rig: FaultRig, c: FaultCase): Promise<void> {
   else if (c.requests.length > 0) expect(errors, "no reconcile failed").toBe(0);
 }
 
-/** Synced=False with the reason and the manager's words, the same words in a Warning event, then Synced=True. */
+/** Synced=False with the reason and the manager's words, a Warning event with the same reason and words, then Synced=True. */
 function assertVisible(rig: FaultRig, visible: Visibility): void {
-  const { kind, reason, message, event } = visible;
+  const { kind, reason, message } = visible;
   const kinds = kind === undefined ? (Object.keys(OBJECTS) as Kind[]) : [kind];
   const failures = kinds.flatMap((k) => rig.failures(k, OBJECTS[k]));
   const matching = failures.filter((f) => f.reason === reason && message.every((m) => f.message.includes(m)));
   expect(matching, `Synced=False ${reason} among ${JSON.stringify(failures)}`).not.toEqual([]);
   const warnings = rig.events.filter((e) => e.type === "Warning" && kinds.includes(e.kind as Kind));
   expect(
-    warnings.filter((e) => e.reason === event && matching.some((f) => f.message === e.message)),
-    `Warning ${event} among ${JSON.stringify(warnings)}`,
+    warnings.filter((e) => e.reason === reason && matching.some((f) => f.message === e.message)),
+    `Warning ${reason} among ${JSON.stringify(warnings)}`,
   ).not.toEqual([]);
   for (const k of kinds)
     expect(rig.condition(k, OBJECTS[k], "Synced")?.status, `${k} Synced again`).toBe("True");

@@ -13,7 +13,7 @@ import type { Kind } from "../../src/api/types.ts";
 import { DirectorySource } from "../../src/controller/directory-source.ts";
 import type { EventRecorder } from "../../src/controller/events.ts";
 import { createOperatorMetrics, type OperatorMetricsBundle } from "../../src/controller/metrics.ts";
-import { Operator, type OperatorExit } from "../../src/controller/operator.ts";
+import { Operator, type OperatorExit, type OperatorOptions } from "../../src/controller/operator.ts";
 import type { Status, StatusWriteOutcome } from "../../src/controller/source.ts";
 import type { ObjectRef } from "../../src/reconcile/store.ts";
 import {
@@ -45,6 +45,15 @@ export const CREDENTIALS = { username: "admin", password: "first-password" };
 /** Retries small enough that a fault of a few calls fails a pass; backoff short so tests stay fast. */
 export const CLIENT_OPTIONS = { maxRetries: 1, baseDelayMs: 10, maxDelayMs: 50 } as const;
 export const BUDGET: RetryBudget = { maxRetries: CLIENT_OPTIONS.maxRetries, maxAttempts: 3 };
+
+/** The operator settings of the in-process fault tests: the budgets above, no HTTP endpoints, a short shutdown. */
+export const FAULT_OPERATOR_OPTIONS = {
+  clientOptions: CLIENT_OPTIONS,
+  reconciler: { maxAttempts: BUDGET.maxAttempts, jitterFraction: 0, poolListTtlMs: 250 },
+  metricsBindAddress: "0",
+  healthProbeBindAddress: "0",
+  shutdownTimeoutMs: 2_000,
+} as const satisfies Partial<OperatorOptions>;
 
 export interface RecordedEvent {
   type: "Normal" | "Warning";
@@ -218,11 +227,7 @@ export class FaultRig {
     const operator = new Operator({
       source,
       metrics,
-      clientOptions: CLIENT_OPTIONS,
-      reconciler: { maxAttempts: BUDGET.maxAttempts, jitterFraction: 0, poolListTtlMs: 250 },
-      metricsBindAddress: "0",
-      healthProbeBindAddress: "0",
-      shutdownTimeoutMs: 2_000,
+      ...FAULT_OPERATOR_OPTIONS,
       ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
     });
     const stop = new AbortController();

@@ -11,6 +11,7 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, expect, it } from "vitest";
 import { ResourceValidator } from "../../src/api/schema.ts";
 import { GROUP, VERSION, type Kind } from "../../src/api/types.ts";
+import { PLURALS } from "../../src/controller/kube-source.ts";
 import { objectFor, VALIDATION_CASES } from "../api/validation-cases.ts";
 import {
   apiStatus,
@@ -21,12 +22,6 @@ import {
 } from "../controlplane/testing.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
-const PLURALS: Record<Kind, string> = {
-  NSXManager: "nsxmanagers",
-  EdgeTenant: "edgetenants",
-  IPPoolAllocations: "ippoolallocations",
-};
-
 describeWithControlPlane("CRD validation: kube-apiserver and the TypeScript validator agree", (cp) => {
   const kc = cp.makeKubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);

@@ -2,9 +2,7 @@
  * The shared control plane does what the other integration tests rely on: it answers, installs
  * the project's CRDs, creates namespaces, enforces RBAC, and survives a kube-apiserver restart.
  */
-import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -19,11 +17,11 @@ import {
   createTestNamespace,
   describeWithControlPlane,
   installCrds,
+  kubectl,
   waitFor,
 } from "../controlplane/testing.ts";
 import { readCrds } from "../../src/api/schema.ts";
 
-const execFileAsync = promisify(execFile);
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
 
 describeWithControlPlane("control plane smoke", (cp) => {
@@ -44,13 +42,7 @@ describeWithControlPlane("control plane smoke", (cp) => {
   });
 
   it("serves the built kubectl through the written kubeconfig file", async () => {
-    const { stdout } = await execFileAsync(cp.kubectlPath, [
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      "get",
-      "namespace",
-      "default",
-      "--output=name",
-    ]);
+    const { stdout } = await kubectl(cp, ["get", "namespace", "default", "--output=name"]);
     expect(stdout.trim()).toBe("namespace/default");
   });
 

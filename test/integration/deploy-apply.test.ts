@@ -17,13 +17,17 @@ import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, type V1Pod, type V1PodSpec } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { apiStatus, createTestNamespace, describeWithControlPlane } from "../controlplane/testing.ts";
+import {
+  apiStatus,
+  createTestNamespace,
+  describeWithControlPlane,
+  kubectl,
+} from "../controlplane/testing.ts";
 import {
   CRDS_DIR,
   DEPLOY_DIR,
   INSTALL,
   MONITORING_DIR,
-  kubectl,
   makeTempDir,
   writeNamespaceOverlay,
   type TempDir,

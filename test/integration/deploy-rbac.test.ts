@@ -9,14 +9,13 @@
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { GROUP, VERSION } from "../../src/api/types.ts";
-import { createTestNamespace, describeWithControlPlane } from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithControlPlane, kubectl } from "../controlplane/testing.ts";
 import { reconcileAsServiceAccount } from "./deploy-scenario.ts";
 import {
   INSTALL,
   accessAllowed,
   applyInstall,
   apisOf,
-  kubectl,
   statusOf,
   type Access,
   type Apis,

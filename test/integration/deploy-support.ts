@@ -1,10 +1,9 @@
 /**
- * What the deploy proofs share: the built kubectl run against the shared control plane (as
- * `kubectl apply -k deploy/` runs for a user), a kustomize overlay that moves the single-namespace
+ * What the deploy proofs share: `kubectl apply -k deploy/` against the shared control plane (as
+ * it runs for a user), a kustomize overlay that moves the single-namespace
  * variant into a test namespace (as deploy/README.md tells users to write one), and a KubeConfig
  * for a ServiceAccount with a token from the TokenRequest API (what a pod's projected token is).
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -19,7 +18,7 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { GROUP, VERSION } from "../../src/api/types.ts";
-import { apiStatus, waitFor, type ControlPlaneHandle } from "../controlplane/testing.ts";
+import { apiStatus, kubectl, waitFor, type ControlPlaneHandle } from "../controlplane/testing.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DEPLOY_DIR = join(REPO_ROOT, "deploy");
@@ -36,52 +35,6 @@ export const INSTALL = {
 
 /** The CRDs deploy/ installs, by plural; the kinds are namespaced, group nsxv.io. */
 export const CRD_PLURALS = ["nsxmanagers", "edgetenants", "ippoolallocations"] as const;
-
-export interface KubectlOptions {
-  /** default the admin's kubeconfig of the control plane */
-  kubeconfigPath?: string;
-  /** default 60 s */
-  timeoutMs?: number;
-}
-
-export interface KubectlResult {
-  stdout: string;
-  stderr: string;
-}
-
-/** A kubectl run that failed; the message carries its stderr, which says why. */
-export class KubectlError extends Error {
-  readonly code = "KUBECTL_FAILED";
-  readonly stdout: string;
-  readonly stderr: string;
-  constructor(args: readonly string[], stdout: string, stderr: string, cause: unknown) {
-    super(`kubectl ${args.join(" ")} failed:\n${stderr || stdout}`, { cause });
-    this.name = "KubectlError";
-    this.stdout = stdout;
-    this.stderr = stderr;
-  }
-}
-
-/** Runs the kubectl built with the servers; resolves with its output, rejects with a KubectlError. */
-export function kubectl(
-  cp: ControlPlaneHandle,
-  args: readonly string[],
-  options: KubectlOptions = {},
-): Promise<KubectlResult> {
-  const { kubeconfigPath = cp.kubeconfigPath, timeoutMs = 60_000 } = options;
-  const fullArgs = [`--kubeconfig=${kubeconfigPath}`, ...args];
-  return new Promise((resolve, reject) => {
-    execFile(
-      cp.kubectlPath,
-      fullArgs,
-      { timeout: timeoutMs, cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) reject(new KubectlError(args, stdout, stderr, error));
-        else resolve({ stdout, stderr });
-      },
-    );
-  });
-}
 
 /**
  * `kubectl apply -k` of an install (default deploy/), then waits until the CRDs are Established

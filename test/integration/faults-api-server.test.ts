@@ -31,10 +31,10 @@ import {
 import {
   ALLOWED,
   BUDGET,
-  CLIENT_OPTIONS,
   DESIRED_TENANT,
   EDGE_ID,
   EDGE_TENANT,
+  FAULT_OPERATOR_OPTIONS,
   KEPT,
   MANAGER,
   metricSum,
@@ -72,15 +72,7 @@ function startOperator(kubeConfig: KubeConfig, namespace: string, statusApi?: St
     ...(statusApi !== undefined ? { statusApi } : {}),
   });
   const metrics = createOperatorMetrics({ processMetrics: false });
-  const operator = new Operator({
-    source,
-    metrics,
-    clientOptions: CLIENT_OPTIONS,
-    reconciler: { maxAttempts: BUDGET.maxAttempts, poolListTtlMs: 250, jitterFraction: 0 },
-    metricsBindAddress: "0",
-    healthProbeBindAddress: "0",
-    shutdownTimeoutMs: 2_000,
-  });
+  const operator = new Operator({ source, metrics, ...FAULT_OPERATOR_OPTIONS });
   const stopper = new AbortController();
   const exit = operator.start(stopper.signal);
   exit.catch(() => {});

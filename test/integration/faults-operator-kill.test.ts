@@ -147,6 +147,24 @@ function passes(runs: { child: OperatorProcess; killed: boolean }[]): number {
   );
 }
 
+/** The calls of a killed run and of its restart stay within the budgets of the passes the two made. */
+function assertCallsAcrossRestart(
+  sim: RunningSimulator,
+  killed: OperatorProcess,
+  restarted: OperatorProcess,
+  releases: number,
+): void {
+  const made = passes([
+    { child: killed, killed: true },
+    { child: restarted, killed: false },
+  ]);
+  assertCallsWithin(sim, BUDGET, {
+    NSXManager: { passes: made },
+    EdgeTenant: { passes: made },
+    IPPoolAllocations: { passes: made, releases },
+  });
+}
+
 describe("operator killed with SIGKILL, then restarted", () => {
   it("between the edge GET and its PUT: nothing was written; the restart writes once, over the newest version", async () => {
     const s = await scene();
@@ -173,27 +191,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
     expect(edge?.doc.name, "the other client's change survived").toBe("renamed-while-down");
     expect(callsOf(s.sim, "putEdge"), "one PUT in all").toBe(1);
     expect(callsOf(s.sim, "getEdge"), "two reads per run").toBeLessThanOrEqual(4);
-    assertCallsWithin(s.sim, BUDGET, {
-      NSXManager: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-      },
-      EdgeTenant: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-      },
-      IPPoolAllocations: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-        releases: STRAYS.length,
-      },
-    });
+    assertCallsAcrossRestart(s.sim, first, second, STRAYS.length);
   });
 
   it("while its PUT is in flight: the manager applies it; the restart finds the tenant right and does not write again", async () => {
@@ -277,26 +275,6 @@ describe("operator killed with SIGKILL, then restarted", () => {
     expect(restartedAtMs - firstSeenMs).toBeGreaterThanOrEqual(minStrayAgeMs);
     const after = persisted(s.statusFile, POOL_KEY)?.status as IPPoolAllocationsStatus | undefined;
     expect(after?.stray ?? []).toEqual([]);
-    assertCallsWithin(s.sim, BUDGET, {
-      NSXManager: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-      },
-      EdgeTenant: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-      },
-      IPPoolAllocations: {
-        passes: passes([
-          { child: first, killed: true },
-          { child: second, killed: false },
-        ]),
-        releases: strays.length,
-      },
-    });
+    assertCallsAcrossRestart(s.sim, first, second, strays.length);
   });
 });

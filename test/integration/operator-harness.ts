@@ -4,12 +4,8 @@
  * on the custom resources of a test namespace, the manager objects for a simulator, and small
  * probes of the operator's HTTP endpoints.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execFile } from "node:child_process";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { promisify } from "node:util";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -18,12 +14,12 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { pino } from "pino";
-import { GROUP, VERSION, type Kind, type NsxvObject } from "../../src/api/types.ts";
+import { GROUP, VERSION, type EdgeTenant, type Kind, type NsxvObject } from "../../src/api/types.ts";
 import { createOperatorMetrics } from "../../src/controller/metrics.ts";
 import { KubernetesSource, PLURALS } from "../../src/controller/kube-source.ts";
 import { Operator, type OperatorExit, type OperatorOptions } from "../../src/controller/operator.ts";
 import type { BoundAddress } from "../../src/controller/probes.ts";
-import { controlPlaneBinDir } from "../controlplane/binaries.ts";
+import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { waitFor, type WaitOptions } from "../controlplane/testing.ts";
 
 export const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
@@ -191,6 +187,33 @@ export class Resources {
   }
 }
 
+/**
+ * The scene of the watch and leader tests: a simulator with `edges` edges of tenant "red", the
+ * NSXManager "nsx" for it, and the EdgeTenant "web" that wants edge-1 to carry "blue".
+ */
+export async function startWebScene(k8s: Resources, edges: number): Promise<RunningSimulator> {
+  const sim = await startSimulator({
+    state: { edges: [{ generate: { count: edges, idStart: 1, tenant: "red" } }] },
+  });
+  try {
+    await k8s.manager("nsx", sim.url);
+    await k8s.create<EdgeTenant>({
+      kind: "EdgeTenant",
+      metadata: { name: "web" },
+      spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue" },
+    });
+    return sim;
+  } catch (error) {
+    await sim.close();
+    throw error;
+  }
+}
+
+/** the tenant an edge of the simulator carries now */
+export function tenantOn(sim: RunningSimulator, edgeId: string): string | undefined {
+  return sim.state.edge(edgeId)?.doc.tenant;
+}
+
 export function condition(object: NsxvObject, type: string) {
   return object.status?.conditions?.find((c) => c.type === type);
 }
@@ -211,32 +234,6 @@ export async function httpGet(
 ): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://${address.host}:${address.port}${path}`);
   return { status: res.status, text: await res.text() };
-}
-
-/** kubectl from the control plane's build directory, else from PATH; undefined when there is none */
-export function findKubectl(): string | undefined {
-  const built = join(controlPlaneBinDir(), "kubectl");
-  if (existsSync(built)) return built;
-  return ["/usr/local/bin/kubectl", "/usr/bin/kubectl"].find((p) => existsSync(p));
-}
-
-const execFileAsync = promisify(execFile);
-
-/** runs kubectl against the control plane's kubeconfig; never throws, returns the outcome */
-export async function kubectl(
-  binary: string,
-  kubeconfigPath: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(binary, ["--kubeconfig", kubeconfigPath, ...args], {
-      timeout: 30_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
 }
 
 /**

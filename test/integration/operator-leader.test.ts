@@ -6,9 +6,8 @@
  */
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { EdgeTenant } from "../../src/api/types.ts";
 import { KubernetesLeaseStore } from "../../src/controller/leader-election.ts";
-import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
+import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { makeKubeConfig } from "../controlplane/controlplane.ts";
 import {
   createTestNamespace,
@@ -23,6 +22,7 @@ import {
   condition,
   httpGet,
   startTestOperator,
+  startWebScene,
   type TestOperator,
 } from "./operator-harness.ts";
 
@@ -78,13 +78,7 @@ describeWithControlPlane("operator: leader election", (cp) => {
     await installCrds(kc, CRDS_DIR);
     namespace = await createTestNamespace(kc, "nsxv-op-leader");
     k8s = new Resources(kc, namespace);
-    sim = await startSimulator({ state: { edges: [{ generate: { count: 1, idStart: 1, tenant: "red" } }] } });
-    await k8s.manager("nsx", sim.url);
-    await k8s.create<EdgeTenant>({
-      kind: "EdgeTenant",
-      metadata: { name: "web" },
-      spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue" },
-    });
+    sim = await startWebScene(k8s, 1);
     proxy = new TcpProxy(cp.url);
   });
 

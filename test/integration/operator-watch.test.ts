@@ -23,6 +23,8 @@ import {
   condition,
   httpGet,
   startTestOperator,
+  startWebScene,
+  tenantOn,
   type TestOperator,
 } from "./operator-harness.ts";
 
@@ -37,7 +39,6 @@ describeWithControlPlane("operator: watch interruptions and credentials", (cp) =
   const readiness: { atMs: number; status: number; text: string }[] = [];
   let sampling: ReturnType<typeof setInterval> | undefined;
 
-  const tenantOn = (s: RunningSimulator, edgeId: string) => s.state.edge(edgeId)?.doc.tenant;
   const untilTenant = (s: RunningSimulator, edgeId: string, tenant: string) =>
     waitFor(`${edgeId} to carry ${tenant}`, async () => (tenantOn(s, edgeId) === tenant ? true : undefined), {
       timeoutMs: 30_000,
@@ -48,13 +49,7 @@ describeWithControlPlane("operator: watch interruptions and credentials", (cp) =
     await installCrds(kc, CRDS_DIR);
     namespace = await createTestNamespace(kc, "nsxv-op-watch");
     k8s = new Resources(kc, namespace);
-    sim = await startSimulator({ state: { edges: [{ generate: { count: 2, idStart: 1, tenant: "red" } }] } });
-    await k8s.manager("nsx", sim.url);
-    await k8s.create<EdgeTenant>({
-      kind: "EdgeTenant",
-      metadata: { name: "web" },
-      spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue" },
-    });
+    sim = await startWebScene(k8s, 2);
     proxy = new TcpProxy(cp.url);
     const url = await proxy.start();
     operator = await startTestOperator(kc, namespace, {

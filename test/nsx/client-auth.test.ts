@@ -1,21 +1,11 @@
 import { inspect } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
-import { ManagerClient, type ManagerClientOptions, type RequestEvent } from "../../src/nsx/client.ts";
+import { describe, expect, it } from "vitest";
+import { ManagerClient } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
-import { FakeClock } from "../../src/nsx/limiter.ts";
-import { closedPort, EDGE_XML, reply, startServer, type Handler, type TestServer } from "./test-server.ts";
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function serve(handler: Handler, options: { tls?: boolean } = {}): Promise<TestServer> {
-  const server = await startServer(handler, options);
-  cleanups.push(() => server.close());
-  return server;
-}
+import { FakeClock } from "../../src/util/clock.ts";
+import { clientHarness } from "./client-harness.ts";
+import { closedPort, EDGE_XML, reply, type Handler } from "./test-server.ts";
 
 const USER = "svc-nsx@corp";
 const PASSWORD = "Zq7!distinctive-PASSWORD-4711";
@@ -23,23 +13,7 @@ const BASIC_B64 = Buffer.from(`${USER}:${PASSWORD}`).toString("base64");
 const TOKEN_PATH = "/api/2.0/services/auth/token";
 const POOLS = "<ipamAddressPools/>";
 
-function client(
-  url: string,
-  options: Partial<ManagerClientOptions> = {},
-): { c: ManagerClient; events: RequestEvent[] } {
-  const events: RequestEvent[] = [];
-  const c = new ManagerClient({
-    url,
-    username: USER,
-    password: PASSWORD,
-    baseDelayMs: 1,
-    maxDelayMs: 2,
-    onRequest: (e) => events.push(e),
-    ...options,
-  });
-  cleanups.push(() => c.close());
-  return { c, events };
-}
+const { serve, client } = clientHarness({ username: USER, password: PASSWORD });
 
 /** A 6.4 manager: tokens for Basic on POST, AUTHTOKEN required elsewhere; tokens can be revoked. */
 function tokenManager(
@@ -85,10 +59,10 @@ describe("token auth (NSX 6.4)", () => {
     const server = await serve(manager.handler);
     const { c } = client(server.url, { auth: "token", clock, tokenRefreshMarginMs: 60_000 });
     await c.listPools("a");
-    clock.advance(8 * 60_000);
+    await clock.advance(8 * 60_000);
     await c.listPools("a");
     expect(manager.state.issued).toBe(1);
-    clock.advance(90_000); // 30 s before expiry: inside the margin
+    await clock.advance(90_000); // 30 s before expiry: inside the margin
     await c.listPools("a");
     expect(manager.state.issued).toBe(2);
     expect(server.requests.at(-1)?.headers.authorization).toBe("AUTHTOKEN jwt-2");
@@ -105,10 +79,10 @@ describe("token auth (NSX 6.4)", () => {
       tokenRefreshMarginMs: 60_000,
     });
     await c.listPools("a");
-    clock.advance(230_000);
+    await clock.advance(230_000);
     await c.listPools("a");
     expect(manager.state.issued).toBe(1);
-    clock.advance(20_000);
+    await clock.advance(20_000);
     await c.listPools("a");
     expect(manager.state.issued).toBe(2);
   });

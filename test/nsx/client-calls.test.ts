@@ -1,32 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_CLIENT_OPTIONS, ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError, NsxDocumentError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
-import { EDGE_XML, reply, startServer, type Handler, type TestServer } from "./test-server.ts";
+import { clientHarness } from "./client-harness.ts";
+import { EDGE_XML, reply } from "./test-server.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function serve(handler: Handler): Promise<TestServer> {
-  const server = await startServer(handler);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-function client(url: string, options: Partial<ManagerClientOptions> = {}): ManagerClient {
-  const c = new ManagerClient({
-    url,
-    username: "admin",
-    password: "default",
-    baseDelayMs: 1,
-    maxDelayMs: 2,
-    ...options,
-  });
-  cleanups.push(() => c.close());
-  return c;
-}
+const harness = clientHarness();
+const { serve } = harness;
+const client = (url: string, options: Partial<ManagerClientOptions> = {}): ManagerClient =>
+  harness.client(url, options).c;
 
 const BASIC = `Basic ${Buffer.from("admin:default").toString("base64")}`;
 const DECL = '<?xml version="1.0" encoding="UTF-8"?>';

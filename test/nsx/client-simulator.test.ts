@@ -3,14 +3,15 @@
  * the faults the simulator's control API injects (src/simulator/control.ts, faults.ts).
  */
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
-import { ManagerClient, type ManagerClientOptions, type RequestEvent } from "../../src/nsx/client.ts";
+import { describe, expect, it } from "vitest";
+import { ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
 import { NsxApiError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
 import {
   startSimulator,
   type RunningSimulator,
   type SimulatorStateInput,
 } from "../../src/simulator/index.ts";
+import { clientHarness } from "./client-harness.ts";
 import { TEST_CA } from "./test-server.ts";
 
 const STATE: SimulatorStateInput = {
@@ -33,30 +34,16 @@ const STATE: SimulatorStateInput = {
   ],
 };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const harness = clientHarness({ maxDelayMs: 5 });
 
 async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<RunningSimulator> {
   const sim = await startSimulator({ state: STATE, ...options });
-  cleanups.push(() => sim.close());
+  harness.onCleanup(() => sim.close());
   return sim;
 }
 
 function client(sim: RunningSimulator, options: Partial<ManagerClientOptions> = {}) {
-  const events: RequestEvent[] = [];
-  const c = new ManagerClient({
-    url: sim.url,
-    username: "admin",
-    password: "default",
-    baseDelayMs: 1,
-    maxDelayMs: 5,
-    onRequest: (e) => events.push(e),
-    ...options,
-  });
-  cleanups.push(() => c.close());
-  return { c, events };
+  return harness.client(sim.url, options);
 }
 
 async function control(

@@ -1,48 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { ManagerClient, type ManagerClientOptions, type RequestEvent } from "../../src/nsx/client.ts";
+import { describe, expect, it } from "vitest";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
 import { backoffDelayMs, parseRetryAfterMs } from "../../src/nsx/transport.ts";
-import {
-  closedPort,
-  EDGE_XML,
-  reply,
-  startServer,
-  TEST_CA,
-  type Handler,
-  type TestServer,
-} from "./test-server.ts";
+import { clientHarness } from "./client-harness.ts";
+import { closedPort, EDGE_XML, reply, TEST_CA, type TestServer } from "./test-server.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function serve(handler: Handler, options: { tls?: boolean; port?: number } = {}): Promise<TestServer> {
-  const server = await startServer(handler, options);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-/** a client with fast retries that records every attempt */
-function client(
-  url: string,
-  options: Partial<ManagerClientOptions> = {},
-): { c: ManagerClient; events: RequestEvent[] } {
-  const events: RequestEvent[] = [];
-  const c = new ManagerClient({
-    url,
-    username: "admin",
-    password: "default",
-    baseDelayMs: 1,
-    maxDelayMs: 5,
-    requestTimeoutMs: 5_000,
-    onRequest: (e) => events.push(e),
-    ...options,
-  });
-  cleanups.push(() => c.close());
-  return { c, events };
-}
+const { serve, client } = clientHarness({ maxDelayMs: 5, requestTimeoutMs: 5_000 });
 
 const POOLS = "<ipamAddressPools/>";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock, RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
+import { RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 
 /** lets every settled promise run its callbacks */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -44,13 +45,13 @@ describe("RequestLimiter", () => {
     await flush();
     expect(t.granted).toEqual(["r0", "r1", "r2"]);
 
-    t.clock.advance(99);
+    await t.clock.advance(99);
     await flush();
     expect(t.granted).toHaveLength(3);
-    t.clock.advance(1);
+    await t.clock.advance(1);
     await flush();
     expect(t.granted).toHaveLength(4);
-    t.clock.advance(200);
+    await t.clock.advance(200);
     await flush();
     expect(t.granted).toHaveLength(6);
   });
@@ -61,7 +62,7 @@ describe("RequestLimiter", () => {
     await flush();
     let elapsedMs = 0;
     while (t.granted.length < 60 && elapsedMs < 10_000) {
-      t.clock.advance(10);
+      await t.clock.advance(10);
       elapsedMs += 10;
       await flush();
     }
@@ -74,7 +75,7 @@ describe("RequestLimiter", () => {
     t.request("a");
     t.request("b");
     await flush();
-    t.clock.advance(60_000);
+    await t.clock.advance(60_000);
     for (const name of ["c", "d", "e"]) t.request(name);
     await flush();
     expect(t.granted).toEqual(["a", "b", "c", "d"]);
@@ -87,14 +88,14 @@ describe("RequestLimiter", () => {
     expect(t.granted).toEqual(["a"]);
     t.releases.get("a")?.();
     t.request("late");
-    t.clock.advance(1_000);
+    await t.clock.advance(1_000);
     await flush();
     expect(t.granted).toEqual(["a", "b"]);
     t.releases.get("b")?.();
-    t.clock.advance(1_000);
+    await t.clock.advance(1_000);
     await flush();
     t.releases.get("c")?.();
-    t.clock.advance(1_000);
+    await t.clock.advance(1_000);
     await flush();
     expect(t.granted).toEqual(["a", "b", "c", "late"]);
   });

@@ -154,7 +154,11 @@ describe("dependents", () => {
     expect(fake.calls).toEqual(["getEdge edge-1", "getEdge edge-1", "putEdge edge-1"]);
     expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
     expect(report.events).toEqual([
-      { type: "Normal", reason: "TenantCorrected", message: 'tenant of edge-1 changed from "red" to "blue"' },
+      {
+        type: "Normal",
+        reason: "UpdatedEdgeTenant",
+        message: 'tenant of edge-1 changed from "red" to "blue"',
+      },
     ]);
     expect(report.outcome).toEqual({ type: "done", requeueAfterMs: 60_000 });
     const again = await pass(object);
@@ -181,7 +185,7 @@ describe("dependents", () => {
     expect(second.events).toEqual([
       {
         type: "Normal",
-        reason: "AddressReleased",
+        reason: "ReleasedAddress",
         message: 'released 10.0.0.7 from pool ipaddresspool-1 (note "ctl-3")',
       },
     ]);
@@ -202,7 +206,7 @@ describe("dependents", () => {
     });
     expect(report.status).toMatchObject({ released: [{ ip: "10.0.0.7" }], stray: [{ ip: "10.0.0.8" }] });
     expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReleaseFailed" });
-    expect(report.events.map((e) => e.reason)).toEqual(["AddressReleased", "ReleaseFailed"]);
+    expect(report.events.map((e) => e.reason)).toEqual(["ReleasedAddress", "ReleaseFailed"]);
   });
 
   it.each([

@@ -1,0 +1,148 @@
+/**
+ * Each benchmark of bench/ at a tiny size: proves that it runs end to end (simulator and operator
+ * child processes included) and returns results of the right shape. Not a timed test: no
+ * duration is asserted, only the shape, and the correctness figures a benchmark relies on
+ * (the fleet converged, a pass in sync wrote nothing).
+ */
+import { describe, expect, it } from "vitest";
+import { benchClientThroughput } from "../../bench/client-throughput.ts";
+import { benchConvergence } from "../../bench/convergence.ts";
+import { benchEdgeDocument } from "../../bench/edge-document.ts";
+import { DRIFTED_TENANT } from "../../bench/lib/fixtures.ts";
+import type { BenchResult } from "../../bench/lib/result.ts";
+import { formatTable, resultRows } from "../../bench/lib/table.ts";
+import { benchScale, SCALE_QUICK } from "../../bench/scale.ts";
+import { benchSteadyState } from "../../bench/steady-state.ts";
+
+interface Case {
+  name: string;
+  reason: string;
+  run: () => Promise<BenchResult>;
+  /** metrics every case of the result must report */
+  metrics: string[];
+  /** metric → value it must have in every case (correctness, never a duration) */
+  exact?: Record<string, number>;
+}
+
+const tinyFleet = (edges: number, pools: number, straysPerPool: number) => ({
+  edges,
+  pools,
+  allowedPerPool: 2,
+  straysPerPool,
+  edgeTenant: DRIFTED_TENANT,
+});
+
+const CASES: Case[] = [
+  {
+    name: "EdgeDocument",
+    reason: "parse, setTenant, serialize and the round trip are each summarised by median and p95",
+    run: () => benchEdgeDocument({ sizesBytes: [64 * 1024], warmup: 1, runs: 3, budgetMs: 2_000 }),
+    metrics: [
+      "parse median",
+      "parse p95",
+      "setTenant median",
+      "serialize median",
+      "roundTrip median",
+      "roundTrip p95",
+    ],
+  },
+  {
+    name: "ClientThroughput",
+    reason: "getEdge and listAllocations are measured over real HTTP at each concurrency",
+    run: () =>
+      benchClientThroughput({ concurrencies: [1, 2], allocations: 5, warmupMs: 50, durationMs: 150 }),
+    metrics: ["throughput", "latency median", "latency p95"],
+  },
+  {
+    name: "Convergence",
+    reason:
+      "a drifted fleet converges through the real Operator with the minimal calls counted and a bound computed",
+    run: () =>
+      benchConvergence({
+        cases: [
+          {
+            label: "latency",
+            fleet: tinyFleet(6, 2, 2),
+            caps: { maxConcurrentRequests: 4, requestsPerSecond: 1_000_000 },
+            latencyMs: 5,
+            concurrency: 8,
+            binds: "latency",
+            cpuFloor: true,
+          },
+          {
+            label: "rate",
+            fleet: tinyFleet(4, 1, 1),
+            caps: { maxConcurrentRequests: 4, requestsPerSecond: 100 },
+            latencyMs: 0,
+            concurrency: 8,
+            binds: "rate",
+            cpuFloor: false,
+          },
+        ],
+        timeoutMs: 30_000,
+      }),
+    metrics: ["time", "converged", "calls measured", "calls minimal", "excess calls", "ideal bound"],
+    exact: { converged: 1 },
+  },
+  {
+    name: "SteadyState",
+    reason: "a pass over a converged fleet is counted per route and makes no write",
+    run: () => benchSteadyState({ fleet: tinyFleet(4, 2, 1), timeoutMs: 30_000 }),
+    metrics: ["getEdge per pass", "listAllocations per pass", "listPools per pass", "writes per pass"],
+    exact: {
+      "writes per pass": 0,
+      "getEdge per pass": 4,
+      "listAllocations per pass": 2,
+      "listPools per pass": 1,
+    },
+  },
+  {
+    name: "Scale",
+    reason: "the operator child reports its peak RSS and a change is timed for both cluster-less sources",
+    run: () =>
+      benchScale({
+        ...SCALE_QUICK,
+        cases: [{ source: "memory", heapLimitMiB: 128 }, { source: "directory" }],
+        edges: 10,
+        pools: 10,
+        syncTimeoutMs: 30_000,
+        changeTimeoutMs: 5_000,
+      }),
+    metrics: [
+      "first pass (all objects)",
+      "first pass complete",
+      "peak RSS",
+      "live heap (after a full GC)",
+      "change → PUT seen",
+    ],
+    exact: { "first pass complete": 1 },
+  },
+];
+
+describe("benchmarks at a tiny size", () => {
+  it.each(CASES)("$name: $reason", { timeout: 90_000 }, async ({ name, run, metrics, exact = {} }) => {
+    const result = await run();
+    expect(result.name, name).toMatch(/^[a-z-]+$/);
+    expect(result.measurements.length).toBeGreaterThan(0);
+    for (const m of result.measurements) {
+      expect(typeof m.value).toBe("number");
+      expect(m.case).not.toBe("");
+      expect(m.unit).not.toBe("");
+      if (m.target !== undefined) expect(typeof m.target.met).toBe("boolean");
+    }
+    const cases = new Set(result.measurements.map((m) => m.case));
+    for (const c of cases) {
+      const here = result.measurements.filter((m) => m.case === c);
+      for (const metric of metrics)
+        expect(
+          here.map((m) => m.metric),
+          `${c}: ${metric}`,
+        ).toContain(metric);
+      for (const [metric, value] of Object.entries(exact)) {
+        expect(here.find((m) => m.metric === metric)?.value, `${c}: ${metric}`).toBe(value);
+      }
+    }
+    // the printed table has a header, a rule and one row per measurement
+    expect(formatTable(resultRows([result])).split("\n")).toHaveLength(result.measurements.length + 2);
+  });
+});
