@@ -102,6 +102,11 @@ export class ManifestError extends Error {
 
 const KINDS: readonly string[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"] satisfies Kind[];
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
+
+/** whether a directory walk reads this file (`*.yaml`, `*.yml`, `*.json`) */
+export function isManifestFile(path: string): boolean {
+  return EXTENSIONS.has(extname(path).toLowerCase());
+}
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -149,7 +154,7 @@ async function manifestFiles(paths: readonly string[], errors: ManifestError[]):
     if ((await stat(real)).isDirectory()) {
       const names = (await readdir(path)).filter((n) => !n.startsWith(".")).sort();
       for (const name of names) await walk(join(path, name), false);
-    } else if (named || EXTENSIONS.has(extname(path).toLowerCase())) {
+    } else if (named || isManifestFile(path)) {
       files.push(path);
     }
   };

@@ -8,9 +8,9 @@
  * generations), so that a stray's firstSeen survives a restart.
  */
 import { watch } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve, sep } from "node:path";
-import { loadManifests, type ManifestError } from "../api/manifests.ts";
+import { isManifestFile, loadManifests, type ManifestError } from "../api/manifests.ts";
 import type { ResourceValidator } from "../api/schema.ts";
 import type { NsxvObject, Secret } from "../api/types.ts";
 import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
@@ -97,6 +97,8 @@ export class DirectorySource implements DesiredStateSource {
   readonly #memory = new Map<string, Remembered>();
   readonly #loaded = new SyncedLatch();
   #lastErrors = "";
+  /** a status file write is queued and has not started: it will carry later changes too */
+  #persistQueued = false;
   #statusWrites: Promise<void> = Promise.resolve();
 
   constructor(options: DirectorySourceOptions) {
@@ -125,19 +127,30 @@ export class DirectorySource implements DesiredStateSource {
     await this.reload();
     let pending: Timer | undefined;
     let running = Promise.resolve();
+    /** files fs.watch named since the last read; "all" when it could not say which */
+    let changed: Set<string> | "all" = new Set();
     const schedule = (delayMs: number): void => {
       pending?.cancel();
       pending = this.#clock.setTimer(delayMs, () => {
         pending = undefined;
-        running = running.then(() => this.reload());
+        const files = changed;
+        changed = new Set();
+        running = running.then(() => (files === "all" ? this.reload() : this.#reloadFiles([...files])));
       });
     };
     const rescan = (): void => {
+      changed = "all";
       schedule(0);
       rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
     };
     let rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
-    const watcher = this.#watchFiles(() => schedule(this.#debounceMs));
+    const watcher = this.#watchFiles((file) => {
+      if (changed !== "all") {
+        if (file === undefined) changed = "all";
+        else changed.add(file);
+      }
+      schedule(this.#debounceMs);
+    });
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });
@@ -172,29 +185,63 @@ export class DirectorySource implements DesiredStateSource {
 
   /** Reads every manifest again and enqueues what changed; exposed for tests and for a manual rescan. */
   async reload(): Promise<void> {
-    const set = await loadManifests(
-      [this.#dir],
-      this.#validator === undefined ? {} : { validator: this.#validator },
-    );
+    const set = await this.#load([this.#dir]);
+    if (set === undefined) return; // the directory itself cannot be read: keep everything
+    this.#apply(set.merge(new Map()), set.mergeSecrets(new Map()));
+  }
+
+  /**
+   * Reads only these files (named by fs.watch) and keeps every other file's objects as they are:
+   * a change in one file of thousands is acted on without reading the thousands. A file that is
+   * gone takes its objects with it; the periodic rescan still reads everything.
+   */
+  async #reloadFiles(files: readonly string[]): Promise<void> {
+    const present: string[] = [];
+    for (const file of files) {
+      const kind = await stat(file).then(
+        (s) => (s.isFile() ? "file" : "other"),
+        () => "gone",
+      );
+      if (kind === "other") return this.reload(); // a directory came or changed: read everything
+      if (kind === "file" && isManifestFile(file)) present.push(file);
+    }
+    const set = await this.#load(present);
+    if (set === undefined) return;
+    const kept = <T>(entries: Map<string, Entry<T>>) =>
+      new Map([...entries].filter(([, entry]) => !files.includes(entry.file)));
+    this.#apply(set.merge(kept(this.#objects), this.#objects), set.mergeSecrets(kept(this.#secrets)));
+  }
+
+  /**
+   * Loads these paths; `merge` puts what they hold over `base`, keeping the last good version (from
+   * `previous`) of a file that did not load. Undefined when the directory itself cannot be read.
+   */
+  async #load(paths: readonly string[]) {
+    const set =
+      paths.length === 0
+        ? { objects: [], secrets: [], errors: [] as ManifestError[] }
+        : await loadManifests(paths, this.#validator === undefined ? {} : { validator: this.#validator });
     this.#report(set.errors);
     const bad = set.errors.map((e) => e.file);
-    if (bad.includes(this.#dir)) return; // the directory itself cannot be read: keep everything
+    if (bad.includes(this.#dir)) return undefined;
     const isBad = (file: string): boolean => bad.some((b) => file === b || file.startsWith(b + sep));
-    const objects = new Map<string, Entry<NsxvObject>>();
-    for (const { object, source } of set.objects) {
-      if (!isBad(source.file)) objects.set(objectKey(refOf(object)), { value: object, file: source.file });
-    }
-    const secrets = new Map<string, Entry<Secret>>();
-    for (const { secret, source } of set.secrets) {
-      if (!isBad(source.file))
-        secrets.set(namespacedName(secret.metadata), { value: secret, file: source.file });
-    }
-    // the last good version of what a broken file held
-    for (const [key, entry] of this.#objects)
-      if (isBad(entry.file) && !objects.has(key)) objects.set(key, entry);
-    for (const [key, entry] of this.#secrets)
-      if (isBad(entry.file) && !secrets.has(key)) secrets.set(key, entry);
-    this.#apply(objects, secrets);
+    const lastGood = <T>(into: Map<string, Entry<T>>, previous: Map<string, Entry<T>>) => {
+      for (const [key, entry] of previous) if (isBad(entry.file) && !into.has(key)) into.set(key, entry);
+      return into;
+    };
+    return {
+      merge: (base: Map<string, Entry<NsxvObject>>, previous = this.#objects) => {
+        for (const { object, source } of set.objects)
+          if (!isBad(source.file)) base.set(objectKey(refOf(object)), { value: object, file: source.file });
+        return lastGood(base, previous);
+      },
+      mergeSecrets: (base: Map<string, Entry<Secret>>) => {
+        for (const { secret, source } of set.secrets)
+          if (!isBad(source.file))
+            base.set(namespacedName(secret.metadata), { value: secret, file: source.file });
+        return lastGood(base, this.#secrets);
+      },
+    };
   }
 
   #apply(objects: Map<string, Entry<NsxvObject>>, secrets: Map<string, Entry<Secret>>): void {
@@ -255,9 +302,12 @@ export class DirectorySource implements DesiredStateSource {
     }
   }
 
-  #watchFiles(onChange: () => void): { close(): void } | undefined {
+  /** calls `onChange` with the absolute path of a changed file, or undefined when fs.watch does not say */
+  #watchFiles(onChange: (file: string | undefined) => void): { close(): void } | undefined {
     try {
-      const watcher = watch(this.#dir, { recursive: true, persistent: false }, onChange);
+      const watcher = watch(this.#dir, { recursive: true, persistent: false }, (_event, name) =>
+        onChange(name === null ? undefined : resolve(this.#dir, name)),
+      );
       watcher.on("error", (err) => {
         this.#logger.warn({ err, dir: this.#dir }, "watching the manifests failed; rescanning periodically");
         watcher.close();
@@ -282,13 +332,20 @@ export class DirectorySource implements DesiredStateSource {
     for (const [key, remembered] of Object.entries(parsed.objects ?? {})) this.#memory.set(key, remembered);
   }
 
-  /** Writes the status file (whole, atomically: a crash never leaves half a file); one write at a time. */
+  /**
+   * Writes the status file (whole, atomically: a crash never leaves half a file); one write at a
+   * time, and changes made while one waits ride with it: thousands of status changes in a pass
+   * are a few writes, not thousands of copies of the whole file held in memory.
+   */
   #persist(): Promise<void> {
     const file = this.#statusFile;
     if (file === undefined) return Promise.resolve();
-    const content: StatusFile = { version: 1, objects: Object.fromEntries(this.#memory) };
-    const text = `${JSON.stringify(content, null, 2)}\n`;
+    if (this.#persistQueued) return this.#statusWrites;
+    this.#persistQueued = true;
     this.#statusWrites = this.#statusWrites.then(async () => {
+      this.#persistQueued = false;
+      const content: StatusFile = { version: 1, objects: Object.fromEntries(this.#memory) };
+      const text = `${JSON.stringify(content)}\n`;
       try {
         await mkdir(dirname(file), { recursive: true });
         await writeFile(`${file}.tmp`, text);

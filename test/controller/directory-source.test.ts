@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ResourceValidator } from "../../src/api/schema.ts";
 import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import type { Logger } from "../../src/controller/controller.ts";
 import { DirectorySource, loggingEventRecorder } from "../../src/controller/directory-source.ts";
@@ -63,7 +64,9 @@ describe("DirectorySource", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function open(options: { statusFile?: string; debounceMs?: number } = {}) {
+  async function open(
+    options: { statusFile?: string; debounceMs?: number; validator?: ResourceValidator } = {},
+  ) {
     const { logger, lines } = recordingLogger();
     const source = new DirectorySource({
       dir: join(dir, "manifests"),
@@ -183,6 +186,65 @@ describe("DirectorySource", () => {
     while (enqueued.length === 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(enqueued).toEqual(["EdgeTenant/default/web"]);
+  });
+
+  it("reads only the file fs.watch names: others keep what was read, a deleted file takes its objects", async () => {
+    await files({
+      "manager.yaml": MANAGER("https://nsx.example"),
+      "a.yaml": EDGE("web", "blue"),
+      "b.yaml": EDGE("app", "red"),
+    });
+    // counts the objects validated, i.e. read from files
+    const base = ResourceValidator.load();
+    let validated = 0;
+    const validator = Object.assign(Object.create(base) as ResourceValidator, {
+      validate: (...args: Parameters<ResourceValidator["validate"]>) => {
+        validated++;
+        return base.validate(...args);
+      },
+    });
+    const { source, enqueued } = await open({ debounceMs: 20, validator });
+    const tenantOf = async (name: string) =>
+      ((await source.store.get(ref("EdgeTenant", name))) as { spec: { tenant: string } } | undefined)?.spec
+        .tenant;
+    const waitFor = async (what: () => Promise<boolean>) => {
+      const deadline = Date.now() + 5_000;
+      while (!(await what()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    };
+    const { writeFileSync, unlinkSync } = await import("node:fs");
+    enqueued.length = 0;
+    validated = 0;
+    writeFileSync(join(dir, "manifests", "a.yaml"), EDGE("web", "yellow"));
+    await waitFor(async () => (await tenantOf("web")) === "yellow");
+    expect(await tenantOf("web"), "the named file is read again").toBe("yellow");
+    expect(await tenantOf("app"), "the other file's object stays as read").toBe("red");
+    expect(enqueued).toEqual(["EdgeTenant/default/web"]);
+    expect(validated, "only a.yaml's one object was read again").toBe(1);
+
+    enqueued.length = 0;
+    unlinkSync(join(dir, "manifests", "b.yaml"));
+    await waitFor(async () => (await tenantOf("app")) === undefined);
+    expect(await tenantOf("app"), "a deleted file's objects are gone").toBeUndefined();
+    expect(await tenantOf("web")).toBe("yellow");
+    expect(enqueued, "a removed object is reconciled once more").toEqual(["EdgeTenant/default/app"]);
+  });
+
+  it("writes the status file once per burst, with every status of the burst in it", async () => {
+    const statusFile = join(dir, "state", "status.json");
+    const edges = Array.from({ length: 50 }, (_, i) => EDGE(`e${i}`, "blue")).join("---");
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": edges });
+    const { source } = await open({ statusFile });
+    const writes = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        source.writeStatus(ref("EdgeTenant", `e${i}`), { observedGeneration: 1, observedTenant: `t${i}` }),
+      ),
+    );
+    expect(writes.every((w) => w === "written")).toBe(true);
+    const saved = JSON.parse(await readFile(statusFile, "utf8")) as {
+      objects: Record<string, { status?: { observedTenant?: string } }>;
+    };
+    for (let i = 0; i < 50; i++)
+      expect(saved.objects[`EdgeTenant/default/e${i}`]?.status?.observedTenant, `e${i}`).toBe(`t${i}`);
   });
 
   it("logs status when it changes and keeps it, with generations, in the status file across restarts", async () => {
