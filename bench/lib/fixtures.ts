@@ -1,0 +1,175 @@
+/**
+ * The objects and the simulator state the benchmarks run on: one NSXManager (with its caps) and
+ * its Secret, EdgeTenants for edges generated with another tenant (drift), and IPPoolAllocations
+ * for pools that hold allowed addresses and strays. Pool i has the range 10.(i/256).(i%256).1-250;
+ * allowed addresses sit at .10 upwards, strays at .100 upwards.
+ */
+import {
+  API_VERSION,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type NSXManager,
+  type NsxvObject,
+  type Secret,
+} from "../../src/api/types.ts";
+import type { PoolInput, SimulatorStateInput } from "../../src/simulator/index.ts";
+
+export const NAMESPACE = "bench";
+export const MANAGER_NAME = "nsx";
+export const CREDENTIALS = { username: "admin", password: "default" } as const;
+export const DESIRED_TENANT = "tenant-a";
+export const DRIFTED_TENANT = "drifted";
+
+export interface FleetOptions {
+  /** edges `edge-1..edge-N`, each with an EdgeTenant */
+  edges: number;
+  /** pools `ipaddresspool-1..M`, each with an IPPoolAllocations */
+  pools: number;
+  /** allowed addresses allocated in each pool (kept) */
+  allowedPerPool: number;
+  /** allocated addresses outside spec.allowed in each pool (released) */
+  straysPerPool: number;
+  /** tenant of the generated edges; DRIFTED_TENANT for drift, DESIRED_TENANT for a converged fleet */
+  edgeTenant: string;
+  /** firewall rules of each generated edge; the generator's default (20, ~35 KB) when undefined */
+  firewallRules?: number;
+}
+
+export interface ManagerCaps {
+  maxConcurrentRequests: number;
+  requestsPerSecond: number;
+}
+
+function octets(i: number): string {
+  if (i < 1 || i > 65_535) throw new RangeError(`pool number ${i} is outside 1..65535`);
+  return `10.${Math.floor(i / 256)}.${i % 256}`;
+}
+
+export function poolId(i: number): string {
+  return `ipaddresspool-${i}`;
+}
+
+export function simulatorState(fleet: FleetOptions): SimulatorStateInput {
+  const pools: PoolInput[] = [];
+  for (let i = 1; i <= fleet.pools; i++) {
+    const net = octets(i);
+    const allocations = [
+      ...Array.from({ length: fleet.allowedPerPool }, (_, k) => ({
+        ip: `${net}.${10 + k}`,
+        note: `vm-${k}`,
+      })),
+      ...Array.from({ length: fleet.straysPerPool }, (_, k) => ({
+        ip: `${net}.${100 + k}`,
+        note: `gone-${k}`,
+      })),
+    ];
+    pools.push({
+      id: poolId(i),
+      name: `pool-${i}`,
+      ranges: [{ start: `${net}.1`, end: `${net}.250` }],
+      allocations,
+    });
+  }
+  // the state file allows at most 10 000 edges per generate entry
+  const edges = [];
+  for (let idStart = 1; idStart <= fleet.edges; idStart += 10_000) {
+    const count = Math.min(10_000, fleet.edges - idStart + 1);
+    const rules = fleet.firewallRules !== undefined ? { firewallRules: fleet.firewallRules } : {};
+    edges.push({ generate: { count, idStart, tenant: fleet.edgeTenant, ...rules } });
+  }
+  return { credentials: { ...CREDENTIALS }, edges, pools };
+}
+
+export function managerObject(url: string, caps: ManagerCaps): NSXManager {
+  return {
+    apiVersion: API_VERSION,
+    kind: "NSXManager",
+    metadata: { name: MANAGER_NAME, namespace: NAMESPACE, generation: 1 },
+    spec: {
+      url,
+      credentialsSecretRef: { name: "nsx-credentials" },
+      maxConcurrentRequests: caps.maxConcurrentRequests,
+      requestsPerSecond: caps.requestsPerSecond,
+    },
+  };
+}
+
+export function credentialsSecret(): Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "nsx-credentials", namespace: NAMESPACE },
+    stringData: { ...CREDENTIALS },
+  };
+}
+
+export function edgeTenantObject(i: number): EdgeTenant {
+  return {
+    apiVersion: API_VERSION,
+    kind: "EdgeTenant",
+    metadata: { name: `edge-${i}`, namespace: NAMESPACE, generation: 1 },
+    spec: { managerRef: { name: MANAGER_NAME }, edgeId: `edge-${i}`, tenant: DESIRED_TENANT },
+  };
+}
+
+export function poolObject(
+  i: number,
+  fleet: Pick<FleetOptions, "allowedPerPool" | "straysPerPool">,
+): IPPoolAllocations {
+  const net = octets(i);
+  return {
+    apiVersion: API_VERSION,
+    kind: "IPPoolAllocations",
+    metadata: { name: `pool-${i}`, namespace: NAMESPACE, generation: 1 },
+    spec: {
+      managerRef: { name: MANAGER_NAME },
+      pool: { id: poolId(i) },
+      // the allowed addresses and a few more that are not allocated
+      allowed: [`${net}.10-${net}.${10 + Math.max(fleet.allowedPerPool, 1) + 4}`],
+      // released in the pass that finds them: the operator's path (no one-shot flag)
+      release: { minStrayAge: "0s", maxPerSync: Math.max(fleet.straysPerPool, 1) },
+    },
+  };
+}
+
+/** Every object of the fleet, the NSXManager first. */
+export function fleetObjects(url: string, caps: ManagerCaps, fleet: FleetOptions): NsxvObject[] {
+  return [
+    managerObject(url, caps),
+    ...Array.from({ length: fleet.edges }, (_, i) => edgeTenantObject(i + 1)),
+    ...Array.from({ length: fleet.pools }, (_, i) => poolObject(i + 1, fleet)),
+  ];
+}
+
+/**
+ * The fewest manager calls that converge the fleet: per drifted edge a GET to observe, a GET to
+ * re-read right before the write and the PUT; one pool list per manager and scope (all pools are
+ * in globalroot-0); per pool a list to observe, a list to re-read before releasing and one DELETE
+ * per stray.
+ */
+export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: number): Record<string, number> {
+  const poolsWithStrays = fleet.straysPerPool > 0 ? fleet.pools : 0;
+  return {
+    getEdge: fleet.edges + driftedEdges,
+    putEdge: driftedEdges,
+    // the NSXManager's own check lists globalroot-0: the pools share that list
+    listPools: 1,
+    listAllocations: fleet.pools + poolsWithStrays,
+    releaseAddress: fleet.pools * fleet.straysPerPool,
+  };
+}
+
+/** In sync: one GET per EdgeTenant, one allocation list per IPPoolAllocations, one pool list; no writes. */
+export function minimalSteadyStateCalls(fleet: FleetOptions): Record<string, number> {
+  return {
+    getEdge: fleet.edges,
+    putEdge: 0,
+    listPools: 1,
+    listAllocations: fleet.pools,
+    releaseAddress: 0,
+  };
+}
+
+export function sum(record: Record<string, number>): number {
+  return Object.values(record).reduce((a, b) => a + b, 0);
+}

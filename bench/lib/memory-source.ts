@@ -1,0 +1,57 @@
+/**
+ * A desired-state source over a memoryStore, for driving the real Operator without a cluster and
+ * without files: the objects are given in code, status is kept in the store, events are dropped.
+ * `change(object)` replaces an object and tells the operator, as a watch event would.
+ */
+import type { NsxvObject, Secret } from "../../src/api/types.ts";
+import { nopRecorder, type EventRecorder } from "../../src/controller/events.ts";
+import {
+  KeyListeners,
+  type DesiredStateSource,
+  type KeyListener,
+  type Status,
+  type StatusWriteOutcome,
+} from "../../src/controller/source.ts";
+import { memoryStore, refOf, type MemoryStore, type ObjectRef } from "../../src/reconcile/index.ts";
+
+export class MemorySource implements DesiredStateSource {
+  readonly store: MemoryStore;
+  readonly events: EventRecorder = nopRecorder;
+  readonly #listeners = new KeyListeners();
+
+  constructor(init: { objects: readonly NsxvObject[]; secrets: readonly Secret[] }) {
+    this.store = memoryStore(init);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+
+  synced(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  notReady(): string | undefined {
+    return undefined;
+  }
+
+  subscribe(listener: KeyListener): () => void {
+    return this.#listeners.subscribe(listener);
+  }
+
+  async writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
+    const object = await this.store.get(ref);
+    if (object === undefined) return "gone";
+    this.store.put({ ...object, status } as NsxvObject);
+    return "written";
+  }
+
+  /** Replaces the object's spec and metadata (keeping its status) and queues it, as a watch event would. */
+  async change(object: NsxvObject): Promise<void> {
+    const ref = refOf(object);
+    const status = (await this.store.get(ref))?.status;
+    this.store.put({ ...object, ...(status !== undefined ? { status } : {}) } as NsxvObject);
+    this.#listeners.emit(ref);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The operator side of the scale benchmarks, in its own process so that its peak RSS
+ * (process.resourceUsage().maxRSS) is the operator's alone: the real Operator over thousands of
+ * objects from a MemorySource, a DirectorySource or a KubernetesSource. Protocol over IPC,
+ * parent → child: a ScaleChildStart, then "change" (memory source: set CHANGED_TENANT on
+ * EdgeTenant edge-1, as a watch event would deliver it), "reload" (directory source: time one
+ * reading of every manifest), "report", "stop". Child → parent: { synced }, { changed },
+ * { reloaded }, { report }, or { error }.
+ */
+import { KubeConfig } from "@kubernetes/client-node";
+import type { EdgeTenant } from "../../src/api/types.ts";
+import { DirectorySource } from "../../src/controller/directory-source.ts";
+import { KubernetesSource } from "../../src/controller/kube-source.ts";
+import type { DesiredStateSource } from "../../src/controller/source.ts";
+import { credentialsSecret, edgeTenantObject, fleetObjects } from "./fixtures.ts";
+import { MemorySource } from "./memory-source.ts";
+import { CHANGED_TENANT, type ScaleChildReport, type ScaleChildStart } from "./scale-protocol.ts";
+import { startOperator, type RunningOperator } from "./wiring.ts";
+
+/** epoch ms at which the source announced EdgeTenant edge-1 after the first pass */
+let changeEmittedAtMs: number | undefined;
+
+function report(op: RunningOperator): ScaleChildReport {
+  const memory = process.memoryUsage();
+  // started with --expose-gc by the parent
+  globalThis.gc?.();
+  return {
+    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    rssBytes: memory.rss,
+    heapUsedBytes: memory.heapUsed,
+    liveHeapBytes: process.memoryUsage().heapUsed,
+    changeEmittedAtMs,
+    reconciled: op.probe.reconciled,
+    errors: op.probe.errors.slice(0, 10),
+  };
+}
+
+function sourceFor(start: ScaleChildStart): DesiredStateSource {
+  const { source } = start;
+  switch (source.type) {
+    case "memory":
+      return new MemorySource({
+        objects: fleetObjects(start.url, start.caps, start.fleet),
+        secrets: [credentialsSecret()],
+      });
+    case "directory":
+      return new DirectorySource({ dir: source.dir });
+    case "cluster": {
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromFile(source.kubeconfigPath);
+      return new KubernetesSource({ kubeConfig, namespace: source.namespace });
+    }
+  }
+}
+
+/** The source as the operator sees it, noting when it announces the object the change is made to. */
+function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): DesiredStateSource {
+  return {
+    store: source.store,
+    events: source.events,
+    start: (signal) => source.start(signal),
+    synced: (signal) => source.synced(signal),
+    notReady: () => source.notReady(),
+    writeStatus: (ref, status) => source.writeStatus(ref, status),
+    subscribe: (listener) =>
+      source.subscribe((ref) => {
+        if (isFirstPassDone() && ref.kind === "EdgeTenant" && ref.name === "edge-1") {
+          changeEmittedAtMs ??= performance.timeOrigin + performance.now();
+        }
+        listener(ref);
+      }),
+  };
+}
+
+async function main(start: ScaleChildStart): Promise<void> {
+  // the NSXManager and every EdgeTenant and IPPoolAllocations
+  const objects = 1 + start.fleet.edges + start.fleet.pools;
+  let firstPassDone = false;
+  const source = sourceFor(start);
+  const began = performance.now();
+  const op = startOperator({
+    source: watched(source, () => firstPassDone),
+    concurrency: start.concurrency,
+    syncIntervalMs: start.syncIntervalMs,
+  });
+  const ok = await Promise.race([
+    op.probe.whenReconciled(objects).then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), start.syncTimeoutMs).unref()),
+  ]);
+  firstPassDone = true;
+  process.send?.({ synced: { ok, ms: performance.now() - began, ...report(op) } });
+  process.on("message", (message: unknown) => {
+    if (message === "change" && source instanceof MemorySource) {
+      const edge: EdgeTenant = edgeTenantObject(1);
+      const changed = { ...edge, metadata: { ...edge.metadata, generation: 2 } };
+      void source
+        .change({ ...changed, spec: { ...edge.spec, tenant: CHANGED_TENANT } })
+        .then(() => process.send?.({ changed: true }));
+    } else if (message === "reload" && source instanceof DirectorySource) {
+      const t = performance.now();
+      void source.reload().then(() => process.send?.({ reloaded: performance.now() - t }));
+    } else if (message === "report") {
+      process.send?.({ report: report(op) });
+    } else if (message === "stop") {
+      void op.stop().finally(() => process.exit(0));
+    }
+  });
+  process.once("disconnect", () => void op.stop().finally(() => process.exit(0)));
+}
+
+if (process.send === undefined) {
+  console.error("scale-child.ts is started by bench/lib/scale-driver.ts over IPC");
+  process.exit(2);
+}
+process.once("message", (start: ScaleChildStart) => {
+  main(start).catch((error: unknown) => {
+    process.send?.({ error: error instanceof Error ? error.stack : String(error) }, () => process.exit(1));
+  });
+});

@@ -1,0 +1,44 @@
+/** The messages between the scale benchmarks (scale.ts, scale-apiserver.ts) and their operator child. */
+import type { FleetOptions, ManagerCaps } from "./fixtures.ts";
+
+export type ScaleSource =
+  /** the objects built in the child, in a MemorySource */
+  | { type: "memory" }
+  /** the manifests the parent wrote */
+  | { type: "directory"; dir: string }
+  /** a Kubernetes API server, one namespace */
+  | { type: "cluster"; kubeconfigPath: string; namespace: string };
+
+export interface ScaleChildStart {
+  source: ScaleSource;
+  url: string;
+  fleet: FleetOptions;
+  caps: ManagerCaps;
+  concurrency: number;
+  /** the operator's resync interval (--sync-interval) */
+  syncIntervalMs: number;
+  /** --max-old-space-size of the child, as Node derives it from a container's memory limit; default Node's own */
+  heapLimitMiB?: number;
+  /** give up waiting for the first pass after this long */
+  syncTimeoutMs: number;
+}
+
+export interface ScaleChildReport {
+  /** process.resourceUsage().maxRSS, in bytes */
+  maxRssBytes: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** heap in use right after a full garbage collection: what the operator keeps alive */
+  liveHeapBytes: number;
+  /** epoch ms at which the source announced the changed object (EdgeTenant edge-1), if it did */
+  changeEmittedAtMs: number | undefined;
+  reconciled: number;
+  errors: string[];
+}
+
+export interface ScaleSynced extends ScaleChildReport {
+  ok: boolean;
+  ms: number;
+}
+
+export const CHANGED_TENANT = "tenant-b";

@@ -1,0 +1,148 @@
+/**
+ * The real Operator (src/controller/operator.ts) as the benchmarks drive it: a source, the
+ * operator's WorkQueue + Controller + shared reconcile + status sink, with metrics that also
+ * count what the benchmark needs (reconciles done, corrections, releases, request durations)
+ * and a logger that keeps error messages. `runOperatorPass` starts an operator, which queues
+ * every object of the source, waits until it has reconciled that many keys, and stops it.
+ */
+import type { Logger } from "../../src/controller/controller.ts";
+import {
+  createOperatorMetrics,
+  type OperatorMetrics,
+  type OperatorMetricsBundle,
+} from "../../src/controller/metrics.ts";
+import { Operator, type OperatorOptions } from "../../src/controller/operator.ts";
+
+/** What one operator run saw, through its metrics and logs. */
+export class OperatorProbe {
+  reconciled = 0;
+  reconcileErrors = 0;
+  tenantCorrections = 0;
+  releases = 0;
+  requestDurationsMs: number[] = [];
+  errors: string[] = [];
+  readonly bundle: OperatorMetricsBundle;
+  readonly logger: Logger;
+  #waiters: { n: number; resolve: () => void }[] = [];
+
+  constructor() {
+    const real = createOperatorMetrics({ processMetrics: false });
+    const metrics: OperatorMetrics = {
+      ...real.metrics,
+      controller: (name) => {
+        const inner = real.metrics.controller(name);
+        return {
+          reconciled: (result, seconds) => {
+            inner.reconciled(result, seconds);
+            this.reconciled++;
+            this.#wake();
+          },
+          reconcileError: () => {
+            inner.reconcileError();
+            this.reconcileErrors++;
+          },
+        };
+      },
+      managerRequest: (manager, request) => {
+        real.metrics.managerRequest(manager, request);
+        this.requestDurationsMs.push(request.durationMs);
+      },
+      edgeTenantCorrected: () => {
+        real.metrics.edgeTenantCorrected();
+        this.tenantCorrections++;
+      },
+      ipsReleased: (count) => {
+        real.metrics.ipsReleased(count);
+        this.releases += count;
+      },
+    };
+    this.bundle = { registry: real.registry, metrics };
+    const keep = (fields: Record<string, unknown>, message: string): void => {
+      const err = fields.err;
+      if (this.errors.length < 100)
+        this.errors.push(err instanceof Error ? `${message}: ${err.message}` : message);
+    };
+    this.logger = { debug: () => {}, info: () => {}, warn: keep, error: keep };
+  }
+
+  /** resolves once `n` reconciles have finished in all (or at once if they have) */
+  whenReconciled(n: number): Promise<void> {
+    if (this.reconciled >= n) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ n, resolve }));
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => this.reconciled >= w.n);
+    this.#waiters = this.#waiters.filter((w) => this.reconciled < w.n);
+    for (const w of ready) w.resolve();
+  }
+}
+
+export type BenchOperatorOptions = Pick<
+  OperatorOptions,
+  "source" | "concurrency" | "clientOptions" | "reconciler" | "syncIntervalMs"
+>;
+
+export interface RunningOperator {
+  probe: OperatorProbe;
+  /** aborts and waits for the operator to stop */
+  stop(): Promise<void>;
+}
+
+/** Starts the real Operator with no HTTP endpoints and no leader election. */
+export function startOperator(options: BenchOperatorOptions): RunningOperator {
+  const probe = new OperatorProbe();
+  const operator = new Operator({
+    ...options,
+    metrics: probe.bundle,
+    logger: probe.logger,
+    metricsBindAddress: "0",
+    healthProbeBindAddress: "0",
+  });
+  const abort = new AbortController();
+  const running = operator.start(abort.signal);
+  return {
+    probe,
+    stop: async () => {
+      abort.abort();
+      await running;
+    },
+  };
+}
+
+export interface PassResult {
+  elapsedMs: number;
+  reconciled: number;
+  errors: string[];
+  tenantCorrections: number;
+  releases: number;
+  requestDurationsMs: number[];
+  timedOut: boolean;
+}
+
+/** Starts an operator, waits until it has reconciled `objects` keys (or the time runs out), stops it. */
+export async function runOperatorPass(
+  options: BenchOperatorOptions & { objects: number; timeoutMs: number },
+): Promise<PassResult> {
+  const { objects, timeoutMs, ...operatorOptions } = options;
+  const start = performance.now();
+  const op = startOperator(operatorOptions);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    op.probe.whenReconciled(objects).then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+  ]);
+  const elapsedMs = performance.now() - start;
+  clearTimeout(timer);
+  await op.stop();
+  const { probe } = op;
+  return {
+    elapsedMs,
+    reconciled: probe.reconciled,
+    errors: probe.errors,
+    tenantCorrections: probe.tenantCorrections,
+    releases: probe.releases,
+    requestDurationsMs: probe.requestDurationsMs,
+    timedOut,
+  };
+}

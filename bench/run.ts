@@ -1,0 +1,218 @@
+/**
+ * `npm run bench [-- --quick] [-- --only a,b] [-- --with-apiserver]`: runs the benchmarks, prints
+ * one aligned markdown table, and writes bench/results/latest.json; a full run (no --quick, no
+ * --only) also writes bench/results/RESULTS.md with the machine it ran on. --with-apiserver adds
+ * the scale benchmark against the test API server (minutes; needs test/controlplane's binaries). Benchmarks are not
+ * tests: a missed target is reported in the table, not as a failure; a benchmark that throws
+ * makes the exit status 1.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import {
+  benchClientThroughput,
+  CLIENT_THROUGHPUT_FULL,
+  CLIENT_THROUGHPUT_QUICK,
+} from "./client-throughput.ts";
+import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
+import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
+import { machineInfo, type MachineInfo } from "./lib/machine.ts";
+import type { BenchResult } from "./lib/result.ts";
+import { formatTable, resultRows } from "./lib/table.ts";
+import { benchScale, SCALE_FULL, SCALE_QUICK } from "./scale.ts";
+import { benchScaleApiServer, SCALE_APISERVER_FULL, SCALE_APISERVER_QUICK } from "./scale-apiserver.ts";
+import { benchSteadyState, STEADY_STATE_FULL, STEADY_STATE_QUICK } from "./steady-state.ts";
+
+interface Benchmark {
+  name: string;
+  /** run without --only; false: only when named, or with its flag (--with-apiserver) */
+  byDefault: boolean;
+  run(quick: boolean): Promise<BenchResult>;
+  /** the whole benchmark is abandoned after this long (its own steps have tighter bounds) */
+  limitMs: { quick: number; full: number };
+}
+
+const MINUTE = 60_000;
+
+const BENCHMARKS: readonly Benchmark[] = [
+  {
+    name: "edge-document",
+    byDefault: true,
+    run: (quick) => benchEdgeDocument(quick ? EDGE_DOCUMENT_QUICK : EDGE_DOCUMENT_FULL),
+    limitMs: { quick: 2 * MINUTE, full: 5 * MINUTE },
+  },
+  {
+    name: "client-throughput",
+    byDefault: true,
+    run: (quick) => benchClientThroughput(quick ? CLIENT_THROUGHPUT_QUICK : CLIENT_THROUGHPUT_FULL),
+    limitMs: { quick: 2 * MINUTE, full: 5 * MINUTE },
+  },
+  {
+    name: "convergence",
+    byDefault: true,
+    run: (quick) => benchConvergence(quick ? CONVERGENCE_QUICK : CONVERGENCE_FULL),
+    limitMs: { quick: 5 * MINUTE, full: 15 * MINUTE },
+  },
+  {
+    name: "steady-state",
+    byDefault: true,
+    run: (quick) => benchSteadyState(quick ? STEADY_STATE_QUICK : STEADY_STATE_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "scale",
+    byDefault: true,
+    run: (quick) => benchScale(quick ? SCALE_QUICK : SCALE_FULL),
+    limitMs: { quick: 10 * MINUTE, full: 40 * MINUTE },
+  },
+  {
+    name: "scale-apiserver",
+    byDefault: false,
+    run: (quick) => benchScaleApiServer(quick ? SCALE_APISERVER_QUICK : SCALE_APISERVER_FULL),
+    limitMs: { quick: 15 * MINUTE, full: 45 * MINUTE },
+  },
+];
+
+const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
+
+interface RunReport {
+  options: { quick: boolean; only: string[] | undefined; withApiserver: boolean };
+  machine: MachineInfo;
+  loadAverage1mAtEnd: number;
+  results: BenchResult[];
+  failures: { name: string; error: string }[];
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+      "with-apiserver": { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(
+      `usage: npm run bench -- [--quick] [--only ${BENCHMARKS.map((b) => b.name).join(",")}] [--with-apiserver]`,
+    );
+    return 0;
+  }
+  const only = values.only
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  const unknown = only?.filter((n) => !BENCHMARKS.some((b) => b.name === n)) ?? [];
+  if (unknown.length > 0) {
+    console.error(
+      `unknown benchmark(s): ${unknown.join(", ")}; known: ${BENCHMARKS.map((b) => b.name).join(", ")}`,
+    );
+    return 2;
+  }
+  const wanted = (b: Benchmark): boolean =>
+    only === undefined
+      ? b.byDefault || (b.name === "scale-apiserver" && values["with-apiserver"])
+      : only.includes(b.name);
+  const selected = BENCHMARKS.filter(wanted);
+  const report: RunReport = {
+    options: { quick: values.quick, only, withApiserver: values["with-apiserver"] },
+    machine: machineInfo(),
+    loadAverage1mAtEnd: 0,
+    results: [],
+    failures: [],
+  };
+  for (const bench of selected) {
+    console.error(`[bench] ${bench.name}${values.quick ? " (quick)" : ""} ...`);
+    try {
+      const result = await withLimit(
+        bench.run(values.quick),
+        values.quick ? bench.limitMs.quick : bench.limitMs.full,
+      );
+      report.results.push(result);
+      console.error(`[bench] ${bench.name} done in ${(result.durationMs / 1000).toFixed(1)} s`);
+    } catch (error) {
+      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      report.failures.push({ name: bench.name, error: message });
+      console.error(`[bench] ${bench.name} FAILED: ${message}`);
+    }
+  }
+  report.loadAverage1mAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
+  const table = formatTable(resultRows(report.results));
+  console.log(table);
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await writeFile(join(RESULTS_DIR, "latest.json"), `${JSON.stringify(report, finiteOrNull, 2)}\n`);
+  if (!values.quick && only === undefined) {
+    await writeFile(join(RESULTS_DIR, "RESULTS.md"), resultsMarkdown(report, table));
+    console.error(`[bench] wrote bench/results/latest.json and bench/results/RESULTS.md`);
+  } else {
+    console.error(`[bench] wrote bench/results/latest.json (RESULTS.md is written by a full run only)`);
+  }
+  return report.failures.length > 0 ? 1 : 0;
+}
+
+class BenchTimeoutError extends Error {
+  readonly code = "BENCH_TIMEOUT";
+  constructor(limitMs: number) {
+    super(`not finished after ${limitMs / 1000} s`);
+    this.name = "BenchTimeoutError";
+  }
+}
+
+function withLimit<T>(work: Promise<T>, limitMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BenchTimeoutError(limitMs)), limitMs);
+  });
+  return Promise.race([work, limit]).finally(() => clearTimeout(timer));
+}
+
+/** JSON has no NaN or Infinity: a figure that was not obtained is null */
+function finiteOrNull(_key: string, value: unknown): unknown {
+  return typeof value === "number" && !Number.isFinite(value) ? null : value;
+}
+
+function resultsMarkdown(report: RunReport, table: string): string {
+  const m = report.machine;
+  const notes = report.results.flatMap((r) => r.notes.map((n) => `- **${r.name}**: ${n}`));
+  const failures = report.failures.map((f) => `- **${f.name}** failed: ${f.error.split("\n")[0] ?? ""}`);
+  const missed = report.results.flatMap((r) =>
+    r.measurements.filter((x) => x.target?.met === false).map((x) => `- ${r.name} / ${x.case} / ${x.metric}`),
+  );
+  return [
+    "# Benchmark results",
+    "",
+    "Written by `npm run bench` (a full run); the raw figures are in `latest.json`.",
+    "",
+    "## Machine",
+    "",
+    `- ${m.nproc} CPUs: ${m.cpuModel}`,
+    `- memory: ${m.memoryGiB} GiB`,
+    `- node ${m.node} (${m.platform})`,
+    `- date: ${m.date}`,
+    `- load average (1 min) at start ${m.loadAverage1m}, at end ${report.loadAverage1mAtEnd}: other work on the machine slows the figures`,
+    "",
+    "## Results",
+    "",
+    table,
+    "",
+    "## Targets missed",
+    "",
+    ...(missed.length > 0 ? missed : ["- none"]),
+    ...(failures.length > 0 ? ["", "## Failures", "", ...failures] : []),
+    "",
+    "## How the figures were obtained",
+    "",
+    ...notes,
+    "",
+  ].join("\n");
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

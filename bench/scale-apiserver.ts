@@ -1,0 +1,188 @@
+/**
+ * Scale against a real API server (`npm run bench -- --with-apiserver`, off by default: creating
+ * 10 000 objects and the operator's first pass over them take minutes). The test control plane
+ * (test/controlplane, binaries built by test/controlplane/build.sh) gets the CRDs, a namespace,
+ * the Secret and the objects; the operator child follows them with the KubernetesSource, writing
+ * status through the API server. Then one EdgeTenant's spec is patched and the time until the
+ * simulator counts the PUT is measured, with the operator's peak RSS.
+ */
+import { execFile } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { GROUP, VERSION, type NsxvObject } from "../src/api/types.ts";
+import { PLURALS } from "../src/controller/kube-source.ts";
+import { findControlPlaneBinaries } from "../test/controlplane/binaries.ts";
+import { startControlPlane } from "../test/controlplane/controlplane.ts";
+import {
+  credentialsSecret,
+  fleetObjects,
+  NAMESPACE,
+  simulatorState,
+  type ManagerCaps,
+} from "./lib/fixtures.ts";
+import { ResultBuilder, type BenchResult } from "./lib/result.ts";
+import { runScale } from "./lib/scale-driver.ts";
+import { CHANGED_TENANT } from "./lib/scale-protocol.ts";
+import { startSimulatorProcess } from "./lib/simulator-process.ts";
+import { manifestOf, reportScale, scaleFleet } from "./scale.ts";
+
+const CRD_DIR = fileURLToPath(new URL("../crds/", import.meta.url));
+
+export interface ScaleApiServerBenchOptions {
+  edges: number;
+  pools: number;
+  caps: ManagerCaps;
+  concurrency: number;
+  /** the operator's resync interval; longer than the first pass, so that the queue is idle when the change comes */
+  syncIntervalMs: number;
+  /** creates at once while filling the API server */
+  createConcurrency: number;
+  syncTimeoutMs: number;
+  changeTimeoutMs: number;
+}
+
+export const SCALE_APISERVER_FULL: ScaleApiServerBenchOptions = {
+  edges: 5_000,
+  pools: 5_000,
+  caps: { maxConcurrentRequests: 16, requestsPerSecond: 1_000 },
+  concurrency: 32,
+  syncIntervalMs: 3_600_000,
+  createConcurrency: 16,
+  syncTimeoutMs: 1_200_000,
+  changeTimeoutMs: 30_000,
+};
+
+export const SCALE_APISERVER_QUICK: ScaleApiServerBenchOptions = {
+  ...SCALE_APISERVER_FULL,
+  edges: 500,
+  pools: 500,
+  syncTimeoutMs: 300_000,
+  changeTimeoutMs: 10_000,
+};
+
+export class ControlPlaneMissingError extends Error {
+  readonly code = "BENCH_CONTROLPLANE_MISSING";
+  constructor(reason: string) {
+    super(`--with-apiserver needs the test control plane: ${reason}`);
+    this.name = "ControlPlaneMissingError";
+  }
+}
+
+export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): Promise<BenchResult> {
+  const result = new ResultBuilder("scale-apiserver");
+  const lookup = findControlPlaneBinaries({ build: false });
+  if (!lookup.found) throw new ControlPlaneMissingError(lookup.reason);
+  const fleet = scaleFleet(options.edges, options.pools);
+  const sim = await startSimulatorProcess({ state: simulatorState(fleet) });
+  const cp = await startControlPlane({ binDir: lookup.binDir });
+  try {
+    const kc = cp.makeKubeConfig();
+    await installCrds(cp.kubectlPath, cp.kubeconfigPath);
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    const objects = fleetObjects(sim.url, options.caps, fleet);
+    const createStart = performance.now();
+    await createAll(kc, objects, options.createConcurrency);
+    const createMs = performance.now() - createStart;
+    const label = `API server, ${objects.length - 1} objects`;
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const run = await runScale({
+      start: {
+        source: { type: "cluster", kubeconfigPath: cp.kubeconfigPath, namespace: NAMESPACE },
+        url: sim.url,
+        fleet,
+        caps: options.caps,
+        concurrency: options.concurrency,
+        syncIntervalMs: options.syncIntervalMs,
+        syncTimeoutMs: options.syncTimeoutMs,
+      },
+      control: sim.control,
+      changeTimeoutMs: options.changeTimeoutMs,
+      timeReload: false,
+      makeChange: async () => {
+        await custom.patchNamespacedCustomObject({
+          ...params("EdgeTenant"),
+          name: "edge-1",
+          body: [{ op: "replace", path: "/spec/tenant", value: CHANGED_TENANT }],
+        });
+      },
+    });
+    result.add({ case: label, metric: `create ${objects.length} objects`, value: createMs, unit: "ms" });
+    reportScale(result, label, run, options);
+    result.detail(label, {
+      ...run,
+      createMs,
+      parameters: { ...fleet, ...options.caps, workers: options.concurrency },
+    });
+  } finally {
+    await cp.stop();
+    await sim.close();
+  }
+  result.note(
+    "kube-apiserver and etcd from test/controlplane (one namespace); objects created with " +
+      `${options.createConcurrency} concurrent POSTs; the first pass writes every status through the API server. ` +
+      "Change → PUT: from sending the spec patch to the simulator counting the PUT.",
+  );
+  return result.build();
+}
+
+function params(kind: NsxvObject["kind"]) {
+  return { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURALS[kind] };
+}
+
+async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
+  const run = promisify(execFile);
+  const files = (await readdir(CRD_DIR)).filter((f) => f.startsWith("nsxv.io_")).map((f) => join(CRD_DIR, f));
+  await run(kubectl, [
+    "--kubeconfig",
+    kubeconfig,
+    "apply",
+    "--server-side",
+    ...files.flatMap((f) => ["-f", f]),
+  ]);
+  await run(kubectl, [
+    "--kubeconfig",
+    kubeconfig,
+    "wait",
+    "--for=condition=Established",
+    "crd",
+    "--all",
+    "--timeout=60s",
+  ]);
+}
+
+/** The Secret, then every object; a 429 or 5xx (storage still initialising) is retried a few times. */
+async function createAll(kc: KubeConfig, objects: readonly NsxvObject[], concurrency: number): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const { metadata, stringData } = credentialsSecret();
+  const body = {
+    metadata: { name: metadata.name, namespace: NAMESPACE },
+    ...(stringData ? { stringData } : {}),
+  };
+  await core.createNamespacedSecret({ namespace: NAMESPACE, body });
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < objects.length) {
+      const object = objects[next++] as NsxvObject;
+      await retrying(() =>
+        custom.createNamespacedCustomObject({ ...params(object.kind), body: manifestOf(object) }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+async function retrying<T>(call: () => Promise<T>, attempts = 20): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const code = error instanceof ApiException ? error.code : 0;
+      if (attempt >= attempts || !(code === 429 || code >= 500)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
