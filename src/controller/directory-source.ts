@@ -97,6 +97,8 @@ export class DirectorySource implements DesiredStateSource {
   readonly #memory = new Map<string, Remembered>();
   readonly #loaded = new SyncedLatch();
   #lastErrors = "";
+  /** the store's revision: every read of the manifests may change any kind (a status write does not) */
+  #revision = 0;
   /** a status file write is queued and has not started: it will carry later changes too */
   #persistQueued = false;
   #statusWrites: Promise<void> = Promise.resolve();
@@ -118,6 +120,7 @@ export class DirectorySource implements DesiredStateSource {
       list: (kind) =>
         [...this.#objects.values()].filter((e) => e.value.kind === kind).map((e) => this.#view(e.value)),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
+      revision: () => this.#revision,
     };
   }
 
@@ -262,6 +265,7 @@ export class DirectorySource implements DesiredStateSource {
     for (const key of [...this.#memory.keys()]) if (!objects.has(key)) this.#memory.delete(key);
     this.#objects = objects;
     this.#secrets = secrets;
+    this.#revision += 1;
     const all = [...objects.values(), ...before.values()].map((e) => e.value);
     for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
       if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;

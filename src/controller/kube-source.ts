@@ -270,6 +270,8 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #secrets: SecretCache;
   readonly #overlays = new Map<string, Overlay>();
   readonly #watches: ResourceWatch[];
+  /** the store's revision per kind: moves when an object comes, goes, or changes other than in status */
+  readonly #revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
 
   constructor(options: KubernetesSourceOptions) {
     const kc = options.kubeConfig;
@@ -320,6 +322,7 @@ export class KubernetesSource implements DesiredStateSource {
       get: (ref) => this.#get(ref),
       list: (kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)),
       getSecret: (namespace, name) => this.#getSecret(namespace, name),
+      revision: (kind) => this.#revisions[kind],
     };
   }
 
@@ -423,6 +426,9 @@ export class KubernetesSource implements DesiredStateSource {
       this.#secrets.reference(`${ref.namespace}/${ref.name}`, ref.namespace, names);
     }
     const changed = before === undefined || after === undefined || needsReconcile(before, after);
+    // the spec too: an object whose generation did not follow a spec change is still listed anew
+    if (changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec))
+      this.#revisions[object.kind] += 1;
     if (changed) this.#listeners.emit(ref);
     if (object.kind !== "NSXManager") return;
     if (changed) this.#emitDependents(ref, () => true);

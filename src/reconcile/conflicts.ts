@@ -5,6 +5,8 @@
  * namespace/name) owns the target and the others act on nothing (Stalled, reason Conflict).
  * Built from every object of the kind that the source lists. A by-name and a by-id object can
  * only be seen to collide once the pool list is read: `poolWinner` settles that case.
+ * It reads only metadata and spec, never status, so a status write does not make it stale: the
+ * reconciler keeps one per kind while the store's revision stays the same.
  */
 import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NsxvObject } from "../api/types.ts";
 import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "./store.ts";
@@ -30,17 +32,15 @@ export class ConflictIndex {
   static build(objects: readonly NsxvObject[]): ConflictIndex {
     const byTarget = new Map<string, Dependent[]>();
     const poolsByManager = new Map<string, IPPoolAllocations[]>();
+    // one pass, appending in place: linear in the number of objects
     for (const object of objects) {
       if (object.kind === "NSXManager" || object.metadata.deletionTimestamp !== undefined) continue;
       const key = targetKey(object);
       if (key === undefined) continue;
-      byTarget.set(key, [...(byTarget.get(key) ?? []), object]);
-      if (object.kind === "IPPoolAllocations") {
-        const manager = managerKey(object) as string;
-        poolsByManager.set(manager, [...(poolsByManager.get(manager) ?? []), object]);
-      }
+      append(byTarget, key, object);
+      if (object.kind === "IPPoolAllocations") append(poolsByManager, managerKey(object) as string, object);
     }
-    for (const claimants of byTarget.values()) claimants.sort(olderFirst);
+    for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(olderFirst);
     return new ConflictIndex(byTarget, poolsByManager);
   }
 
@@ -54,8 +54,10 @@ export class ConflictIndex {
   /** The other pool objects on the same NSXManager: whose by-name selections the caller resolves. */
   poolsOnSameManager(object: IPPoolAllocations): IPPoolAllocations[] {
     const key = managerKey(object);
+    const name = object.metadata.name;
+    // same manager key: same kind and namespace, so the name alone tells the object apart
     return (key === undefined ? [] : (this.#poolsByManager.get(key) ?? [])).filter(
-      (o) => !sameRef(refOf(o), refOf(object)),
+      (o) => o.metadata.name !== name,
     );
   }
 
@@ -74,6 +76,12 @@ export class ConflictIndex {
     const owner = [object, ...rivals].sort(olderFirst)[0] as IPPoolAllocations;
     return sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
   }
+}
+
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const values = map.get(key);
+  if (values === undefined) map.set(key, [value]);
+  else values.push(value);
 }
 
 /** e.g. `ns/manager` for the NSXManager the object names */

@@ -2,9 +2,11 @@
  * One manager client per NSXManager object, built from the object and its Secrets, and replaced
  * when any of them changes: the cache key is a keyed hash of (url, credentials, TLS, limits), so
  * a rotated password takes effect on the next reconcile without a restart, and the old client
- * is closed. The client factory is injected (`new ManagerClient(...)` in the operator, a fake in
- * tests). A missing Secret or key is a ManagerNotReady error naming the Secret and the key,
- * never a value.
+ * is closed. The hash is computed again only when the object's spec or one of its Secrets is
+ * another object than last time (every source replaces what changed, and a status write keeps
+ * the spec): a reconcile of an unchanged manager costs three identity checks. The client
+ * factory is injected (`new ManagerClient(...)` in the operator, a fake in tests). A missing
+ * Secret or key is a ManagerNotReady error naming the Secret and the key, never a value.
  */
 import { createHmac, randomBytes } from "node:crypto";
 import type { NSXManager, Secret } from "../api/types.ts";
@@ -57,6 +59,11 @@ export interface ManagerConnection {
 interface Entry {
   hash: string;
   client: ClosableManagerApi;
+  connection: ManagerConnection;
+  /** what the hash was computed from: the same objects again give the same hash */
+  spec: NSXManager["spec"];
+  credentials: Secret | undefined;
+  ca: Secret | undefined;
 }
 
 export class ManagerConnections {
@@ -74,9 +81,17 @@ export class ManagerConnections {
    * ReconcileError: InvalidSpec for a bad spec, ManagerNotReady for a missing Secret or key.
    */
   resolve(manager: NSXManager, secrets: ManagerSecrets): ManagerConnection {
-    const config = resolveManager(manager);
     const namespace = manager.metadata.namespace ?? DEFAULT_NAMESPACE;
     const name = `${namespace}/${manager.metadata.name}`;
+    const cached = this.#entries.get(name);
+    if (
+      cached?.spec === manager.spec &&
+      cached.credentials === secrets.credentials &&
+      cached.ca === secrets.ca
+    ) {
+      return cached.connection;
+    }
+    const config = resolveManager(manager);
     const credentials = `${namespace}/${config.credentialsSecret}`;
     const options: ManagerClientOptions = {
       ...this.#options.clientOptions,
@@ -90,7 +105,27 @@ export class ManagerConnections {
     };
     if (config.ca !== undefined)
       options.ca = secretValue(secrets.ca, `${namespace}/${config.ca.secret}`, config.ca.key);
-    const hash = createHmac("sha256", this.#hmacKey)
+    const hash = this.#hash(options);
+    if (cached !== undefined && cached.hash !== hash) this.#closeQuietly(cached.client);
+    const client =
+      cached?.hash === hash
+        ? cached.client
+        : this.#options.createClient(options, { namespace, name: manager.metadata.name });
+    const connection = { api: client, key: `${name}#${hash}` };
+    this.#entries.set(name, {
+      hash,
+      client,
+      connection,
+      spec: manager.spec,
+      credentials: secrets.credentials,
+      ca: secrets.ca,
+    });
+    return connection;
+  }
+
+  /** names the client's settings without revealing them */
+  #hash(options: ManagerClientOptions): string {
+    return createHmac("sha256", this.#hmacKey)
       .update(
         JSON.stringify([
           options.url,
@@ -105,16 +140,6 @@ export class ManagerConnections {
       )
       .digest("hex")
       .slice(0, 16);
-    let entry = this.#entries.get(name);
-    if (entry?.hash !== hash) {
-      if (entry !== undefined) this.#closeQuietly(entry.client);
-      entry = {
-        hash,
-        client: this.#options.createClient(options, { namespace, name: manager.metadata.name }),
-      };
-      this.#entries.set(name, entry);
-    }
-    return { api: entry.client, key: `${name}#${hash}` };
   }
 
   /** The NSXManager object is gone: close its client. */

@@ -79,6 +79,8 @@ export type { ReconcileChanges, ReconcileOutcome, ReconcileReport } from "./repo
 
 export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => Promise<ReconcileReport>;
 
+type DependentKind = "EdgeTenant" | "IPPoolAllocations";
+
 /** One pass over one object. */
 interface Pass {
   object: NsxvObject;
@@ -91,6 +93,26 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
   const options = { ...DEFAULT_RECONCILER_OPTIONS, ...omitUndefined(deps) };
   const { store, connections, clock } = options;
   const poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock });
+  /** the conflict index per kind and the store revision it was built at */
+  const indexes = new Map<DependentKind, { revision: number; index: Promise<ConflictIndex> }>();
+  /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
+  const poolIdsByName = new WeakMap<readonly IpPool[], Map<string, string | null>>();
+
+  /** Built again only when the store's revision of the kind moved (every time without revisions). */
+  function conflictIndex(kind: DependentKind): Promise<ConflictIndex> {
+    const revision = store.revision?.(kind);
+    const cached = indexes.get(kind);
+    if (revision !== undefined && cached?.revision === revision) return cached.index;
+    // the revision is read before listing: a change during the list moves it, and the next call builds again
+    const index = Promise.resolve(store.list(kind)).then((objects) => ConflictIndex.build(objects));
+    if (revision !== undefined) {
+      indexes.set(kind, { revision, index });
+      index.catch(() => {
+        if (indexes.get(kind)?.index === index) indexes.delete(kind);
+      });
+    }
+    return index;
+  }
 
   const resync = (intervalMs: number | undefined): number => {
     const base = intervalMs ?? options.defaultSyncIntervalMs;
@@ -158,7 +180,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
 
   async function reconcileEdgeTenant(pass: Pass, object: EdgeTenant): Promise<Draft> {
     const config = resolveEdgeTenant(object);
-    const winner = ConflictIndex.build(await store.list("EdgeTenant")).winnerOver(object);
+    const winner = (await conflictIndex("EdgeTenant")).winnerOver(object);
     if (winner !== undefined) throw conflictError(`edge ${config.edgeId}`, winner);
     const connection = await connectDependent(object, config.managerName);
     const input = { object, previous: object.status, now: pass.now };
@@ -175,7 +197,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
 
   async function reconcilePool(pass: Pass, object: IPPoolAllocations): Promise<Draft> {
     const config = resolvePool(object);
-    const index = ConflictIndex.build(await store.list("IPPoolAllocations"));
+    const index = await conflictIndex("IPPoolAllocations");
     const target =
       config.pool.id ?? `named ${JSON.stringify(config.pool.name)} in scope ${config.pool.scope}`;
     const winner = index.winnerOver(object);
@@ -233,9 +255,19 @@ export function createReconciler(deps: ReconcilerDeps): Reconcile {
     return index.poolWinner(object, pool.objectId, (other) => {
       const { id, name, scope = DEFAULTS.poolScope } = other.spec.pool;
       if (id !== undefined) return id;
-      const matches = lists.get(scope)?.filter((p) => p.name === name) ?? [];
-      return matches.length === 1 ? matches[0]?.objectId : undefined;
+      const list = lists.get(scope);
+      return list === undefined || name === undefined ? undefined : (idsByName(list).get(name) ?? undefined);
     });
+  }
+
+  function idsByName(list: readonly IpPool[]): Map<string, string | null> {
+    let ids = poolIdsByName.get(list);
+    if (ids === undefined) {
+      ids = new Map();
+      for (const pool of list) ids.set(pool.name, ids.has(pool.name) ? null : pool.objectId);
+      poolIdsByName.set(list, ids);
+    }
+    return ids;
   }
 
   function paused(pass: Pass): Draft {

@@ -21,6 +21,13 @@ export interface DesiredStateStore {
   /** every object of the kind this operator serves, all namespaces (for the conflict index) */
   list(kind: Kind): Awaitable<readonly NsxvObject[]>;
   getSecret(namespace: string, name: string): Awaitable<Secret | undefined>;
+  /**
+   * A number that changes whenever an object of the kind is added or removed or its metadata or
+   * spec changes (a status-only change may leave it as it is): what callers derive from
+   * `list(kind)` (the conflict index) is kept while it stays the same. Without it, callers list
+   * on every use.
+   */
+  revision?(kind: Kind): number;
 }
 
 export function refOf(object: NsxvObject): ObjectRef {
@@ -43,19 +50,35 @@ export interface MemoryStore extends DesiredStateStore {
   /** adds or replaces (by kind, namespace and name), e.g. with the status a pass returned */
   put(object: NsxvObject): void;
   putSecret(secret: Secret): void;
+  revision(kind: Kind): number;
 }
 
-/** A store over maps; later entries with the same key replace earlier ones. */
+/**
+ * A store over maps, one per kind (a list reads only its kind); later entries with the same key
+ * replace earlier ones. A put that keeps the object's metadata and spec (a status write:
+ * `{ ...object, status }`) leaves the revision as it is.
+ */
 export function memoryStore(
   init: { objects?: readonly NsxvObject[]; secrets?: readonly Secret[] } = {},
 ): MemoryStore {
-  const objects = new Map<string, NsxvObject>();
+  const objects: Record<Kind, Map<string, NsxvObject>> = {
+    NSXManager: new Map(),
+    EdgeTenant: new Map(),
+    IPPoolAllocations: new Map(),
+  };
+  const revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
   const secrets = new Map<string, Secret>();
   const store: MemoryStore = {
-    get: (ref) => objects.get(formatRef(ref)),
-    list: (kind) => [...objects.values()].filter((o) => o.kind === kind),
+    get: (ref) => objects[ref.kind].get(`${ref.namespace}/${ref.name}`),
+    list: (kind) => [...objects[kind].values()],
     getSecret: (namespace, name) => secrets.get(`${namespace}/${name}`),
-    put: (object) => void objects.set(formatRef(refOf(object)), object),
+    revision: (kind) => revisions[kind],
+    put: (object) => {
+      const { kind, namespace, name } = refOf(object);
+      const before = objects[kind].get(`${namespace}/${name}`);
+      objects[kind].set(`${namespace}/${name}`, object);
+      if (before?.metadata !== object.metadata || before.spec !== object.spec) revisions[kind] += 1;
+    },
     putSecret: (secret) =>
       void secrets.set(`${secret.metadata.namespace ?? DEFAULT_NAMESPACE}/${secret.metadata.name}`, secret),
   };

@@ -157,6 +157,18 @@ describe("DirectorySource", () => {
     }
   });
 
+  it("keeps its revision across status writes and moves it when the manifests are read again", async () => {
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const { source } = await open();
+    const revision = source.store.revision?.("EdgeTenant");
+    expect(revision, "the source offers a revision").toBeTypeOf("number");
+    expect(await source.writeStatus(ref("EdgeTenant", "web"), { observedGeneration: 1 })).toBe("written");
+    expect(source.store.revision?.("EdgeTenant"), "a status write lists nothing anew").toBe(revision);
+    await files({ "edges.yaml": EDGE("web", "green") });
+    await source.reload();
+    expect(source.store.revision?.("EdgeTenant"), "a read of the manifests does").not.toBe(revision);
+  });
+
   it("reports a file that does not load and keeps the last good version of its objects", async () => {
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
     const { source, enqueued, lines } = await open();

@@ -147,6 +147,8 @@ describe("KubernetesSource", () => {
     reason: string;
     change: (o: EdgeTenant) => EdgeTenant;
     enqueued: boolean;
+    /** the store's EdgeTenant revision moves (what the conflict index is rebuilt on) */
+    revised: boolean;
   }[] = [
     {
       name: "StatusOnly",
@@ -157,12 +159,14 @@ describe("KubernetesSource", () => {
         status: { observedTenant: "x" },
       }),
       enqueued: false,
+      revised: false,
     },
     {
       name: "Generation",
       reason: "a spec change raises metadata.generation",
       change: (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: "2", generation: 2 } }),
       enqueued: true,
+      revised: true,
     },
     {
       name: "PausedAnnotation",
@@ -172,12 +176,14 @@ describe("KubernetesSource", () => {
         metadata: { ...o.metadata, resourceVersion: "2", annotations: { "nsxv.io/paused": "true" } },
       }),
       enqueued: true,
+      revised: true,
     },
     {
       name: "Labels",
       reason: "labels decide the selector's shard",
       change: (o) => ({ ...o, metadata: { ...o.metadata, resourceVersion: "2", labels: { shard: "b" } } }),
       enqueued: true,
+      revised: true,
     },
     {
       name: "Deleting",
@@ -187,19 +193,37 @@ describe("KubernetesSource", () => {
         metadata: { ...o.metadata, resourceVersion: "2", deletionTimestamp: "2025-01-01T00:00:00Z" },
       }),
       enqueued: true,
+      revised: true,
     },
     {
       name: "SameVersion",
       reason: "a relist delivers objects unchanged: same resourceVersion, nothing happened",
       change: (o) => o,
       enqueued: false,
+      revised: false,
+    },
+    {
+      name: "SpecWithoutGeneration",
+      reason: "a spec that changed without a new generation is not reconciled, but is listed anew",
+      change: (o) => ({
+        ...o,
+        metadata: { ...o.metadata, resourceVersion: "2" },
+        spec: { ...o.spec, edgeId: "edge-9" },
+      }),
+      enqueued: false,
+      revised: true,
     },
   ];
-  it.each(updates)("an EdgeTenant update: $name", async ({ change, enqueued: expected, reason }) => {
-    const { cluster, enqueued } = await setup({ managers: [manager("nsx", "creds")], tenants: [web] });
+  it.each(updates)("an EdgeTenant update: $name", async ({ change, enqueued: expected, revised, reason }) => {
+    const { cluster, enqueued, source } = await setup({
+      managers: [manager("nsx", "creds")],
+      tenants: [web],
+    });
+    const revision = source.store.revision?.("EdgeTenant");
     cluster.emit("edgetenants", "MODIFIED", change(web));
     expect(enqueued, reason).toEqual(expected ? ["EdgeTenant/team-a/web"] : []);
     expect(needsReconcile(web, change(web))).toBe(expected);
+    expect(source.store.revision?.("EdgeTenant") !== revision, `revision: ${reason}`).toBe(revised);
   });
 
   it("a manager's spec change enqueues it and its dependents; its readiness only the dependents waiting for it", async () => {

@@ -60,6 +60,30 @@ describe("ManagerConnections", () => {
     expect(b.key, "the key never shows the password").not.toContain("rotated");
   });
 
+  it("answers from its cache while the spec and the Secrets are the same objects, and looks again when one is replaced", () => {
+    const { created, connections } = setup();
+    const object = manager();
+    const secret = credentials();
+    const first = connections.resolve(object, { credentials: secret });
+    const afterStatusWrite = connections.resolve(
+      { ...object, status: { reachable: true } },
+      { credentials: secret },
+    );
+    expect(afterStatusWrite, "a status write keeps the spec: nothing computed again").toBe(first);
+    const copy = connections.resolve(manager(), { credentials: credentials() });
+    expect(copy, "equal copies are other objects: computed again").not.toBe(first);
+    expect(copy.key, "... to the same settings, the same client").toBe(first.key);
+    expect(
+      message(() => connections.resolve(object, { credentials: undefined })),
+      "a deleted Secret is seen at once",
+    ).toBe("ManagerNotReady: Secret ns/nsx-creds not found");
+    const rotated = connections.resolve(object, {
+      credentials: credentials("nsx-creds", { username: "admin", password: "rotated" }),
+    });
+    expect(rotated.key, "a rotated Secret is seen at once").not.toBe(first.key);
+    expect(created).toHaveLength(2);
+  });
+
   it("decodes data (base64) and prefers stringData", () => {
     const { created, connections } = setup();
     const secret = credentials("nsx-creds", { username: "fromStringData" });

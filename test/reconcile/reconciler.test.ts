@@ -8,7 +8,7 @@ import {
   type ReconcileReport,
   type ReconcilerDeps,
 } from "../../src/reconcile/reconciler.ts";
-import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import { memoryStore, refOf, type DesiredStateStore } from "../../src/reconcile/store.ts";
 import {
   allocations,
   apiError,
@@ -33,6 +33,8 @@ function setup(init: {
   secrets?: Secret[];
   fake?: FakeManager;
   deps?: Partial<ReconcilerDeps>;
+  /** false: the store offers no revision (the reconciler lists on every use) */
+  revisions?: boolean;
 }) {
   const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
   const fake =
@@ -51,7 +53,21 @@ function setup(init: {
     },
   });
   const clock = { ms: T0.getTime(), now: () => clock.ms };
-  const reconcile = createReconciler({ store, connections, clock, random: () => 0.5, ...init.deps });
+  /** the kinds the reconciler listed, in order: each list is a build of the conflict index */
+  const listed: string[] = [];
+  const { revision, ...rest } = store;
+  const counted: DesiredStateStore = {
+    ...rest,
+    ...(init.revisions === false ? {} : { revision }),
+    list: (kind) => (listed.push(kind), store.list(kind)),
+  };
+  const reconcile = createReconciler({
+    store: counted,
+    connections,
+    clock,
+    random: () => 0.5,
+    ...init.deps,
+  });
   /** one reconcile; the status it returns is written back, as the status sink would */
   const pass = async (object: NsxvObject): Promise<ReconcileReport> => {
     const ref = refOf(object);
@@ -60,7 +76,7 @@ function setup(init: {
     if (report.status !== undefined) store.put({ ...current, status: report.status } as NsxvObject);
     return report;
   };
-  return { store, fake, clients, clock, reconcile, pass };
+  return { store, fake, clients, clock, reconcile, pass, listed };
 }
 
 const condition = (report: ReconcileReport, type: string): Condition | undefined =>
@@ -368,6 +384,42 @@ describe("conflicts", () => {
     const owner = await pass(byName);
     expect(condition(owner, "Stalled")).toBeUndefined();
     expect(condition(owner, "Synced")).toMatchObject({ status: "True" });
+  });
+});
+
+describe("the conflict index", () => {
+  const owner = edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" });
+  const loser = edgeTenant({ tenant: "green" }, { name: "b", creationTimestamp: "2024-03-01T00:00:00Z" });
+
+  it("is built once per store revision: not again when only statuses changed, again after a change", async () => {
+    const { store, pass, listed } = setup({ objects: [manager(), owner, loser] });
+    for (const object of [loser, owner, loser, owner]) await pass(object);
+    expect(listed, "status writes leave the revision: one build for four reconciles").toEqual(["EdgeTenant"]);
+    store.put({ ...owner, metadata: { ...owner.metadata, deletionTimestamp: "2024-04-01T00:00:00Z" } });
+    const report = await pass(loser);
+    expect(listed, "the owner's deletion moved the revision: built again").toEqual([
+      "EdgeTenant",
+      "EdgeTenant",
+    ]);
+    expect(condition(report, "Stalled"), "the rebuilt index no longer names the owner").toBeUndefined();
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "blue", to: "green" }]);
+  });
+
+  it("is kept per kind: a pool object's change does not rebuild the EdgeTenants' index", async () => {
+    const pools = poolAllocations({}, { name: "p" });
+    const { store, pass, listed } = setup({ objects: [manager(), owner, pools] });
+    await pass(owner);
+    await pass(pools);
+    store.put({ ...pools, spec: { ...pools.spec, allowed: ["10.0.0.1"] } });
+    await pass(owner);
+    await pass(pools);
+    expect(listed).toEqual(["EdgeTenant", "IPPoolAllocations", "IPPoolAllocations"]);
+  });
+
+  it("is built on every reconcile when the store offers no revision", async () => {
+    const { pass, listed } = setup({ objects: [manager(), owner, loser], revisions: false });
+    for (const object of [loser, owner, loser]) await pass(object);
+    expect(listed).toEqual(["EdgeTenant", "EdgeTenant", "EdgeTenant"]);
   });
 });
 
