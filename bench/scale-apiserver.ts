@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { GROUP, VERSION, type NsxvObject } from "../src/api/types.ts";
-import { PLURALS } from "../src/controller/kube-source.ts";
+import { PLURALS } from "../src/api/types.ts";
 import { findControlPlaneBinaries } from "../test/controlplane/binaries.ts";
 import { startControlPlane } from "../test/controlplane/controlplane.ts";
 import {

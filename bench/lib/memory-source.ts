@@ -11,8 +11,9 @@ import {
   type KeyListener,
   type Status,
   type StatusWriteOutcome,
-} from "../../src/controller/source.ts";
-import { memoryStore, refOf, type MemoryStore, type ObjectRef } from "../../src/reconcile/index.ts";
+} from "../../src/source/source.ts";
+import { memoryStore, type MemoryStore } from "../../src/reconcile/index.ts";
+import { refOf, type ObjectRef } from "../../src/api/refs.ts";
 
 export class MemorySource implements DesiredStateSource {
   readonly store: MemoryStore;

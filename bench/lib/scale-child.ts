@@ -9,9 +9,9 @@
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import type { EdgeTenant } from "../../src/api/types.ts";
-import { DirectorySource } from "../../src/controller/directory-source.ts";
-import { KubernetesSource } from "../../src/controller/kube-source.ts";
-import type { DesiredStateSource } from "../../src/controller/source.ts";
+import { DirectorySource } from "../../src/source/directory.ts";
+import { KubernetesSource } from "../../src/source/kubernetes.ts";
+import type { DesiredStateSource } from "../../src/source/source.ts";
 import { credentialsSecret, edgeTenantObject, fleetObjects } from "./fixtures.ts";
 import { MemorySource } from "./memory-source.ts";
 import { CHANGED_TENANT, type ScaleChildReport, type ScaleChildStart } from "./scale-protocol.ts";

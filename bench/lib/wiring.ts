@@ -10,8 +10,8 @@ import {
   createOperatorMetrics,
   type OperatorMetrics,
   type OperatorMetricsBundle,
-} from "../../src/controller/metrics.ts";
-import { Operator, type OperatorOptions } from "../../src/controller/operator.ts";
+} from "../../src/operator/metrics.ts";
+import { Operator, type OperatorOptions } from "../../src/operator/operator.ts";
 
 /** What one operator run saw, through its metrics and logs. */
 export class OperatorProbe {
@@ -47,9 +47,9 @@ export class OperatorProbe {
         real.metrics.managerRequest(manager, request);
         this.requestDurationsMs.push(request.durationMs);
       },
-      edgeTenantCorrected: () => {
-        real.metrics.edgeTenantCorrected();
-        this.tenantCorrections++;
+      edgeTenantCorrected: (count) => {
+        real.metrics.edgeTenantCorrected(count);
+        this.tenantCorrections += count;
       },
       ipsReleased: (count) => {
         real.metrics.ipsReleased(count);
@@ -58,9 +58,9 @@ export class OperatorProbe {
     };
     this.bundle = { registry: real.registry, metrics };
     const keep = (fields: Record<string, unknown>, message: string): void => {
-      const err = fields.err;
+      const err = fields.err instanceof Error ? fields.err.message : fields.error;
       if (this.errors.length < 100)
-        this.errors.push(err instanceof Error ? `${message}: ${err.message}` : message);
+        this.errors.push(typeof err === "string" ? `${message}: ${err}` : message);
     };
     this.logger = { debug: () => {}, info: () => {}, warn: keep, error: keep };
   }

@@ -9,7 +9,8 @@
  * API server's CEL `isCIDR` accept it. IPv4-mapped IPv6 addresses (`::ffff:10.0.0.1`) are
  * rejected, as CEL `isIP` rejects them: an IPv4 pool's addresses are written as IPv4.
  */
-import { IP_BITS, isIpv4Mapped, tryParseIp, type IpAddress, type IpFamily } from "../nsx/ip.ts";
+import { CodedError } from "../util/errors.ts";
+import { IP_BITS, isIpv4Mapped, tryParseIp, type IpAddress, type IpFamily } from "../util/ip.ts";
 
 /** An inclusive interval of addresses of one family. */
 export interface AddressInterval {
@@ -19,16 +20,17 @@ export interface AddressInterval {
 }
 
 /** One `spec.allowed` entry is not an address, a range or a CIDR. */
-export class AddressSetError extends Error {
-  readonly code = "INVALID_ADDRESS_ENTRY";
+export class AddressSetError extends CodedError {
   /** position in `spec.allowed` */
   readonly index: number;
   readonly entry: string;
   /** what is wrong, without the field path: `is not an IP address, ...` */
   readonly reason: string;
   constructor(init: { index: number; entry: string; reason: string }) {
-    super(`spec.allowed[${init.index}]: ${JSON.stringify(init.entry)} ${init.reason}`);
-    this.name = "AddressSetError";
+    super(
+      "INVALID_ADDRESS_ENTRY",
+      `spec.allowed[${init.index}]: ${JSON.stringify(init.entry)} ${init.reason}`,
+    );
     this.index = init.index;
     this.entry = init.entry;
     this.reason = init.reason;

@@ -8,15 +8,14 @@
  * negative durations), `ns`, `us`/`µs`, spaces, the empty string. Like Go: at most
  * 2^63-1 nanoseconds, fractions below a nanosecond truncated.
  */
+import { CodedError } from "../util/errors.ts";
 
 /** Text that is not a duration this operator accepts. */
-export class DurationError extends Error {
-  readonly code = "INVALID_DURATION";
+export class DurationError extends CodedError {
   /** what is wrong, without the text: `durations cannot be negative` */
   readonly reason: string;
   constructor(text: string, reason: string) {
-    super(`${JSON.stringify(text)} is not a duration: ${reason}`);
-    this.name = "DurationError";
+    super("INVALID_DURATION", `${JSON.stringify(text)} is not a duration: ${reason}`);
     this.reason = reason;
   }
 }

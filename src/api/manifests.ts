@@ -9,8 +9,17 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from "yaml";
+import { CodedError } from "../util/errors.ts";
 import { fieldOf, ResourceValidator, type FieldIssue } from "./schema.ts";
-import { API_VERSION, GROUP, type Kind, type NsxvObject, type ObjectMeta, type Secret } from "./types.ts";
+import {
+  API_VERSION,
+  GROUP,
+  KINDS,
+  type Kind,
+  type NsxvObject,
+  type ObjectMeta,
+  type Secret,
+} from "./types.ts";
 
 export interface ManifestSource {
   file: string;
@@ -54,8 +63,7 @@ export interface LoadManifestsOptions {
 }
 
 /** A file, document or field that cannot be used; `message` names all of them. */
-export class ManifestError extends Error {
-  readonly code = "INVALID_MANIFEST";
+export class ManifestError extends CodedError {
   readonly file: string;
   /** 0-based; undefined when the whole file is at fault */
   readonly documentIndex: number | undefined;
@@ -87,8 +95,7 @@ export class ManifestError extends Error {
         : `${init.kind} ${init.namespace ?? "default"}/${init.name ?? "(no name)"}`,
       init.field,
     ].filter((s) => s !== undefined);
-    super(`${where.join(": ")}: ${init.detail}`);
-    this.name = "ManifestError";
+    super("INVALID_MANIFEST", `${where.join(": ")}: ${init.detail}`);
     this.file = init.file;
     this.documentIndex = init.documentIndex;
     this.line = init.line;
@@ -100,7 +107,6 @@ export class ManifestError extends Error {
   }
 }
 
-const KINDS: readonly string[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"] satisfies Kind[];
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 
 /** whether a directory walk reads this file (`*.yaml`, `*.yml`, `*.json`) */
@@ -206,7 +212,7 @@ function loadDocument(ctx: DocumentContext): void {
     }
     return issues.length === 0;
   };
-  if (isOurs && (apiVersion !== API_VERSION || !KINDS.includes(kind))) {
+  if (isOurs && (apiVersion !== API_VERSION || !(KINDS as readonly string[]).includes(kind))) {
     const message = `${apiVersion} ${kind} is not a kind of ${API_VERSION}: want one of ${KINDS.join(", ")}`;
     report([{ field: "kind", path: ["kind"], message }]);
     return;

@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { parseAllDocuments } from "yaml";
+import { CodedError } from "../util/errors.ts";
 import { CEL_COUNTERPARTS, type CelCounterpart } from "./cel-rules.ts";
-import { GROUP, VERSION, type Kind } from "./types.ts";
+import { GROUP, KINDS, VERSION, type Kind } from "./types.ts";
 
 /** One node of an openAPIV3Schema, the keywords this project uses. */
 export interface SchemaNode {
@@ -61,15 +62,12 @@ export interface SchemaEntry {
 }
 
 /** crds/ cannot be used: unreadable, no schema, or a CEL rule this module cannot evaluate. */
-export class CrdError extends Error {
-  readonly code = "INVALID_CRD";
+export class CrdError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = "CrdError";
+    super("INVALID_CRD", message);
   }
 }
 
-const KINDS: readonly Kind[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 export function defaultCrdDir(): string {

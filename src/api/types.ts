@@ -9,7 +9,16 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 /** `nsxv.io/paused: "true"` on any object: no manager calls for it. */
 export const PAUSED_ANNOTATION = "nsxv.io/paused";
 
-export type Kind = "NSXManager" | "EdgeTenant" | "IPPoolAllocations";
+/** The kinds this operator serves, the one list of them: in the order a pass reconciles them. */
+export const KINDS = ["NSXManager", "EdgeTenant", "IPPoolAllocations"] as const;
+export type Kind = (typeof KINDS)[number];
+
+/** The plural of each kind, as the API server's paths and RBAC name it (crds/ declares the same). */
+export const PLURALS: Readonly<Record<Kind, string>> = {
+  NSXManager: "nsxmanagers",
+  EdgeTenant: "edgetenants",
+  IPPoolAllocations: "ippoolallocations",
+};
 
 export interface ObjectMeta {
   name: string;
@@ -63,7 +72,6 @@ export interface NSXManagerSpec {
 export interface NSXManagerStatus extends CommonStatus {
   reachable?: boolean;
   authenticated?: boolean;
-  lastCheckedTime?: string;
 }
 
 export interface EdgeTenantSpec {

@@ -12,29 +12,27 @@ import {
   type ManifestSource,
   type SkippedDocument,
 } from "../api/manifests.ts";
-import { DEFAULTS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
+import { DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
 import {
   createReconciler,
-  DEFAULT_NAMESPACE,
   ManagerConnections,
   memoryStore,
-  refOf,
   type ClosableManagerApi,
   type ExecutionMode,
   type MemoryStore,
   type Reconcile,
   type ReconcileReport,
 } from "../reconcile/index.ts";
+import { DEFAULT_NAMESPACE, refOf } from "../api/refs.ts";
 import { omitUndefined } from "../reconcile/plan.ts";
+import { CodedError } from "../util/errors.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 
 /** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
-export class CliInputError extends Error {
-  readonly code = "CLI_BAD_INPUT";
+export class CliInputError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = "CliInputError";
+    super("CLI_BAD_INPUT", message);
   }
 }
 
@@ -83,8 +81,6 @@ export type OneShotResult =
       objects: ObjectOutcome[];
       skipped: SkippedDocument[];
     };
-
-const KIND_ORDER = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
 
 /** `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. */
 export function parseManagerUrls(texts: readonly string[]): Map<string, string> {
@@ -252,7 +248,7 @@ async function mapBounded<T, R>(
 }
 
 function byKindThenName(a: LoadedObject, b: LoadedObject): number {
-  const kind = KIND_ORDER.indexOf(a.object.kind) - KIND_ORDER.indexOf(b.object.kind);
+  const kind = KINDS.indexOf(a.object.kind) - KINDS.indexOf(b.object.kind);
   if (kind !== 0) return kind;
   const x = refOf(a.object);
   const y = refOf(b.object);

@@ -8,15 +8,15 @@
 import type { ManifestError, ManifestSource, SkippedDocument } from "../api/manifests.ts";
 import type { Condition, ManagementPolicy, NsxvObject } from "../api/types.ts";
 import { NsxApiError } from "../nsx/errors.ts";
-import { toFailure } from "../reconcile/errors.ts";
+import type { ReconcileError } from "../reconcile/errors.ts";
 import {
   isPaused,
-  refOf,
   type Action,
   type ExecutionMode,
   type PlannedAction,
   type ReconcileReport,
 } from "../reconcile/index.ts";
+import { refOf } from "../api/refs.ts";
 import type { ObjectOutcome, OneShotResult } from "./oneshot.ts";
 
 /** Where commands write; `process` in the binary, captured buffers in tests. */
@@ -166,7 +166,7 @@ function stateOf(
   conditions: readonly Condition[],
   changes: readonly ChangeView[],
 ): { state: ObjectState; message: string; error?: ErrorView } {
-  if (report.outcome.type === "error") {
+  if (report.outcome.type === "failed") {
     const error = errorView(report.outcome.error);
     return { state: "error", message: error.message, error };
   }
@@ -201,9 +201,9 @@ function changeView(
   else {
     result = "notDone";
     why =
-      report.outcome.type === "error"
+      report.outcome.type === "failed"
         ? "not carried out: see the error"
-        : "not needed: the fresh read right before writing showed it done";
+        : "not needed: a fresh read after a concurrent change showed it done";
   }
   return why === undefined ? { ...action, result } : { ...action, result, why };
 }
@@ -227,9 +227,8 @@ function targetOf(object: NsxvObject, status: NsxvObject["status"]): string | un
 }
 
 /** The failure's reason and message, and the manager's answer found along the cause chain. */
-function errorView(error: Error): ErrorView {
-  const failure = toFailure(error);
-  const view: ErrorView = { reason: failure.reason, message: failure.message };
+function errorView(error: ReconcileError): ErrorView {
+  const view: ErrorView = { reason: error.reason, message: error.message };
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
     if (!(e instanceof NsxApiError)) continue;
     const { status, method, path, errorCode, details, moduleName } = e;

@@ -9,13 +9,14 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CoordinationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { pino, type Logger as PinoLogger } from "pino";
+import { CodedError } from "../util/errors.ts";
 import { parseDuration } from "../api/duration.ts";
-import { DirectorySource } from "../controller/directory-source.ts";
-import { KubernetesSource } from "../controller/kube-source.ts";
+import { DirectorySource } from "../source/directory.ts";
+import { KubernetesSource } from "../source/kubernetes.ts";
 import { KubernetesLeaseStore, LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
-import { Operator, OPERATOR_DEFAULTS, type OperatorExit } from "../controller/operator.ts";
+import { Operator, OPERATOR_DEFAULTS, type OperatorExit } from "../operator/operator.ts";
 import { parseBindAddress } from "../controller/probes.ts";
-import type { DesiredStateSource } from "../controller/source.ts";
+import type { DesiredStateSource } from "../source/source.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
 export interface RunFlags {
@@ -58,11 +59,9 @@ export interface RunConfig {
 }
 
 /** Flags that cannot go together, or a flag that needs another. */
-export class RunFlagError extends Error {
-  readonly code = "INVALID_FLAGS";
+export class RunFlagError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = "RunFlagError";
+    super("INVALID_FLAGS", message);
   }
 }
 

@@ -1,12 +1,13 @@
 /**
  * The controller: workers that take keys from a work queue, call `reconcile(key, signal)`, and
- * map the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue;
- * they return a `Result` or throw, and a `TerminalError` means "do not retry until the object
- * changes" (a new add from the source). Also home of the `Logger` shape the controller parts use.
+ * map the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue:
+ * they return a `Result` (come back after N ms, or only when the object changes) or throw; what
+ * they throw says whether retrying can help (`terminal`) and whether it is worth a log line at
+ * error level (`quiet`). Also home of the `Logger` shape the controller parts use.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
-import type { ControllerMetrics, OperatorMetrics, ReconcileResultLabel } from "./metrics.ts";
+import type { ControllerMetrics, ReconcileResultLabel, RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { WorkQueue } from "./workqueue.ts";
 
@@ -20,33 +21,26 @@ export interface Logger {
 
 export const nopLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
-/** What a reconcile asks of the queue when it did not throw. */
+/** What a reconcile returns when it did not throw. */
 export interface Result {
-  /** come back after this long (drift resync, a wait the reconciler knows about); wins over `requeue` */
+  /** come back after this long (drift resync, a wait the reconciler knows about); absent: only when the object changes */
   requeueAfterMs?: number;
-  /** come back after the key's backoff delay, without counting as an error (e.g. a 409 on a status write) */
-  requeue?: boolean;
+}
+
+/**
+ * How the controller reads what a reconcile throws. `terminal`: only a change of the object can
+ * fix it, so it is not retried until the object changes (a new add from the source). `quiet`: an
+ * expected race (a status write that lost to another writer), retried after the key's backoff
+ * and logged at debug. Anything else is retried after the key's backoff and logged as an error.
+ */
+export interface FailureTraits {
+  readonly terminal?: boolean;
+  readonly quiet?: boolean;
+  /** a short, stable name of what went wrong for the log line (a reason or a code) */
+  readonly reason?: string;
 }
 
 export type Reconciler = (key: string, signal: AbortSignal) => Promise<Result>;
-
-/** Bad input that only a change of the object can fix: not retried until the object changes. */
-export class TerminalError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
-
-/** true when the error, or an error in its `cause` chain, is a TerminalError */
-export function isTerminalError(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    if (e instanceof TerminalError) return true;
-  }
-  return false;
-}
 
 export interface ControllerOptions {
   /** label of the metrics and logs */
@@ -58,7 +52,7 @@ export interface ControllerOptions {
   /** after abort, how long in-flight reconciles may take before their signal fires; default 30000 */
   shutdownTimeoutMs?: number;
   clock?: Clock;
-  metrics?: OperatorMetrics;
+  metrics?: RuntimeMetrics;
   logger?: Logger;
 }
 
@@ -158,27 +152,36 @@ export class Controller {
     const q = this.#queue;
     if ("error" in outcome) {
       this.#metrics.reconcileError();
-      const fields = { controller: this.name, key, err: outcome.error };
-      if (isTerminalError(outcome.error)) {
-        q.forget(key);
-        this.#logger.warn(fields, "reconcile failed; not retrying until the object changes");
-      } else {
-        q.addRateLimited(key);
-        this.#logger.error({ ...fields, requeues: q.numRequeues(key) }, "reconcile failed; retrying");
-      }
+      const { error } = outcome;
+      const traits: FailureTraits = typeof error === "object" && error !== null ? error : {};
+      if (traits.terminal === true) q.forget(key);
+      else q.addRateLimited(key);
+      this.#logFailure(key, error, traits);
       return "error";
     }
-    const { requeueAfterMs, requeue } = outcome.result;
+    const { requeueAfterMs } = outcome.result;
+    q.forget(key);
     if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
-      q.forget(key);
       q.addAfter(key, requeueAfterMs);
       return "requeue_after";
     }
-    if (requeue === true) {
-      q.addRateLimited(key);
-      return "requeue";
-    }
-    q.forget(key);
     return "success";
+  }
+
+  /** One line: what failed and why; the stack only at debug, where a person debugging looks. */
+  #logFailure(key: string, error: unknown, traits: FailureTraits): void {
+    const fields = {
+      controller: this.name,
+      key,
+      reason: traits.reason,
+      error: error instanceof Error ? error.message : String(error),
+      requeues: this.#queue.numRequeues(key),
+    };
+    if (traits.quiet === true) this.#logger.debug(fields, "reconcile deferred; retrying");
+    else if (traits.terminal === true)
+      this.#logger.warn(fields, "reconcile failed; not retrying until the object changes");
+    else this.#logger.error(fields, "reconcile failed; retrying");
+    if (error instanceof Error)
+      this.#logger.debug({ controller: this.name, key, err: error }, "failure detail");
   }
 }

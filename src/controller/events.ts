@@ -1,7 +1,7 @@
 /**
  * Kubernetes Events for what the operator changed and for errors a person must act on. The
- * recorder has two methods; its reasons are the reconciler's closed list (`EventReason` of
- * reconcile/conditions.ts), so an Event and its condition carry one name. Recording never
+ * recorder has two methods; a reason is a CamelCase name (the operator passes its closed list,
+ * so that an Event and its condition carry one name). Recording never
  * blocks or throws. `SinkEventRecorder` does what client-go's correlator does: identical events
  * (same object, type, reason, message) become one Event whose `count` and `lastTimestamp` are
  * patched, and each object gets a token bucket (burst 25, then 1 per 5 min). Writes go to an
@@ -10,7 +10,6 @@
 import { hostname } from "node:os";
 import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
 import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { EventReason } from "../reconcile/conditions.ts";
 import type { Clock } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
 import { TokenBucket } from "../util/token-bucket.ts";
@@ -25,8 +24,8 @@ export interface EventObject {
 }
 
 export interface EventRecorder {
-  normal(obj: EventObject, reason: EventReason, message: string): void;
-  warning(obj: EventObject, reason: EventReason, message: string): void;
+  normal(obj: EventObject, reason: string, message: string): void;
+  warning(obj: EventObject, reason: string, message: string): void;
 }
 
 export const nopRecorder: EventRecorder = { normal: () => {}, warning: () => {} };
@@ -43,7 +42,7 @@ export interface EventBody {
     resourceVersion?: string;
   };
   type: "Normal" | "Warning";
-  reason: EventReason;
+  reason: string;
   message: string;
   count: number;
   firstTimestamp: string;
@@ -143,11 +142,11 @@ export class SinkEventRecorder implements EventRecorder {
     this.#logger = options.logger ?? nopLogger;
   }
 
-  normal(obj: EventObject, reason: EventReason, message: string): void {
+  normal(obj: EventObject, reason: string, message: string): void {
     this.#record(obj, "Normal", reason, message);
   }
 
-  warning(obj: EventObject, reason: EventReason, message: string): void {
+  warning(obj: EventObject, reason: string, message: string): void {
     this.#record(obj, "Warning", reason, message);
   }
 
@@ -156,7 +155,7 @@ export class SinkEventRecorder implements EventRecorder {
     return this.#chain;
   }
 
-  #record(obj: EventObject, type: EventBody["type"], reason: EventReason, text: string): void {
+  #record(obj: EventObject, type: EventBody["type"], reason: string, text: string): void {
     const message =
       text.length > this.#maxMessageLength ? `${text.slice(0, this.#maxMessageLength - 3)}...` : text;
     const m = obj.metadata;

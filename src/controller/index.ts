@@ -5,25 +5,15 @@
  * keys into a WorkQueue and the reconcile function does the rest. Every long-lived part has the
  * shape `start(signal): Promise<void>`.
  */
-export type { Clock, Timer } from "../util/clock.ts";
-export { FakeClock, realClock, withTimeout } from "../util/clock.ts";
 export type { ExponentialBackoffOptions, RateLimiter } from "./rate-limiter.ts";
 export { BACKOFF_DEFAULTS, ExponentialBackoff } from "./rate-limiter.ts";
 export type { ShutDownOptions, WorkQueueOptions } from "./workqueue.ts";
 export { WorkQueue } from "./workqueue.ts";
-export type { ControllerOptions, Logger, Reconciler, Result } from "./controller.ts";
-export { CONTROLLER_DEFAULTS, Controller, TerminalError, isTerminalError, nopLogger } from "./controller.ts";
-export type {
-  ControllerMetrics,
-  ManagerRequest,
-  MetricsOptions,
-  OperatorMetrics,
-  OperatorMetricsBundle,
-  PoolLabels,
-  QueueMetrics,
-  ReconcileResultLabel,
-} from "./metrics.ts";
-export { createOperatorMetrics, nopMetrics } from "./metrics.ts";
+export type { ControllerOptions, FailureTraits, Logger, Reconciler, Result } from "./controller.ts";
+export { CONTROLLER_DEFAULTS, Controller, nopLogger } from "./controller.ts";
+export type { ControllerMetrics, QueueMetrics, ReconcileResultLabel, RuntimeMetrics } from "./metrics.ts";
+export { nopMetrics, registerRuntimeMetrics } from "./metrics.ts";
+export { SyncedLatch } from "./synced-latch.ts";
 export type {
   LeaderCallbacks,
   LeaderElectorOptions,

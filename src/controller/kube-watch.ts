@@ -8,11 +8,12 @@
  */
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch, type Response } from "undici";
+import { CodedError } from "../util/errors.ts";
 import type { Clock } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
-import { SyncedLatch } from "./source.ts";
+import { SyncedLatch } from "./synced-latch.ts";
 
 /** What the loop needs of an object: its identity and version. */
 export interface KubeObject {
@@ -22,13 +23,11 @@ export interface KubeObject {
 export type WatchErrorCode = "WATCH_GONE" | "WATCH_FAILED";
 
 /** A list or watch failed; `WATCH_GONE` (HTTP 410) means the resourceVersion expired: relist. */
-export class WatchError extends Error {
-  readonly code: WatchErrorCode;
+export class WatchError extends CodedError {
+  declare readonly code: WatchErrorCode;
   readonly status: number | undefined;
   constructor(code: WatchErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, options);
     this.status = options.status;
   }
 }

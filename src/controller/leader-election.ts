@@ -8,23 +8,17 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { CodedError } from "../util/errors.ts";
 import type { CoordinationV1Api, V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
 import { ApiException, V1MicroTime } from "@kubernetes/client-node";
 import type { Clock } from "../util/clock.ts";
 import { realClock, withTimeout } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
-import type { OperatorMetrics } from "./metrics.ts";
+import type { RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 
-export class LeaderElectionError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class LeaderElectionError extends CodedError {}
 
 /** Someone else wrote the lease since we read it (HTTP 409), or created it first. */
 export class LeaseConflictError extends LeaderElectionError {
@@ -198,7 +192,7 @@ export interface LeaderElectorOptions {
   /** default Math.random */
   random?: () => number;
   clock?: Clock;
-  metrics?: OperatorMetrics;
+  metrics?: RuntimeMetrics;
   logger?: Logger;
 }
 
@@ -231,7 +225,7 @@ export class LeaderElector {
   readonly #jitterFactor: number;
   readonly #random: () => number;
   readonly #clock: Clock;
-  readonly #metrics: OperatorMetrics;
+  readonly #metrics: RuntimeMetrics;
   readonly #logger: Logger;
   /** the last record seen, and when (by our clock: the holder's clock may be skewed) it changed */
   #observed: LeaseRecord | undefined;

@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { CodedError } from "../util/errors.ts";
 import type { Clock } from "../util/clock.ts";
 import { realClock, withTimeout } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
@@ -20,11 +21,12 @@ export interface BoundAddress {
   port: number;
 }
 
-export class BindAddressError extends Error {
-  readonly code = "INVALID_BIND_ADDRESS";
+export class BindAddressError extends CodedError {
   constructor(address: string) {
-    super(`invalid bind address "${address}": want [host]:port, e.g. ":8081" or "127.0.0.1:0"`);
-    this.name = new.target.name;
+    super(
+      "INVALID_BIND_ADDRESS",
+      `invalid bind address "${address}": want [host]:port, e.g. ":8081" or "127.0.0.1:0"`,
+    );
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
-import type { OperatorMetrics, QueueMetrics } from "./metrics.ts";
+import type { QueueMetrics, RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { ExponentialBackoff } from "./rate-limiter.ts";
@@ -21,7 +21,7 @@ export interface WorkQueueOptions {
   /** default ExponentialBackoff with its defaults (1 s doubling to 60 s) */
   rateLimiter?: RateLimiter;
   /** default nopMetrics */
-  metrics?: OperatorMetrics;
+  metrics?: RuntimeMetrics;
 }
 
 export interface ShutDownOptions {

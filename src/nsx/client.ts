@@ -20,7 +20,7 @@ import {
   parsePoolList,
   parseReleaseBody,
 } from "./documents.ts";
-import { encodeIpForPath, tryParseIp } from "./ip.ts";
+import { encodeIpForPath, tryParseIp } from "../util/ip.ts";
 import {
   resolveClientOptions,
   type ManagerClientOptions,

@@ -8,7 +8,7 @@
  */
 import type { NsxErrorDetails } from "./errors.ts";
 import { NsxResponseError } from "./errors.ts";
-import { tryParseIp } from "./ip.ts";
+import { tryParseIp } from "../util/ip.ts";
 import type { Allocation, IpPool, IpRange } from "./types.ts";
 import { parseXmlObject } from "./xml.ts";
 

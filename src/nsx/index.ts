@@ -2,16 +2,12 @@
  * The NSX-v manager client: everything the rest of the operator needs to read and write one
  * manager, and nothing about Kubernetes. `ManagerClient` (the five calls over HTTP, with limits,
  * retries and errors) implements `ManagerApi`; `EdgeDocument` is the lossless edge document;
- * errors are NsxError subclasses with stable codes; `ip` compares and formats addresses.
- * Transport, limiter and document readers stay internal, except the clock seam for tests.
+ * errors are NsxError subclasses with stable codes. Transport, limiter and document readers stay
+ * internal.
  */
 export { DEFAULT_CLIENT_OPTIONS, ManagerClient } from "./client.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client.ts";
 export { EdgeDocument } from "./edge-document.ts";
 export { NsxApiError, NsxDocumentError, NsxError, NsxResponseError, NsxTransportError } from "./errors.ts";
 export type { NsxErrorDetails } from "./errors.ts";
-export { encodeIpForPath, formatIp, ipEquals, normalizeIp, parseIp, tryParseIp } from "./ip.ts";
-export type { IpAddress, IpFamily } from "./ip.ts";
-export { FakeClock, realClock } from "../util/clock.ts";
-export type { Clock } from "../util/clock.ts";
 export type { Allocation, CallOptions, IpPool, IpRange, ManagerApi } from "./types.ts";

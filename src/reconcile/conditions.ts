@@ -1,13 +1,20 @@
 /**
  * Status conditions (metav1.Condition) and the one closed list of reasons, for conditions and
- * Events alike. Ready says the declared state holds on the manager, Synced that the last
- * reconcile ran without error (Crossplane); Reconciling and Stalled are present only while True,
- * as kstatus (Flux, Argo CD) reads them. A condition keeps its lastTransitionTime while its
- * status does not change. Every failure becomes conditions and one event through
- * `failureConditions`, so no caller repeats an error block.
+ * Events alike. Ready says the declared state of the current generation holds on the manager as
+ * last observed: True only when the latest observation matched the current generation's spec.
+ * Synced says the last reconcile ran without error and without holding anything back
+ * (Crossplane); Reconciling and Stalled are present only while True, as kstatus (Flux, Argo CD)
+ * reads them. A condition keeps its lastTransitionTime while its status does not change. Every
+ * failure becomes conditions and one event through `failureConditions`, so no caller repeats an
+ * error block.
  */
 import type { Condition, ConditionStatus } from "../api/types.ts";
-import type { Failure } from "./errors.ts";
+
+/** What a failed (or held) pass reports: one condition reason, one event. */
+export interface Failure {
+  reason: FailureReason;
+  message: string;
+}
 
 export const CONDITION_TYPES = ["Ready", "Synced", "Reconciling", "Stalled", "PoolExhausted"] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
@@ -32,6 +39,9 @@ export const FAILURE_REASONS = [
   "Unreachable",
   "ReleaseFailed",
   "ConcurrentModification",
+  // the desired state is uncertain: writes are held (see Hold)
+  "SourceInvalid",
+  "ConflictUndecided",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -65,7 +75,19 @@ export const EVENT_REASONS = ["Drifted", "PoolExhausted", ...CHANGE_REASONS, ...
 export type EventReason = (typeof EVENT_REASONS)[number];
 
 /** Failures that need a person: Stalled=True while they last. */
-const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>(["InvalidSpec", "Conflict"]);
+const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>([
+  "InvalidSpec",
+  "Conflict",
+  "SourceInvalid",
+]);
+
+/** Ready reasons that record an observation of the manager; the others record a failure or a pause. */
+const OBSERVATION_REASONS: ReadonlySet<string> = new Set<Reason>([
+  "Available",
+  "InSync",
+  "Drifted",
+  "ReleasesPending",
+]);
 
 export interface ReconcileEvent {
   type: "Normal" | "Warning";
@@ -129,29 +151,59 @@ export function setConditions(
 }
 
 /**
- * The conditions and the one Warning event of a failure. Synced=False with the failure's reason;
- * Stalled=True for failures that need a person (InvalidSpec, Conflict); Reconciling dropped.
- * Ready: `keep` (default) leaves it as it was, since a failed reconcile does not show that the
- * manager drifted (Unknown when there was none); `false` sets it, for an NSXManager whose Ready
- * is the outcome of the check itself.
+ * The previous Ready when it records an observation of the manager made for this generation:
+ * the latest observation still holds, whatever this pass could not do. Undefined otherwise (a
+ * new generation, a Ready set by a failure or a pause, or none).
  */
-export function failureConditions(
+export function observedReady(
   previous: readonly Condition[] | undefined,
-  failure: Failure,
-  context: ConditionContext,
-  options: { ready?: "keep" | "false" } = {},
-): { conditions: Condition[]; event: ReconcileEvent } {
+  generation: number | undefined,
+): Condition | undefined {
+  const ready = findCondition(previous, "Ready");
+  if (ready === undefined || !OBSERVATION_REASONS.has(ready.reason)) return undefined;
+  return ready.observedGeneration === generation ? ready : undefined;
+}
+
+/** Synced=False with the failure's reason, Stalled while it needs a person, Reconciling dropped. */
+export function failureUpdates(failure: Failure): ConditionUpdate[] {
   const { reason, message } = failure;
-  const updates: ConditionUpdate[] = [
+  return [
     { type: "Synced", status: "False", reason, message },
     STALLING.has(reason)
       ? { type: "Stalled", status: "True", reason, message }
       : { type: "Stalled", remove: true },
     { type: "Reconciling", remove: true },
   ];
-  if (options.ready === "false") updates.push({ type: "Ready", status: "False", reason, message });
-  else if (findCondition(previous, "Ready") === undefined) {
-    updates.push({ type: "Ready", status: "Unknown", reason, message });
+}
+
+/** Synced and Stalled after a pass that observed the manager: in sync, or held back by `hold` (a failure reason). */
+export function syncedUpdates(hold: Failure | undefined): ConditionUpdate[] {
+  if (hold !== undefined) return failureUpdates(hold);
+  return [
+    { type: "Synced", status: "True", reason: "ReconcileSuccess", message: "" },
+    { type: "Stalled", remove: true },
+    { type: "Reconciling", remove: true },
+  ];
+}
+
+/**
+ * The conditions and the one Warning event of a failure. Ready: `ready` when the pass observed
+ * the manager before failing (a correction that failed leaves Drifted); otherwise the previous
+ * Ready when it is an observation of this generation; otherwise False with the failure's
+ * reason, so that Ready follows the latest cause and never stays True for a generation that was
+ * not applied.
+ */
+export function failureConditions(
+  previous: readonly Condition[] | undefined,
+  failure: Failure,
+  context: ConditionContext,
+  ready?: ConditionUpdate,
+): { conditions: Condition[]; event: ReconcileEvent } {
+  const { reason, message } = failure;
+  const updates = failureUpdates(failure);
+  if (ready !== undefined) updates.push(ready);
+  else if (observedReady(previous, context.generation) === undefined) {
+    updates.push({ type: "Ready", status: "False", reason, message });
   }
   return {
     conditions: setConditions(previous, updates, context),

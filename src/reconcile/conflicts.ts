@@ -9,7 +9,7 @@
  * reconciler keeps one per kind while the store's revision stays the same.
  */
 import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NsxvObject } from "../api/types.ts";
-import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "./store.ts";
+import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
 
 type Dependent = EdgeTenant | IPPoolAllocations;
 
@@ -63,18 +63,27 @@ export class ConflictIndex {
 
   /**
    * Once `object`'s pool resolved to `poolId`: the oldest of the objects on the same manager
-   * whose selection resolves to the same pool, when that is not `object`. `resolve` maps another
-   * object to its pool id (by id as written; by name through its scope's pool list), undefined
-   * when it does not resolve.
+   * whose selection resolves to the same pool, when that is not `object` (`owner`); or, when an
+   * older object's selection cannot be resolved now (its scope's list is unreadable), that object
+   * (`undecided`): it may own the pool, so nothing is decided yet. `resolve` maps another object
+   * to its pool id (by id as written; by name through its scope's pool list), null when it
+   * resolves to no pool, undefined when that cannot be told now.
    */
   poolWinner(
     object: IPPoolAllocations,
     poolId: string,
-    resolve: (other: IPPoolAllocations) => string | undefined,
-  ): ObjectRef | undefined {
-    const rivals = this.poolsOnSameManager(object).filter((o) => resolve(o) === poolId);
-    const owner = [object, ...rivals].sort(olderFirst)[0] as IPPoolAllocations;
-    return sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
+    resolve: (other: IPPoolAllocations) => string | null | undefined,
+  ): { owner?: ObjectRef; undecided?: ObjectRef } {
+    const older = this.poolsOnSameManager(object)
+      .filter((o) => olderFirst(o, object) < 0)
+      .sort(olderFirst);
+    let undecided: ObjectRef | undefined;
+    for (const other of older) {
+      const resolved = resolve(other);
+      if (resolved === poolId) return { owner: refOf(other) };
+      if (resolved === undefined) undecided ??= refOf(other);
+    }
+    return undecided === undefined ? {} : { undecided };
   }
 }
 

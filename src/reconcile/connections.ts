@@ -14,7 +14,7 @@ import type { ManagerClientOptions } from "../nsx/client.ts";
 import type { ManagerApi } from "../nsx/types.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolveManager } from "./spec.ts";
-import { DEFAULT_NAMESPACE } from "./store.ts";
+import { DEFAULT_NAMESPACE } from "../api/refs.ts";
 
 export type ClosableManagerApi = ManagerApi & { close(): Promise<void> };
 

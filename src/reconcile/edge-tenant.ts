@@ -1,115 +1,85 @@
 /**
- * The EdgeTenant planner, pure: from the object, what was read of the edge, the previous status
- * and `now`, decide whether the tenant must be written and what status follows. The executor
- * calls it twice when it writes (on the first read and again on the read right before the PUT).
+ * The EdgeTenant handler: observe (GET the edge), plan (edge-tenant-plan.ts), act (PUT the
+ * document just read with only `<tenant>` changed). The GET that decided the write is the
+ * pre-write read: a correction is exactly GET + PUT. A 409 means someone else changed the edge
+ * since: read it again, plan again on that read, and retry a bounded number of times. In plan
+ * mode nothing is written.
  */
-import type { EdgeTenant, EdgeTenantStatus } from "../api/types.ts";
-import { formatTime, setConditions, type ConditionUpdate } from "./conditions.ts";
-import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
-import { allows } from "./policy.ts";
+import type { EdgeTenant } from "../api/types.ts";
+import type { EdgeDocument } from "../nsx/edge-document.ts";
+import type { CallOptions, ManagerApi } from "../nsx/types.ts";
+import { edgeTenantStatus, planEdgeTenant, type EdgeTenantPlanInput } from "./edge-tenant-plan.ts";
+import { hasNsxCode, ReconcileError, retriesExhausted } from "./errors.ts";
+import { plannedActions } from "./plan.ts";
+import { correctionEvent, failedDraft, type Draft } from "./report.ts";
 import { resolveEdgeTenant } from "./spec.ts";
+import type { Pass, ReconcilerState } from "./state.ts";
 
-/** The parts of the edge document the planner reads. */
-export interface EdgeObservation {
-  edgeId: string;
-  name?: string | undefined;
-  version?: number | undefined;
-  /** undefined when the document has no `<tenant>` */
-  tenant?: string | undefined;
-}
-
-export interface EdgeTenantPlanInput {
-  object: EdgeTenant;
-  observed: EdgeObservation;
-  previous: EdgeTenantStatus | undefined;
-  now: Date;
-}
-
-export interface EdgeTenantPlan {
-  /** at most one setTenant */
-  actions: SetTenantAction[];
-  /** the correction the policy does not allow (Observe) */
-  withheld: Withheld<SetTenantAction>[];
-  /** the status once `actions` are carried out */
-  status: EdgeTenantStatus;
-}
-
-export function planEdgeTenant(input: EdgeTenantPlanInput): EdgeTenantPlan {
-  const config = resolveEdgeTenant(input.object);
-  const drift = driftOf(input);
-  if (drift === undefined)
-    return { actions: [], withheld: [], status: edgeTenantStatus(input, { corrected: false }) };
-  if (!allows(config.policy, "updateEdge")) {
-    const why = `managementPolicy ${config.policy}: the tenant is not changed`;
-    return {
-      actions: [],
-      withheld: [{ action: drift, why }],
-      status: edgeTenantStatus(input, { corrected: false }),
-    };
-  }
-  return { actions: [drift], withheld: [], status: edgeTenantStatus(input, { corrected: true }) };
-}
-
-/**
- * The status after this pass: `corrected` when the setTenant was carried out, otherwise the
- * status of what was observed (Ready=False Drifted while the tenant differs, for plan mode and
- * Observe; the message says what would change).
- */
-export function edgeTenantStatus(
-  input: EdgeTenantPlanInput,
-  outcome: { corrected: boolean },
-): EdgeTenantStatus {
-  const { object, observed, previous, now } = input;
-  const drift = driftOf(input);
-  const corrected = outcome.corrected && drift !== undefined;
-  const config = resolveEdgeTenant(object);
-  const edge = observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${observed.name})`;
-  let ready: ConditionUpdate;
-  if (drift === undefined) {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "InSync",
-      message: `${edge} has tenant ${quote(config.tenant)}`,
-    };
-  } else if (corrected) {
-    const message = `tenant of ${edge} corrected from ${quote(drift.from)} to ${quote(drift.to)}`;
-    ready = { type: "Ready", status: "True", reason: "InSync", message };
-  } else {
-    const held = allows(config.policy, "updateEdge")
-      ? "a correction is planned"
-      : `managementPolicy ${config.policy}: not changed`;
-    const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${held})`;
-    ready = { type: "Ready", status: "False", reason: "Drifted", message };
-  }
-  const generation = object.metadata.generation;
-  return omitUndefined({
-    observedGeneration: generation,
-    edgeName: observed.name,
-    edgeVersion: observed.version,
-    observedTenant: corrected ? drift.to : observed.tenant,
-    lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
-    conditions: setConditions(
-      previous?.conditions,
-      [
-        ready,
-        { type: "Synced", status: "True", reason: "ReconcileSuccess", message: "" },
-        { type: "Stalled", remove: true },
-        { type: "Reconciling", remove: true },
-      ],
-      { now, generation },
-    ),
+export async function reconcileEdgeTenant(pass: Pass<EdgeTenant>, state: ReconcilerState): Promise<Draft> {
+  const config = resolveEdgeTenant(pass.object);
+  await state.assertOwnTarget(pass.object, `edge ${config.edgeId}`);
+  const { api } = await state.connectDependent(pass.object, config.managerName);
+  const call: CallOptions = { signal: pass.signal };
+  let doc = await readEdge(api, config.edgeId, call);
+  const observe = (d: EdgeDocument): EdgeTenantPlanInput => ({
+    config,
+    observed: { edgeId: config.edgeId, name: d.name, version: d.version, tenant: d.tenant },
+    previous: pass.object.status,
+    now: pass.now,
+    generation: pass.context.generation,
+    hold: pass.hold,
   });
+  let input = observe(doc);
+  let plan = planEdgeTenant(input);
+  const planned = plannedActions(plan.actions, plan.withheld);
+  const done = (corrected: boolean): Draft => {
+    const corrections = corrected ? plan.actions.map(({ edgeId, from, to }) => ({ edgeId, from, to })) : [];
+    return {
+      status: edgeTenantStatus(input, { corrected }),
+      events: corrections.map(correctionEvent),
+      changes: { tenantCorrections: corrections, releases: [] },
+      planned,
+      outcome: { type: "done", requeueAfterMs: state.resync(config.syncIntervalMs) },
+    };
+  };
+  if (plan.actions.length === 0 || state.mode === "plan") return done(false);
+
+  for (let attempt = 1; ; attempt++) {
+    const action = plan.actions[0];
+    // someone else set the tenant meanwhile: nothing left to write
+    if (action === undefined) return done(false);
+    try {
+      await api.putEdge(config.edgeId, doc.clone().setTenant(action.to), call);
+      return done(true);
+    } catch (thrown) {
+      const retry = hasNsxCode(thrown, "NSX_ERR_CONFLICT") && attempt < state.maxAttempts;
+      if (!retry) {
+        const error = hasNsxCode(thrown, "NSX_ERR_CONFLICT")
+          ? retriesExhausted(`PUT edge ${config.edgeId}`, attempt, thrown)
+          : ReconcileError.from(thrown);
+        // what this pass observed stands: the edge is drifted, and the write failed
+        const base = edgeTenantStatus(input, { corrected: false, failure: error });
+        return {
+          ...failedDraft(pass, error, { base, resyncMs: state.resync(config.syncIntervalMs) }),
+          planned,
+        };
+      }
+    }
+    doc = await readEdge(api, config.edgeId, call);
+    input = observe(doc);
+    plan = planEdgeTenant(input);
+  }
 }
 
-/** The setTenant that would bring the edge in line, or undefined when it is; an absent `<tenant>` counts as "". */
-function driftOf(input: EdgeTenantPlanInput): SetTenantAction | undefined {
-  const { edgeId, tenant } = resolveEdgeTenant(input.object);
-  const from = input.observed.tenant;
-  if ((from ?? "") === tenant) return undefined;
-  return { type: "setTenant", edgeId, from, to: tenant };
-}
-
-function quote(text: string | undefined): string {
-  return text === undefined ? "(none)" : JSON.stringify(text);
+async function readEdge(api: ManagerApi, edgeId: string, call: CallOptions): Promise<EdgeDocument> {
+  try {
+    return await api.getEdge(edgeId, call);
+  } catch (error) {
+    if (!hasNsxCode(error, "NSX_ERR_NOT_FOUND")) throw error;
+    throw new ReconcileError({
+      reason: "EdgeNotFound",
+      message: `edge ${edgeId}: ${error.message}`,
+      cause: error,
+    });
+  }
 }

@@ -1,320 +1,206 @@
 /**
- * The IPPoolAllocations planner, pure: from the object, the pool and its allocations as read, the
- * previous status and `now`, decide which stray addresses (allocated, not in spec.allowed) to
- * release and what status follows. Releasing is the one destructive thing this project does, so
- * the rules are narrow: a stray is released only after it has been stray for minStrayAge (the
- * clock lives in status, so a restart does not reset it), at most maxPerSync per pass, oldest
- * first, never an address the spec allows (checked here and again by `assertReleasable` at the
- * moment of the call), never an address whose text cannot be parsed.
+ * The IPPoolAllocations handler: observe (the pool in its scope's shared list, then its
+ * allocations), plan (ip-pool-plan.ts), act (one DELETE per stray due). The allocation list that
+ * decided the releases is the pre-write read: a pass is one list plus the DELETEs. The list is
+ * read again only when an answer says it changed under us: a 409, or "not allocated" (120056).
+ * Each DELETE is guarded at the moment of the call (assertReleasable). In plan mode nothing is
+ * released.
  */
-import type { AddressSet } from "../api/address-set.ts";
-import { formatDuration } from "../api/duration.ts";
-import {
-  DEFAULTS,
-  type IPPoolAllocations,
-  type IPPoolAllocationsStatus,
-  type StrayAddress,
-} from "../api/types.ts";
-import { formatIp, tryParseIp, type IpAddress } from "../nsx/ip.ts";
-import type { Allocation, IpPool } from "../nsx/types.ts";
-import {
-  findCondition,
-  formatTime,
-  setConditions,
-  type ConditionUpdate,
-  type ReconcileEvent,
-} from "./conditions.ts";
-import { ReconcileError } from "./errors.ts";
-import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
-import { allows } from "./policy.ts";
-import { resolvePool, type PoolConfig } from "./spec.ts";
+import { formatRef } from "../api/refs.ts";
+import type { IPPoolAllocations } from "../api/types.ts";
+import { NsxError } from "../nsx/errors.ts";
+import type { Allocation, CallOptions, IpPool, ManagerApi } from "../nsx/types.ts";
+import { formatIp, tryParseIp } from "../util/ip.ts";
+import type { Failure } from "./conditions.ts";
+import { hasNsxCode, ReconcileError, retriesExhausted } from "./errors.ts";
+import { assertReleasable, planIpPool } from "./ip-pool-plan.ts";
+import { plannedActions, type ReleaseAction } from "./plan.ts";
+import { failedDraft, releaseEvent, type Draft } from "./report.ts";
+import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
+import { conflictError, type Pass, type ReconcilerState } from "./state.ts";
 
-export interface PoolObservation {
-  pool: IpPool;
-  allocations: readonly Allocation[];
-}
-
-export interface IpPoolPlanInput {
-  object: IPPoolAllocations;
-  observed: PoolObservation;
-  previous: IPPoolAllocationsStatus | undefined;
-  now: Date;
-  /**
-   * A one-shot run (the CLI's `apply`) cannot wait out minStrayAge: it releases only when
-   * `releaseStrays` is true, then without grace period, still capped by maxPerSync.
-   */
-  oneShot?: { releaseStrays: boolean } | undefined;
-}
-
-export interface IpPoolPlan {
-  actions: ReleaseAction[];
-  /** strays not released this pass, each with why (grace period, cap, Observe, one-shot, unparsable) */
-  withheld: Withheld<ReleaseAction>[];
-  /** the status once every action is carried out */
-  status: IPPoolAllocationsStatus;
-  events: ReconcileEvent[];
-  /** when the oldest stray still in its grace period becomes due; undefined when none waits */
-  requeueAfterMs: number | undefined;
-}
-
-interface Stray {
-  /** canonical text, or the manager's text when it is not an address */
-  key: string;
-  managerIp: string;
-  parsed: IpAddress | undefined;
-  note: string | undefined;
-  firstSeen: string;
-  firstSeenMs: number;
-}
-
-interface Decisions {
-  config: PoolConfig;
-  /** unique allocated addresses */
-  allocated: Map<string, { parsed: IpAddress | undefined }>;
-  /** oldest first, then by address */
-  strays: Stray[];
-  actions: ReleaseAction[];
-  withheld: Withheld<ReleaseAction>[];
-  /** strays this operator will release in a later pass on its own */
-  pending: Set<string>;
-  requeueAfterMs: number | undefined;
-}
-
-export function planIpPool(input: IpPoolPlanInput): IpPoolPlan {
-  const decisions = decide(input);
-  const { status, events } = settle(input, decisions, decisions.actions);
-  const { actions, withheld, requeueAfterMs } = decisions;
-  return { actions, withheld, status, events, requeueAfterMs };
-}
-
-/** The status after this pass when only `released` (a subset of the plan's actions) was done. */
-export function ipPoolStatus(
-  input: IpPoolPlanInput,
-  released: readonly ReleaseAction[],
-): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] } {
-  return settle(input, decide(input), released);
-}
-
-/** The last guard before a DELETE: throws unless the address is parsable, consistent and not allowed. */
-export function assertReleasable(allowed: AddressSet, action: ReleaseAction): void {
-  const parsed = tryParseIp(action.managerIp);
-  const refuse = (why: string): never => {
-    throw new ReconcileError({
-      reason: "ReconcileError",
-      message: `refusing to release ${action.managerIp}: ${why}`,
-    });
-  };
-  if (parsed === undefined) refuse("not an IP address");
-  else if (formatIp(parsed) !== action.ip) refuse(`it is not the planned address ${action.ip}`);
-  if (allowed.has(action.ip) || allowed.has(action.managerIp)) refuse("spec.allowed allows it");
-}
-
-/** Unique allocated addresses, and the strays among them (oldest first) with their firstSeen. */
-function findStrays(input: IpPoolPlanInput, config: PoolConfig): Pick<Decisions, "allocated" | "strays"> {
-  const allocated = new Map<string, { parsed: IpAddress | undefined }>();
-  const seen = previousFirstSeen(input.previous);
-  const strays: Stray[] = [];
-  for (const allocation of input.observed.allocations) {
-    const parsed = tryParseIp(allocation.ipAddress);
-    const key = parsed === undefined ? allocation.ipAddress : formatIp(parsed);
-    if (allocated.has(key)) continue;
-    allocated.set(key, { parsed });
-    if (parsed !== undefined && config.allowed.has(key)) continue;
-    const firstSeen = seen.get(key) ?? formatTime(input.now);
-    const note = allocation.allocationNote === "" ? undefined : allocation.allocationNote;
-    const firstSeenMs = Date.parse(firstSeen);
-    strays.push({ key, managerIp: allocation.ipAddress, parsed, note, firstSeen, firstSeenMs });
-  }
-  return { allocated, strays: strays.sort(oldestFirst) };
-}
-
-function decide(input: IpPoolPlanInput): Decisions {
-  const config = resolvePool(input.object);
-  const nowMs = input.now.getTime();
-  const { allocated, strays } = findStrays(input, config);
-
-  const releasing = allows(config.policy, "releaseAddress");
-  const oneShot = input.oneShot;
-  const decisions: Decisions = {
+export async function reconcileIpPool(pass: Pass<IPPoolAllocations>, state: ReconcilerState): Promise<Draft> {
+  const config = resolvePool(pass.object);
+  const selection =
+    config.pool.id ?? `named ${JSON.stringify(config.pool.name)} in scope ${config.pool.scope}`;
+  const index = await state.assertOwnTarget(pass.object, `pool ${selection}`);
+  const connection = await state.connectDependent(pass.object, config.managerName);
+  const pool = selectPool(await state.poolList(connection, config.pool.scope), config.pool);
+  const ownership = await state.poolOwnership(index, pass.object, pool, connection);
+  if (ownership.owner !== undefined)
+    throw conflictError(`pool ${pool.objectId} (${pool.name})`, ownership.owner);
+  const undecided: Failure | undefined =
+    ownership.undecided === undefined
+      ? undefined
+      : {
+          reason: "ConflictUndecided",
+          message: `${formatRef(ownership.undecided)} is older and selects its pool by name in a scope that cannot be listed now: it may own ${pool.objectId}, so nothing is released until that is decided`,
+        };
+  const call: CallOptions = { signal: pass.signal };
+  const allocations = await listAllocations(connection.api, pool, call).catch((error: unknown) => {
+    // the list named a pool that is gone: list again next time
+    if (error instanceof ReconcileError && error.reason === "PoolNotFound") state.forgetPoolLists(connection);
+    throw error;
+  });
+  const plan = planIpPool({
     config,
-    allocated,
-    strays,
-    actions: [],
-    withheld: [],
-    pending: new Set(),
-    requeueAfterMs: undefined,
+    observed: { pool, allocations },
+    previous: pass.object.status,
+    now: pass.now,
+    generation: pass.context.generation,
+    oneShot: state.oneShot,
+    hold: pass.hold ?? undecided,
+  });
+  const planned = plannedActions(plan.actions, plan.withheld);
+  const act = plan.actions.length > 0 && state.mode === "apply";
+  const result = act
+    ? await releaseAll(connection.api, pool, plan.actions, config, state.maxAttempts, call)
+    : undefined;
+  const releases = result?.released ?? [];
+  const { status, events } = plan.statusAfter(releases, result?.failure, result?.vanished);
+  const draft: Draft = {
+    status,
+    events: [...releases.map(releaseEvent), ...events],
+    changes: {
+      tenantCorrections: [],
+      releases: releases.map(({ poolId, ip, note }) =>
+        note === undefined ? { poolId, ip } : { poolId, ip, note },
+      ),
+    },
+    pool: {
+      poolId: pool.objectId,
+      usedAddressCount: status.usedAddressCount ?? 0,
+      totalAddressCount: pool.totalAddressCount,
+      strays: status.strayCount ?? 0,
+    },
+    planned,
+    outcome: {
+      type: "done",
+      requeueAfterMs: Math.min(state.resync(config.syncIntervalMs), plan.requeueAfterMs ?? Infinity),
+    },
   };
-  let counted = 0;
-  for (const stray of strays) {
-    const action = toAction(input.observed.pool.objectId, stray);
-    const hold = (why: string, pending = false): void => {
-      decisions.withheld.push({ action, why });
-      if (pending && releasing) decisions.pending.add(stray.key);
-    };
-    const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
-    if (stray.parsed === undefined) hold("the manager's text is not an IP address: never released");
-    else if (config.maxPerSync === 0) hold("spec.release.maxPerSync is 0: strays are never released");
-    else if (oneShot !== undefined && !oneShot.releaseStrays)
-      hold("one-shot run without releaseStrays: not released");
-    else if (oneShot === undefined && nowMs < dueAtMs) {
-      hold(
-        `stray since ${stray.firstSeen}: due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
-        true,
-      );
-      if (releasing)
-        decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, dueAtMs - nowMs);
-    } else if (counted >= config.maxPerSync) {
-      hold(`spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
-    } else {
-      counted++;
-      if (!releasing) hold(`managementPolicy ${config.policy}: would release`);
-      else {
-        assertReleasable(config.allowed, action);
-        decisions.actions.push(action);
-      }
+  if (result?.failure === undefined) return draft;
+  const failed = failedDraft(pass, result.failure, {
+    base: status,
+    resyncMs: state.resync(config.syncIntervalMs),
+  });
+  return { ...draft, ...failed, events: [...(draft.events ?? []), ...(failed.events ?? [])] };
+}
+
+/** The pool a selection names in its scope's list; PoolNotFound or AmbiguousPool otherwise. */
+export function selectPool(pools: readonly IpPool[], selection: PoolSelection): IpPool {
+  const where = `scope ${selection.scope} (${pools.length} pool${pools.length === 1 ? "" : "s"} listed)`;
+  if (selection.id !== undefined) {
+    const pool = pools.find((p) => p.objectId === selection.id);
+    if (pool === undefined) throw poolNotFound(`pool ${selection.id} is not in ${where}`);
+    return pool;
+  }
+  const matches = pools.filter((p) => p.name === selection.name);
+  if (matches.length === 0) throw poolNotFound(`no pool named ${JSON.stringify(selection.name)} in ${where}`);
+  if (matches.length > 1) {
+    const ids = matches.map((p) => p.objectId).join(", ");
+    const message = `${matches.length} pools are named ${JSON.stringify(selection.name)} in ${where}: ${ids}; select one by spec.pool.id`;
+    throw new ReconcileError({ reason: "AmbiguousPool", message });
+  }
+  return matches[0] as IpPool;
+}
+
+interface Releases {
+  /** the releases the manager confirmed */
+  released: ReleaseAction[];
+  /** planned addresses a fresh list no longer shows: released by someone else meanwhile */
+  vanished: string[];
+  /** what kept the others from being released; undefined when all went through */
+  failure?: ReconcileError;
+}
+
+/**
+ * Releases the planned strays one by one. An answer that concerns one address (false, "not
+ * allocated" while still listed) is recorded and the next address is tried; an error that would
+ * repeat for every address (transport, rights, a 409 storm) ends the pass.
+ */
+async function releaseAll(
+  api: ManagerApi,
+  pool: IpPool,
+  actions: readonly ReleaseAction[],
+  config: PoolConfig,
+  maxAttempts: number,
+  call: CallOptions,
+): Promise<Releases> {
+  const result: Releases = { released: [], vanished: [] };
+  const problems: string[] = [];
+  let thrown: ReconcileError | undefined;
+  for (const action of actions) {
+    try {
+      const outcome = await releaseOne(api, pool, action, config, maxAttempts, call);
+      if (outcome === "released") result.released.push(action);
+      else if (outcome === "vanished") result.vanished.push(action.ip);
+      else problems.push(`release of ${action.ip} from ${pool.objectId}: ${outcome.refused}`);
+    } catch (error) {
+      thrown = ReconcileError.from(error);
+      problems.push(thrown.message);
+      break;
     }
   }
-  return decisions;
+  if (problems.length === 0) return result;
+  const message = problems.join("; ");
+  result.failure =
+    thrown === undefined
+      ? new ReconcileError({ reason: "ReleaseFailed", message })
+      : new ReconcileError({
+          reason: thrown.reason,
+          message,
+          terminal: thrown.terminal,
+          cause: thrown.cause ?? thrown,
+        });
+  return result;
 }
 
-function settle(
-  input: IpPoolPlanInput,
-  decisions: Decisions,
-  released: readonly ReleaseAction[],
-): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] } {
-  const { object, observed, previous, now } = input;
-  const { pool } = observed;
-  const done = new Set(released.map((a) => a.ip));
-  const remaining = decisions.strays.filter((s) => !done.has(s.key));
-  // an action not carried out (a failed release) is left for the next pass
-  const pending = remaining.some(
-    (s) => decisions.pending.has(s.key) || decisions.actions.some((a) => a.ip === s.key),
-  );
-  const used = Math.max(0, decisions.allocated.size - done.size);
-  const exhausted = pool.totalAddressCount > 0 && used >= pool.totalAddressCount;
-  const strayText = describeStrays(remaining);
-  const updates: ConditionUpdate[] = [
-    remaining.length === 0
-      ? {
-          type: "Ready",
-          status: "True",
-          reason: "InSync",
-          message: `${used} allocated, all allowed by spec.allowed`,
-        }
-      : pending
-        ? {
-            type: "Ready",
-            status: "False",
-            reason: "ReleasesPending",
-            message: `${strayText}: to be released`,
-          }
-        : { type: "Ready", status: "False", reason: "Drifted", message: `${strayText}: not released` },
-    { type: "Synced", status: "True", reason: "ReconcileSuccess", message: "" },
-    pending
-      ? {
-          type: "Reconciling",
-          status: "True",
-          reason: "ReleasesPending",
-          message: `${strayText}: to be released`,
-        }
-      : { type: "Reconciling", remove: true },
-    { type: "Stalled", remove: true },
-    exhausted
-      ? {
-          type: "PoolExhausted",
-          status: "True",
-          reason: "PoolExhausted",
-          message: `all ${pool.totalAddressCount} addresses are allocated`,
-        }
-      : {
-          type: "PoolExhausted",
-          status: "False",
-          reason: "AddressesAvailable",
-          message: `${pool.totalAddressCount - used} of ${pool.totalAddressCount} addresses free`,
-        },
-  ];
-  const events: ReconcileEvent[] = [];
-  if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
-    const message = `pool ${pool.objectId} (${pool.name}): all ${pool.totalAddressCount} addresses are allocated`;
-    events.push({ type: "Warning", reason: "PoolExhausted", message });
+/** One DELETE, guarded; after a 409 or a "not allocated", the list is read again to see what holds. */
+async function releaseOne(
+  api: ManagerApi,
+  pool: IpPool,
+  action: ReleaseAction,
+  config: PoolConfig,
+  maxAttempts: number,
+  call: CallOptions,
+): Promise<"released" | "vanished" | { refused: string }> {
+  for (let attempt = 1; ; attempt++) {
+    assertReleasable(config.allowed, action);
+    try {
+      const released = await api.releaseAddress(pool.objectId, action.managerIp, call);
+      return released ? "released" : { refused: "the manager answered false" };
+    } catch (error) {
+      const rereadOn = ["NSX_ERR_CONFLICT", "NSX_ERR_NOT_ALLOCATED"];
+      if (!(error instanceof NsxError) || !rereadOn.includes(error.code)) throw error;
+      const conflict = error.code === "NSX_ERR_CONFLICT";
+      if (conflict && attempt >= maxAttempts) {
+        throw retriesExhausted(`release of ${action.ip} from ${pool.objectId}`, attempt, error);
+      }
+      const listed = (await listAllocations(api, pool, call)).some(
+        (a) => canonical(a.ipAddress) === action.ip,
+      );
+      if (!listed) return "vanished";
+      if (!conflict)
+        return { refused: `the manager answered that it is not allocated, yet lists it: ${error.message}` };
+    }
   }
-  const generation = object.metadata.generation;
-  const status: IPPoolAllocationsStatus = omitUndefined({
-    observedGeneration: generation,
-    poolId: pool.objectId,
-    poolName: pool.name,
-    totalAddressCount: pool.totalAddressCount,
-    usedAddressCount: used,
-    strayCount: remaining.length,
-    stray: remaining.map((s): StrayAddress =>
-      omitUndefined({ ip: s.key, note: s.note, firstSeen: s.firstSeen }),
-    ),
-    missing: missing(decisions, pool),
-    released: [
-      ...(previous?.released ?? []),
-      ...released.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
-    ].slice(-DEFAULTS.releasedHistory),
-    conditions: setConditions(previous?.conditions, updates, { now, generation }),
-  });
-  return { status, events };
 }
 
-/** firstSeen of the previous pass's strays by canonical address; unreadable entries start anew */
-function previousFirstSeen(previous: IPPoolAllocationsStatus | undefined): Map<string, string> {
-  const seen = new Map<string, string>();
-  for (const stray of previous?.stray ?? []) {
-    if (typeof stray.firstSeen !== "string" || !Number.isFinite(Date.parse(stray.firstSeen))) continue;
-    const parsed = tryParseIp(stray.ip);
-    seen.set(parsed === undefined ? stray.ip : formatIp(parsed), stray.firstSeen);
+async function listAllocations(api: ManagerApi, pool: IpPool, call: CallOptions): Promise<Allocation[]> {
+  try {
+    return await api.listAllocations(pool.objectId, call);
+  } catch (error) {
+    if (!hasNsxCode(error, "NSX_ERR_NOT_FOUND")) throw error;
+    throw poolNotFound(`pool ${pool.objectId}: ${error.message}`, error);
   }
-  return seen;
 }
 
-/** allowed addresses inside the pool's ranges that are not allocated */
-function missing(decisions: Decisions, pool: IpPool): number {
-  const ranges = pool.ranges.flatMap((r) => {
-    const start = tryParseIp(r.startAddress);
-    const end = tryParseIp(r.endAddress);
-    return start !== undefined && end !== undefined && start.family === end.family ? [{ start, end }] : [];
-  });
-  let allocatedAllowed = 0n;
-  for (const [key, { parsed }] of decisions.allocated) {
-    if (parsed === undefined || !decisions.config.allowed.has(key)) continue;
-    const inside = ranges.some(
-      (r) => r.start.family === parsed.family && r.start.value <= parsed.value && parsed.value <= r.end.value,
-    );
-    if (inside) allocatedAllowed++;
-  }
-  const count = decisions.config.allowed.countIn(pool.ranges) - allocatedAllowed;
-  if (count <= 0n) return 0;
-  return count > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(count);
+function poolNotFound(message: string, cause?: unknown): ReconcileError {
+  return new ReconcileError({ reason: "PoolNotFound", message, cause });
 }
 
-function toAction(poolId: string, stray: Stray): ReleaseAction {
-  return omitUndefined({
-    type: "releaseAddress",
-    poolId,
-    ip: stray.key,
-    managerIp: stray.managerIp,
-    note: stray.note,
-    firstSeen: stray.firstSeen,
-  });
-}
-
-function oldestFirst(a: Stray, b: Stray): number {
-  if (a.firstSeenMs !== b.firstSeenMs) return a.firstSeenMs - b.firstSeenMs;
-  if (a.parsed === undefined || b.parsed === undefined) {
-    if (a.parsed !== b.parsed) return a.parsed === undefined ? 1 : -1;
-    return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-  }
-  if (a.parsed.family !== b.parsed.family) return a.parsed.family - b.parsed.family;
-  return a.parsed.value < b.parsed.value ? -1 : a.parsed.value > b.parsed.value ? 1 : 0;
-}
-
-const LISTED = 5;
-
-function describeStrays(strays: readonly Stray[]): string {
-  const shown = strays.slice(0, LISTED).map((s) => (s.note === undefined ? s.key : `${s.key} (${s.note})`));
-  const more = strays.length > LISTED ? ` and ${strays.length - LISTED} more` : "";
-  return `${strays.length} stray address${strays.length === 1 ? "" : "es"}: ${shown.join(", ")}${more}`;
+function canonical(text: string): string {
+  const parsed = tryParseIp(text);
+  return parsed === undefined ? text : formatIp(parsed);
 }

@@ -1,31 +1,26 @@
 /**
  * The report a reconcile returns, and the pure helpers that build it: events for what changed on
- * the manager, the one failure a pass of releases reports, and the "did the status change"
- * comparison that decides whether there is anything to write.
+ * the manager, drift found (its counter and its event), the "did the status change" comparison
+ * that decides whether there is anything to write. Everything a caller does with a pass (write
+ * status, record events and metrics, requeue) is read from the report, never worked out again.
  */
+import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
-import type { ReconcileEvent } from "./conditions.ts";
-import { ReconcileError, toFailure, type Failure } from "./errors.ts";
-import type { ReleaseFailure } from "./executor.ts";
+import {
+  failureConditions,
+  findCondition,
+  type ConditionContext,
+  type ConditionUpdate,
+  type ReconcileEvent,
+} from "./conditions.ts";
+import type { ReconcileError } from "./errors.ts";
 import type { PlannedAction } from "./plan.ts";
-import { formatRef, type ObjectRef } from "./store.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
-export type ReconcileOutcome =
-  | {
-      type: "done";
-      /** come back after this long; undefined: only when the object changes */
-      requeueAfterMs: number | undefined;
-    }
-  | {
-      type: "error";
-      error: Error;
-      /** retry only when the object changes */
-      terminal: boolean;
-      /** when set, come back after this long rather than after the key's backoff */
-      requeueAfterMs?: number;
-    };
+/** How a pass ended: done (come back after requeueAfterMs, or only when the object changes), or failed. */
+export type Outcome =
+  { type: "done"; requeueAfterMs?: number | undefined } | { type: "failed"; error: ReconcileError };
 
 export interface TenantCorrection {
   edgeId: string;
@@ -44,37 +39,73 @@ export interface ReconcileChanges {
   releases: Release[];
 }
 
+/** A pool as this pass observed it: what its gauges show. */
+export interface PoolUsage {
+  poolId: string;
+  usedAddressCount: number;
+  totalAddressCount: number;
+  strays: number;
+}
+
 export interface ReconcileReport {
   ref: ObjectRef;
+  /** the object as this pass read it (the one read of the pass); undefined when it is gone */
+  object: NsxvObject | undefined;
   /** the next status; undefined when it equals the current one (nothing to write) */
   status: ObjectStatus | undefined;
   events: ReconcileEvent[];
-  /** what was changed on the manager (for metrics) */
+  /** what was changed on the manager */
   changes: ReconcileChanges;
+  /** this pass found drift where the previous status showed none */
+  driftDetected: boolean;
+  /** the pool of an IPPoolAllocations, when this pass observed it */
+  pool: PoolUsage | undefined;
+  /** NSXManagers to check now: a dependent's call was refused (401/403) */
+  wake: ObjectRef[];
   /** every action decided, withheld ones (Observe, grace period, ...) with why: `plan` prints it */
   planned: PlannedAction[];
-  outcome: ReconcileOutcome;
+  outcome: Outcome;
 }
 
 /** A report before the comparison with the current status; absent fields are empty. */
 export interface Draft {
-  /** undefined: nothing to write (the object is gone) */
-  status?: ObjectStatus;
+  /** undefined: nothing to write */
+  status?: ObjectStatus | undefined;
   events?: ReconcileEvent[];
   changes?: ReconcileChanges;
+  pool?: PoolUsage;
+  wake?: ObjectRef[];
   planned?: PlannedAction[];
-  outcome: ReconcileOutcome;
+  outcome: Outcome;
 }
 
-export function toReport(ref: ObjectRef, current: ObjectStatus | undefined, draft: Draft): ReconcileReport {
+/** Ready reasons that mean the manager differs from the declared state. */
+const DRIFT_REASONS: ReadonlySet<string> = new Set(["Drifted", "ReleasesPending"]);
+
+export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: Draft): ReconcileReport {
+  const current = object?.status;
   const changed =
     draft.status !== undefined &&
     JSON.stringify(canonical(draft.status)) !== JSON.stringify(canonical(current ?? {}));
+  const changes = draft.changes ?? { tenantCorrections: [], releases: [] };
+  const events = [...(draft.events ?? [])];
+  const wasDrifted = DRIFT_REASONS.has(findCondition(current?.conditions, "Ready")?.reason ?? "");
+  const ready = findCondition(draft.status?.conditions, "Ready");
+  const madeChanges = changes.tenantCorrections.length > 0 || changes.releases.length > 0;
+  const driftDetected = !wasDrifted && (madeChanges || DRIFT_REASONS.has(ready?.reason ?? ""));
+  // a correction has its own event; drift left in place (Observe, grace period, a hold) gets this one
+  if (driftDetected && !madeChanges && ready?.reason === "Drifted") {
+    events.push({ type: "Warning", reason: "Drifted", message: ready.message });
+  }
   return {
     ref,
+    object,
     status: changed ? draft.status : undefined,
-    events: draft.events ?? [],
-    changes: draft.changes ?? { tenantCorrections: [], releases: [] },
+    events,
+    changes,
+    driftDetected,
+    pool: draft.pool,
+    wake: draft.wake ?? [],
     planned: draft.planned ?? [],
     outcome: draft.outcome,
   };
@@ -98,30 +129,6 @@ export function releaseEvent(r: Release): ReconcileEvent {
   };
 }
 
-/**
- * The one failure of a pass whose releases did not all succeed: the reason of the call that
- * threw (it ended the pass: Unreachable, Unauthorized, ConcurrentModification, ...), otherwise
- * ReleaseFailed; the message names every address that was not released.
- */
-export function releaseFailure(failures: readonly ReleaseFailure[]): { failure: Failure; error: Error } {
-  const thrown = failures.find((f) => f.error !== undefined)?.error;
-  const message = failures.map((f) => f.message).join("; ");
-  const failure: Failure =
-    thrown === undefined
-      ? { reason: "ReleaseFailed", message, terminal: false }
-      : { ...toFailure(thrown), message };
-  return {
-    failure,
-    error: thrown instanceof Error ? thrown : new ReconcileError({ ...failure, cause: thrown }),
-  };
-}
-
-/** The Conflict error of an object that does not own its target. */
-export function conflictError(target: string, winner: ObjectRef): ReconcileError {
-  const message = `${target} is owned by ${formatRef(winner)}, which is older; this object acts on nothing until that one is gone`;
-  return new ReconcileError({ reason: "Conflict", message });
-}
-
 /** JSON with object keys sorted and undefined dropped, so that key order does not count as a change */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
@@ -132,4 +139,25 @@ function canonical(value: unknown): unknown {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([k, v]) => [k, canonical(v)]),
   );
+}
+
+/**
+ * The draft of a pass that failed: the status it had (or `base`, what the pass learnt before it
+ * failed) with the failure's conditions (see failureConditions for Ready) and its event. A
+ * Conflict is settled by the other object going away, which queues this one again (the sources
+ * see to it): it is a done pass that looks again after `resyncMs`, not a retry with backoff.
+ */
+export function failedDraft(
+  pass: { object: NsxvObject; context: ConditionContext },
+  error: ReconcileError,
+  options: { base?: ObjectStatus; ready?: ConditionUpdate; resyncMs: number },
+): Draft {
+  const base = options.base ?? { ...pass.object.status };
+  const { conditions, event } = failureConditions(base.conditions, error, pass.context, options.ready);
+  const status = { ...base, observedGeneration: pass.context.generation, conditions };
+  const outcome: Outcome =
+    error.reason === "Conflict"
+      ? { type: "done", requeueAfterMs: options.resyncMs }
+      : { type: "failed", error };
+  return { status, events: [event], outcome };
 }

@@ -3,18 +3,11 @@
  * operator, the manifest files in the CLI. `memoryStore` is the small in-memory implementation
  * beside the interface, for tests and for a directory of manifests already read.
  */
+import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
 import type { Kind, NsxvObject, Secret } from "../api/types.ts";
+import type { Failure } from "./conditions.ts";
 
 export type Awaitable<T> = T | Promise<T>;
-
-export interface ObjectRef {
-  kind: Kind;
-  namespace: string;
-  name: string;
-}
-
-/** Objects without a namespace (manifest files) live in this one, as kubectl would put them. */
-export const DEFAULT_NAMESPACE = "default";
 
 export interface DesiredStateStore {
   get(ref: ObjectRef): Awaitable<NsxvObject | undefined>;
@@ -28,22 +21,13 @@ export interface DesiredStateStore {
    * on every use.
    */
   revision?(kind: Kind): number;
-}
-
-export function refOf(object: NsxvObject): ObjectRef {
-  return {
-    kind: object.kind,
-    namespace: object.metadata.namespace ?? DEFAULT_NAMESPACE,
-    name: object.metadata.name,
-  };
-}
-
-export function formatRef(ref: ObjectRef): string {
-  return `${ref.kind} ${ref.namespace}/${ref.name}`;
-}
-
-export function sameRef(a: ObjectRef, b: ObjectRef): boolean {
-  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+  /**
+   * Why the desired state of this object is uncertain right now (its manifest file does not
+   * load, ...), as a failure reason and a message naming file and line; undefined when it is
+   * what the user declared. The reconcile observes and reports such an object but writes
+   * nothing for it: no tenant, no release.
+   */
+  uncertainty?(ref: ObjectRef): Failure | undefined;
 }
 
 export interface MemoryStore extends DesiredStateStore {
@@ -79,8 +63,7 @@ export function memoryStore(
       objects[kind].set(`${namespace}/${name}`, object);
       if (before?.metadata !== object.metadata || before.spec !== object.spec) revisions[kind] += 1;
     },
-    putSecret: (secret) =>
-      void secrets.set(`${secret.metadata.namespace ?? DEFAULT_NAMESPACE}/${secret.metadata.name}`, secret),
+    putSecret: (secret) => void secrets.set(namespacedName(secret.metadata), secret),
   };
   for (const object of init.objects ?? []) store.put(object);
   for (const secret of init.secrets ?? []) store.putSecret(secret);

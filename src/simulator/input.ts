@@ -2,15 +2,14 @@
  * Readers for the simulator's untrusted inputs (the state file, control API bodies): each check
  * names the field it refuses, e.g. `pools[1].ranges[0].start: not an IP address`.
  */
-import { tryParseIp, type IpAddress } from "../nsx/ip.ts";
+import { CodedError } from "../util/errors.ts";
+import { tryParseIp, type IpAddress } from "../util/ip.ts";
 
 /** A state file or control request the simulator cannot use; `path` names the field. */
-export class SimulatorInputError extends Error {
-  readonly code = "SIMULATOR_BAD_INPUT";
+export class SimulatorInputError extends CodedError {
   readonly path: string;
   constructor(path: string, reason: string, options?: { cause?: unknown }) {
-    super(path === "" ? reason : `${path}: ${reason}`, options);
-    this.name = "SimulatorInputError";
+    super("SIMULATOR_BAD_INPUT", path === "" ? reason : `${path}: ${reason}`, options);
     this.path = path;
   }
 }

@@ -3,7 +3,7 @@
  * `2001:db8::1` and `2001:0db8:0:0:0:0:0:1` are one address), next-free allocation, reservation,
  * release, and the counts a manager reports, always computed from the allocations themselves.
  */
-import { formatIp, tryParseIp, type IpAddress, type IpFamily } from "../nsx/ip.ts";
+import { formatIp, tryParseIp, type IpAddress, type IpFamily } from "../util/ip.ts";
 import { el, opt, type XmlNode } from "./xml.ts";
 
 export interface ScopeInfo {

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import type { IpAddress } from "../nsx/ip.ts";
+import type { IpAddress } from "../util/ip.ts";
 import { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
 import {
   SimulatorInputError,

@@ -61,7 +61,6 @@ const manager: Fixture<NSXManager> = {
     conditions: [condition],
     reachable: true,
     authenticated: true,
-    lastCheckedTime: "2024-05-01T10:00:00Z",
   },
 };
 

@@ -9,8 +9,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { IPPoolAllocations, NsxvObject, Secret } from "../../src/api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
 import { ManagerConnections } from "../../src/reconcile/connections.ts";
-import { createReconciler, type ReconcileReport } from "../../src/reconcile/reconciler.ts";
-import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import { createReconciler } from "../../src/reconcile/reconciler.ts";
+import type { ReconcileReport } from "../../src/reconcile/report.ts";
+import { memoryStore } from "../../src/reconcile/store.ts";
+import { refOf } from "../../src/api/refs.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { assertNoAllowedReleased, assertNoWrites, callsByRoute } from "../faults/invariants.ts";
 import { startRewritingProxy, type Rewrite, type RewritingProxy } from "../faults/rewriting-proxy.ts";
@@ -344,7 +346,7 @@ describe("wrong manager answers", () => {
     if (c.rewrites.length > 0) expect(proxy.rewritten(), "the rewrite was served").toBeGreaterThan(0);
     const synced = report.status?.conditions?.find((cond) => cond.type === "Synced");
     if (c.error !== undefined) {
-      expect(report.outcome.type, c.reason).toBe("error");
+      expect(report.outcome.type, c.reason).toBe("failed");
       expect(synced?.status, c.reason).toBe("False");
       for (const part of c.error) expect(synced?.message, c.reason).toContain(part);
       assertNoWrites(sim);

@@ -15,7 +15,8 @@ import type { IPPoolAllocations, NsxvObject, Secret } from "../../src/api/types.
 import { ManagerClient } from "../../src/nsx/client.ts";
 import { ManagerConnections } from "../../src/reconcile/connections.ts";
 import { createReconciler } from "../../src/reconcile/reconciler.ts";
-import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import { memoryStore } from "../../src/reconcile/store.ts";
+import { refOf } from "../../src/api/refs.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { assertNoWrites, callsByRoute } from "../faults/invariants.ts";
 import { KEPT, rigManifests, rigState, STRAYS } from "../faults/rig.ts";
@@ -161,7 +162,10 @@ describe("odd addresses in spec.allowed", () => {
   it.each(refused)("reconciler, for an object that skipped validation: $name", async ({ entry, reason }) => {
     const object = poolObject("pool-1", ["10.0.0.1", entry]) as IPPoolAllocations;
     const { sim, report } = await reconcileAgainstSimulator(object);
-    expect(report.outcome, reason).toMatchObject({ type: "error", terminal: true });
+    expect(report.outcome, reason).toMatchObject({
+      type: "failed",
+      error: { terminal: true, reason: "InvalidSpec" },
+    });
     const synced = report.status?.conditions?.find((c) => c.type === "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "InvalidSpec" });
     expect(synced?.message).toContain(`spec.allowed[1]: ${JSON.stringify(entry)}`);

@@ -2,7 +2,7 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import type { Reconciler, Result } from "../../src/controller/controller.ts";
-import { Controller, TerminalError, isTerminalError } from "../../src/controller/controller.ts";
+import { Controller } from "../../src/controller/controller.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
 import { deferred, recordingMetrics } from "./helpers.ts";
 
@@ -46,20 +46,13 @@ describe("Controller result mapping", () => {
       wantAgainAfterMs: 300_000,
     },
     {
-      name: "RequeueAfterWinsOverRequeue",
-      reason: "controller-runtime checks RequeueAfter before Requeue.",
-      outcome: async () => ({ requeueAfterMs: 5000, requeue: true }),
-      wantResult: "requeue_after",
-      wantErrors: 0,
-      wantRequeues: 0,
-      wantAgainAfterMs: 5000,
-    },
-    {
-      name: "Requeue",
-      reason: "requeue re-adds after the key's backoff without counting an error (a 409 on status).",
-      outcome: async () => ({ requeue: true }),
-      wantResult: "requeue",
-      wantErrors: 0,
+      name: "QuietError",
+      reason: "A quiet error (a status write that lost a race) is re-added after the key's backoff.",
+      outcome: async () => {
+        throw Object.assign(new Error("status conflict"), { quiet: true });
+      },
+      wantResult: "error",
+      wantErrors: 1,
       wantRequeues: 1,
       wantAgainAfterMs: 1000,
     },
@@ -76,9 +69,9 @@ describe("Controller result mapping", () => {
     },
     {
       name: "TerminalError",
-      reason: "A terminal error is not retried until the object changes.",
+      reason: "An error that says it is terminal is not retried until the object changes.",
       outcome: async () => {
-        throw new TerminalError("INVALID_SPEC", "edgeId is not edge-<n>");
+        throw Object.assign(new Error("edgeId is not edge-<n>"), { terminal: true });
       },
       wantResult: "error",
       wantErrors: 1,
@@ -86,15 +79,17 @@ describe("Controller result mapping", () => {
       wantAgainAfterMs: undefined,
     },
     {
-      name: "WrappedTerminalError",
-      reason: "A terminal error in the cause chain counts as terminal, as errors.Is does.",
+      name: "TerminalOnlyAtTheTop",
+      reason: "Only the thrown error says whether it is terminal: a cause is not searched for it.",
       outcome: async () => {
-        throw new Error("planning failed", { cause: new TerminalError("INVALID_SPEC", "bad CIDR") });
+        throw new Error("planning failed", {
+          cause: Object.assign(new Error("bad CIDR"), { terminal: true }),
+        });
       },
       wantResult: "error",
       wantErrors: 1,
-      wantRequeues: 0,
-      wantAgainAfterMs: undefined,
+      wantRequeues: 1,
+      wantAgainAfterMs: 1000,
     },
     {
       name: "ThrownNonError",
@@ -158,15 +153,57 @@ describe("Controller result mapping", () => {
     await started;
   });
 
-  it("isTerminalError looks through causes only", () => {
-    expect(isTerminalError(new TerminalError("X", "x"))).toBe(true);
-    expect(
-      isTerminalError(new Error("a", { cause: new Error("b", { cause: new TerminalError("X", "x") }) })),
-    ).toBe(true);
-    expect(isTerminalError(new Error("a"))).toBe(false);
-    expect(isTerminalError("TerminalError")).toBe(false);
-    expect(new TerminalError("INVALID_SPEC", "m").code).toBe("INVALID_SPEC");
-  });
+  it.each([
+    { name: "Failure", traits: {}, level: "error", reason: "an ordinary failure is one error line" },
+    {
+      name: "Terminal",
+      traits: { terminal: true },
+      level: "warn",
+      reason: "a terminal one waits for a change",
+    },
+    {
+      name: "Quiet",
+      traits: { quiet: true },
+      level: "debug",
+      reason: "an expected race is not worth an error line",
+    },
+  ])(
+    "logs a $name failure as one line at $level, with the stack only at debug: $reason",
+    async ({ traits, level }) => {
+      const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+      const log = (l: string) => (fields: Record<string, unknown>, message: string) =>
+        void lines.push({ level: l, fields, message });
+      const logger = { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+      const clock = new FakeClock(0);
+      const queue = new WorkQueue({ name: "c", clock });
+      const controller = new Controller({
+        name: "c",
+        queue,
+        clock,
+        logger,
+        reconcile: async () => {
+          throw Object.assign(new Error("HTTP 503: NSX Edge is unreachable"), {
+            reason: "Unreachable",
+            ...traits,
+          });
+        },
+      });
+      const stop = new AbortController();
+      const started = controller.start(stop.signal);
+      queue.add("ns/a");
+      await clock.flush();
+      stop.abort();
+      await started;
+      const failure = lines.filter((l) => l.fields.key === "ns/a" && l.fields.err === undefined);
+      expect(failure).toHaveLength(1);
+      expect(failure[0]).toMatchObject({
+        level,
+        fields: { reason: "Unreachable", error: "HTTP 503: NSX Edge is unreachable" },
+      });
+      const withStack = lines.filter((l) => l.fields.err !== undefined);
+      expect(withStack.map((l) => l.level)).toEqual(["debug"]);
+    },
+  );
 });
 
 describe("Controller concurrency", () => {

@@ -1,11 +1,10 @@
 /** Test doubles shared by the controller tests: metrics that remember what they were told. */
 import type {
   ControllerMetrics,
-  OperatorMetrics,
   QueueMetrics,
   ReconcileResultLabel,
+  RuntimeMetrics,
 } from "../../src/controller/metrics.ts";
-import { nopMetrics } from "../../src/controller/metrics.ts";
 
 export interface Recorded {
   adds: number;
@@ -19,7 +18,7 @@ export interface Recorded {
   leader: boolean[];
 }
 
-export function recordingMetrics(): { metrics: OperatorMetrics; recorded: Recorded } {
+export function recordingMetrics(): { metrics: RuntimeMetrics; recorded: Recorded } {
   const recorded: Recorded = {
     adds: 0,
     depths: [],
@@ -45,8 +44,7 @@ export function recordingMetrics(): { metrics: OperatorMetrics; recorded: Record
     },
     reconcileError: () => void recorded.errors++,
   };
-  const metrics: OperatorMetrics = {
-    ...nopMetrics,
+  const metrics: RuntimeMetrics = {
     queue: () => queue,
     controller: () => controller,
     leaderStatus: (_name, leading) => void recorded.leader.push(leading),

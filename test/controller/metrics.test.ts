@@ -1,12 +1,14 @@
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import { Controller } from "../../src/controller/controller.ts";
-import { createOperatorMetrics, nopMetrics } from "../../src/controller/metrics.ts";
+import { nopMetrics, registerRuntimeMetrics } from "../../src/controller/metrics.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
 
-describe("createOperatorMetrics", () => {
-  it("registers every metric under its controller-runtime or nsxv name", async () => {
-    const { registry } = createOperatorMetrics({ processMetrics: false });
+describe("registerRuntimeMetrics", () => {
+  it("registers the queue, controller and leader election metrics under controller-runtime's names", async () => {
+    const registry = new Registry();
+    registerRuntimeMetrics(registry);
     const names = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
     expect(names).toEqual(
       [
@@ -14,12 +16,6 @@ describe("createOperatorMetrics", () => {
         "controller_runtime_reconcile_time_seconds",
         "controller_runtime_reconcile_total",
         "leader_election_master_status",
-        "nsxv_drift_detected_total",
-        "nsxv_edge_tenant_corrections_total",
-        "nsxv_ip_releases_total",
-        "nsxv_manager_request_duration_seconds",
-        "nsxv_manager_requests_total",
-        "nsxv_pool_used_ratio",
         "workqueue_adds_total",
         "workqueue_depth",
         "workqueue_queue_duration_seconds",
@@ -29,83 +25,15 @@ describe("createOperatorMetrics", () => {
     );
   });
 
-  it("adds process metrics by default", async () => {
-    const { registry } = createOperatorMetrics();
-    expect(await registry.metrics()).toContain("process_cpu_user_seconds_total");
-  });
-
-  const cases = [
-    {
-      name: "ManagerRequest",
-      reason: "Requests count by manager, method, call name and status; durations in seconds.",
-      act: (m: typeof nopMetrics) => {
-        m.managerRequest("ns/mgr", {
-          method: "GET",
-          route: "getEdge",
-          status: 200,
-          durationMs: 120,
-        });
-        m.managerRequest("ns/mgr", {
-          method: "GET",
-          route: "getEdge",
-          status: "error",
-          durationMs: 5,
-        });
-      },
-      want: [
-        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="getEdge",status="200"} 1',
-        'nsxv_manager_requests_total{manager="ns/mgr",method="GET",route="getEdge",status="error"} 1',
-        'nsxv_manager_request_duration_seconds_sum{manager="ns/mgr",method="GET",route="getEdge"} 0.125',
-      ],
-    },
-    {
-      name: "Changes",
-      reason: "What the operator changed is counted.",
-      act: (m: typeof nopMetrics) => {
-        m.edgeTenantCorrected();
-        m.ipsReleased(3);
-        m.driftDetected("EdgeTenant");
-      },
-      want: [
-        "nsxv_edge_tenant_corrections_total 1",
-        "nsxv_ip_releases_total 3",
-        'nsxv_drift_detected_total{kind="EdgeTenant"} 1',
-      ],
-    },
-    {
-      name: "PoolRatio",
-      reason: "The pool gauge holds the last ratio per object and pool.",
-      act: (m: typeof nopMetrics) => {
-        m.poolUsedRatio({ namespace: "ns", name: "pods", pool: "ipaddresspool-1" }, 0.5);
-        m.poolUsedRatio({ namespace: "ns", name: "pods", pool: "ipaddresspool-1" }, 0.75);
-      },
-      want: ['nsxv_pool_used_ratio{namespace="ns",name="pods",pool="ipaddresspool-1"} 0.75'],
-    },
-    {
-      name: "Leader",
-      reason: "leader_election_master_status is 1 while leading.",
-      act: (m: typeof nopMetrics) => m.leaderStatus("nsxv-operator", true),
-      want: ['leader_election_master_status{name="nsxv-operator"} 1'],
-    },
-  ];
-
-  it.each(cases)("$name", async ({ reason, act, want }) => {
-    const { registry, metrics } = createOperatorMetrics({ processMetrics: false });
-    act(metrics);
-    const text = await registry.metrics();
-    for (const line of want) expect(text, reason).toContain(line);
-  });
-
-  it("forgetPool drops the pool's series", async () => {
-    const { registry, metrics } = createOperatorMetrics({ processMetrics: false });
-    const labels = { namespace: "ns", name: "pods", pool: "ipaddresspool-1" };
-    metrics.poolUsedRatio(labels, 0.5);
-    metrics.forgetPool(labels);
-    expect(await registry.metrics()).not.toContain('pool="ipaddresspool-1"');
+  it("leader_election_master_status is 1 while leading", async () => {
+    const registry = new Registry();
+    registerRuntimeMetrics(registry).leaderStatus("nsxv-operator", true);
+    expect(await registry.metrics()).toContain('leader_election_master_status{name="nsxv-operator"} 1');
   });
 
   it("counts reconciles and queue activity of a running controller", async () => {
-    const { registry, metrics } = createOperatorMetrics({ processMetrics: false });
+    const registry = new Registry();
+    const metrics = registerRuntimeMetrics(registry);
     const clock = new FakeClock(0);
     const queue = new WorkQueue({ name: "edgetenant", clock, metrics });
     let calls = 0;

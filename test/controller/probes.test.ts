@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createOperatorMetrics } from "../../src/controller/metrics.ts";
+import { Registry } from "prom-client";
+import { registerRuntimeMetrics } from "../../src/controller/metrics.ts";
 import type { Check } from "../../src/controller/probes.ts";
 import {
   BindAddressError,
@@ -148,8 +149,8 @@ describe("ProbeServer", () => {
 
 describe("MetricsServer", () => {
   it("serves the registry in the Prometheus text format", async () => {
-    const { registry, metrics } = createOperatorMetrics({ processMetrics: false });
-    metrics.edgeTenantCorrected();
+    const registry = new Registry();
+    registerRuntimeMetrics(registry).leaderStatus("nsxv-operator", true);
     const server = new MetricsServer({ registry, bindAddress: "127.0.0.1:0" });
     const stop = new AbortController();
     const done = server.start(stop.signal);
@@ -159,7 +160,7 @@ describe("MetricsServer", () => {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/plain");
-    expect(await res.text()).toContain("nsxv_edge_tenant_corrections_total 1");
+    expect(await res.text()).toContain('leader_election_master_status{name="nsxv-operator"} 1');
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(404);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SyncedLatch } from "../../src/controller/source.ts";
+import { SyncedLatch } from "../../src/controller/synced-latch.ts";
 
 describe("SyncedLatch", () => {
   it("wakes every waiter with true once opened, and answers true at once afterwards", async () => {

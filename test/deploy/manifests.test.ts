@@ -272,8 +272,8 @@ describe.skipIf(kubectl.path === undefined)("deploy/optional/monitoring (rendere
     }
   });
 
-  it("every operator metric an alert reads is defined in src/controller/metrics.ts", () => {
-    const source = readRepoFile("src/controller/metrics.ts");
+  it("every operator metric an alert reads is defined in src/controller/metrics.ts or src/operator/metrics.ts", () => {
+    const source = readRepoFile("src/controller/metrics.ts") + readRepoFile("src/operator/metrics.ts");
     const names = new Set(
       rules.flatMap(
         (rule) => rule.expr.match(/\b(?:nsxv|controller_runtime|leader_election)_[a-z_]+\b/g) ?? [],

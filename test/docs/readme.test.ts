@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { createOperatorMetrics } from "../../src/controller/metrics.ts";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client-options.ts";
 import { CHANGE_REASONS, EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
 import { cells } from "./markdown.ts";

@@ -51,16 +51,17 @@ export function assertNoWrites(sim: RunningSimulator): void {
 export interface RetryBudget {
   /** the client's repeats after a call's first attempt (ManagerClientOptions.maxRetries) */
   maxRetries: number;
-  /** the executor's tries of one write answered 409 (ReconcilerDeps.maxAttempts) */
+  /** the handlers' tries of one write answered 409 (ReconcilerDeps.maxAttempts) */
   maxAttempts: number;
 }
 
 /**
- * The most calls per route one reconcile pass of an object can make, from the executor's
- * structure: an EdgeTenant reads, then per write attempt reads again and PUTs; a pool lists its
- * scope and its allocations, lists again before releasing, and per release attempt lists again
- * (after a 409) and DELETEs; an NSXManager lists its scope. Every call may take 1 + maxRetries
- * attempts (a write repeats only when it provably was not acted on, which the bound includes).
+ * The most calls per route one reconcile pass of an object can make, from the handlers'
+ * structure: an EdgeTenant reads once, PUTs, and reads again only after a 409 (so at most one read
+ * per PUT attempt); a pool lists its scope and its allocations once, DELETEs, and lists again only
+ * after a 409 (at most tries - 1 times per address) or a "not allocated" answer (once); an
+ * NSXManager lists its scope. Every call may take 1 + maxRetries attempts (a write repeats only
+ * when it provably was not acted on, which the bound includes).
  */
 export function maxCallsPerPass(
   kind: "NSXManager" | "EdgeTenant" | "IPPoolAllocations",
@@ -74,11 +75,11 @@ export function maxCallsPerPass(
     case "NSXManager":
       return { listPools: attempts };
     case "EdgeTenant":
-      return { getEdge: (1 + tries) * attempts, putEdge: tries * attempts };
+      return { getEdge: tries * attempts, putEdge: tries * attempts };
     case "IPPoolAllocations":
       return {
         listPools: attempts,
-        listAllocations: (2 + releases * (tries - 1)) * attempts,
+        listAllocations: (1 + releases * Math.max(tries - 1, 1)) * attempts,
         releaseAddress: releases * tries * attempts,
       };
   }

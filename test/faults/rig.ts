@@ -10,12 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { Kind } from "../../src/api/types.ts";
-import { DirectorySource } from "../../src/controller/directory-source.ts";
+import { DirectorySource } from "../../src/source/directory.ts";
 import type { EventRecorder } from "../../src/controller/events.ts";
-import { createOperatorMetrics, type OperatorMetricsBundle } from "../../src/controller/metrics.ts";
-import { Operator, type OperatorExit, type OperatorOptions } from "../../src/controller/operator.ts";
-import type { Status, StatusWriteOutcome } from "../../src/controller/source.ts";
-import type { ObjectRef } from "../../src/reconcile/store.ts";
+import { createOperatorMetrics, type OperatorMetricsBundle } from "../../src/operator/metrics.ts";
+import { Operator, type OperatorExit, type OperatorOptions } from "../../src/operator/operator.ts";
+import type { Status, StatusWriteOutcome } from "../../src/source/source.ts";
+import type { ObjectRef } from "../../src/api/refs.ts";
 import {
   generateEdgeXml,
   startSimulator,

@@ -11,7 +11,7 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, expect, it } from "vitest";
 import { ResourceValidator } from "../../src/api/schema.ts";
 import { GROUP, VERSION, type Kind } from "../../src/api/types.ts";
-import { PLURALS } from "../../src/controller/kube-source.ts";
+import { PLURALS } from "../../src/api/types.ts";
 import { objectFor, VALIDATION_CASES } from "../api/validation-cases.ts";
 import {
   apiStatus,

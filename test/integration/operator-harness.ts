@@ -15,9 +15,10 @@ import {
 } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { GROUP, VERSION, type EdgeTenant, type Kind, type NsxvObject } from "../../src/api/types.ts";
-import { createOperatorMetrics } from "../../src/controller/metrics.ts";
-import { KubernetesSource, PLURALS } from "../../src/controller/kube-source.ts";
-import { Operator, type OperatorExit, type OperatorOptions } from "../../src/controller/operator.ts";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
+import { KubernetesSource } from "../../src/source/kubernetes.ts";
+import { PLURALS } from "../../src/api/types.ts";
+import { Operator, type OperatorExit, type OperatorOptions } from "../../src/operator/operator.ts";
 import type { BoundAddress } from "../../src/controller/probes.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { waitFor, type WaitOptions } from "../controlplane/testing.ts";

@@ -193,6 +193,7 @@ describe("manager errors", () => {
       message:
         "GET /api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses: HTTP 400: No free address, errorCode 120051, module core-services",
       fields: { status: 400, errorCode: "120051", moduleName: "core-services", details: "No free address" },
+      code: "NSX_ERR_POOL_EXHAUSTED",
     },
     {
       name: "Errors",
@@ -201,6 +202,7 @@ describe("manager errors", () => {
       body: "<errors><error><errorCode>1</errorCode><details>a</details></error><error><details>b</details></error></errors>",
       message: "HTTP 400: a, errorCode 1",
       fields: { errors: [{ details: "a", errorCode: "1" }, { details: "b" }] },
+      code: "NSX_ERR_BAD_REQUEST",
     },
     {
       name: "ErrorData",
@@ -209,6 +211,7 @@ describe("manager errors", () => {
       body: "<error><errorData><data><key>edgeId</key><value>edge-1</value></data></errorData><details>NSX Edge is unreachable</details></error>",
       message: "HTTP 503: NSX Edge is unreachable",
       fields: { errors: [{ details: "NSX Edge is unreachable", data: { edgeId: "edge-1" } }] },
+      code: "NSX_ERR_UNAVAILABLE",
     },
     {
       name: "CodeOnly",
@@ -217,6 +220,7 @@ describe("manager errors", () => {
       body: "<error><errorCode>500</errorCode></error>",
       message: "HTTP 500: errorCode 500",
       fields: { details: undefined, errorCode: "500" },
+      code: "NSX_ERR_SERVER",
     },
     {
       name: "Empty",
@@ -225,6 +229,7 @@ describe("manager errors", () => {
       body: "",
       message: "GET /api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses: HTTP 403",
       fields: { errors: [] },
+      code: "NSX_ERR_FORBIDDEN",
     },
     {
       name: "PlainText",
@@ -233,15 +238,16 @@ describe("manager errors", () => {
       body: "Not Found",
       message: "HTTP 404: Not Found",
       fields: { details: "Not Found" },
+      code: "NSX_ERR_NOT_FOUND",
     },
-  ])("$name: $reason", async ({ status, body, message, fields }) => {
+  ])("$name: $reason", async ({ status, body, message, fields, code }) => {
     const server = await serve((_r, res) => reply(res, status, body));
     const error = await client(server.url, { maxRetries: 0 })
       .listAllocations("ipaddresspool-1")
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NsxApiError);
     expect((error as Error).message).toContain(message);
-    expect(error).toMatchObject({ code: "NSX_API_ERROR", method: "GET", ...fields });
+    expect(error).toMatchObject({ code, method: "GET", ...fields });
   });
 
   it.each([

@@ -307,7 +307,10 @@ describe("authentication against the simulator", () => {
     const { c } = client(sim);
     await c.listPools("globalroot-0");
     await control(sim, "PUT", "credentials", { username: "admin", password: "rotated" });
-    await expect(c.listPools("globalroot-0")).rejects.toMatchObject({ status: 401, code: "NSX_API_ERROR" });
+    await expect(c.listPools("globalroot-0")).rejects.toMatchObject({
+      status: 401,
+      code: "NSX_ERR_UNAUTHORIZED",
+    });
   });
 
   it("talks HTTPS to a simulator with a certificate from the configured CA", async () => {

@@ -192,7 +192,7 @@ describe("EdgeDocument.parse", () => {
   ];
   it.each(refusals)("refuses $name: $reason", ({ xml, message }) => {
     const error = responseError(xml);
-    expect(error.code).toBe("NSX_BAD_RESPONSE");
+    expect(error.code).toBe("NSX_ERR_BAD_RESPONSE");
     expect(error.message).toMatch(/^edge document: /);
     expect(error.message).toMatch(message);
   });

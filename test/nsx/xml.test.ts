@@ -112,7 +112,7 @@ describe("assertSafeXml refuses", () => {
   ];
   it.each(cases)("$name: $reason", ({ text, message }) => {
     const error = refusal(text);
-    expect(error.code).toBe("NSX_BAD_RESPONSE");
+    expect(error.code).toBe("NSX_ERR_BAD_RESPONSE");
     expect(error.message.startsWith("test body: ")).toBe(true);
     expect(error.message).toMatch(message);
   });

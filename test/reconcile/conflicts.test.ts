@@ -143,8 +143,14 @@ describe("ConflictIndex.poolWinner", () => {
     { pool: { name: "vteps", scope: "datacenter-2" } },
     { name: "dc", creationTimestamp: "2023-01-01T00:00:00Z" },
   );
-  const resolve = (names: Record<string, string>) => (o: IPPoolAllocations) =>
-    o.spec.pool.id ?? names[o.spec.pool.name ?? ""];
+  /** names → pool id; a name missing resolves to no pool; `unknown` names cannot be resolved now */
+  const resolve =
+    (names: Record<string, string>, unknown: string[] = []) =>
+    (o: IPPoolAllocations) => {
+      if (o.spec.pool.id !== undefined) return o.spec.pool.id;
+      const name = o.spec.pool.name ?? "";
+      return unknown.includes(name) ? undefined : (names[name] ?? null);
+    };
 
   it.each([
     {
@@ -178,20 +184,48 @@ describe("ConflictIndex.poolWinner", () => {
     },
     {
       name: "UnresolvedIsNoRival",
-      reason: "An object whose name does not resolve owns nothing.",
+      reason: "An object whose name resolves to no pool owns nothing.",
       subject: byId,
       names: {},
       winner: undefined,
+    },
+    {
+      name: "UnknownOlderIsUndecided",
+      reason: "An older object whose scope cannot be listed now may own the pool: undecided, not free.",
+      subject: byId,
+      names: { controllers: "ipaddresspool-2" },
+      unknown: ["vteps"],
+      undecided: "dc",
+    },
+    {
+      name: "KnownOwnerWinsOverUnknown",
+      reason:
+        "An older object that does resolve to the pool makes this one a loser, whatever else is unknown.",
+      subject: byId,
+      names: { controllers: "ipaddresspool-1" },
+      unknown: ["vteps"],
+      winner: "by-name",
+    },
+    {
+      name: "UnknownNewerDoesNotMatter",
+      reason: "A newer object never owns the pool over this one, resolved or not.",
+      subject: otherScope,
+      names: {},
+      unknown: ["controllers"],
     },
   ] as {
     name: string;
     reason: string;
     subject: IPPoolAllocations;
     names: Record<string, string>;
+    unknown?: string[];
     winner?: string;
-  }[])("$name", ({ reason, subject, names, winner }) => {
+    undecided?: string;
+  }[])("$name", ({ reason, subject, names, unknown, winner, undecided }) => {
     const index = ConflictIndex.build([byName, byId, otherScope]);
-    expect(index.poolWinner(subject, "ipaddresspool-1", resolve(names))?.name, reason).toBe(winner);
+    const result = index.poolWinner(subject, "ipaddresspool-1", resolve(names, unknown));
+    expect(result.owner?.name, reason).toBe(winner);
+    expect(result.undecided?.name, reason).toBe(undecided);
   });
 
   it("lists only the other pool objects of the same manager", () => {

@@ -1,191 +1,132 @@
 import { describe, expect, it } from "vitest";
-import type { EdgeTenantSpec, EdgeTenantStatus } from "../../src/api/types.ts";
-import { edgeTenantStatus, planEdgeTenant, type EdgeObservation } from "../../src/reconcile/edge-tenant.ts";
-import { ReconcileError } from "../../src/reconcile/errors.ts";
-import { at, edgeTenant, MINUTE, T0 } from "./fixtures.ts";
+import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import { apiError, count, edgeTenant, edgeXml, fakeManager, manager } from "./fixtures.ts";
+import { condition, iso, setup } from "./harness.ts";
+import { T0 } from "./fixtures.ts";
 
-const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
-const observed = (tenant: string | undefined): EdgeObservation => ({
-  edgeId: "edge-1",
-  name: "edge-one",
-  version: 7,
-  tenant,
-});
-const previous: EdgeTenantStatus = {
-  lastCorrectionTime: "2024-04-01T00:00:00Z",
-  conditions: [
-    {
-      type: "Ready",
-      status: "True",
-      reason: "InSync",
-      message: "",
-      lastTransitionTime: "2024-04-01T00:00:00Z",
-    },
-  ],
-};
-
-interface Case {
-  name: string;
-  reason: string;
-  spec?: Partial<EdgeTenantSpec>;
-  tenant: string | undefined;
-  want: {
-    actions: { from: string | undefined; to: string }[];
-    withheld: number;
-    ready: { status: string; reason: string; message?: RegExp };
-    observedTenant: string | undefined;
-    lastCorrectionTime: string;
-  };
+/** One EdgeTenant (tenant "blue" wanted) on a fake manager whose edge-1 carries `tenant`. */
+function edge(tenant = "red", deps: Parameters<typeof setup>[0]["deps"] = {}) {
+  const object = edgeTenant();
+  const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant, version: 7 }) } });
+  return { object, ...setup({ objects: [manager(), object], fake, deps }) };
 }
 
-const cases: Case[] = [
-  {
-    name: "InSyncNoAction",
-    reason:
-      "The tenant the spec wants is already there: no write, Ready=True, the last correction time kept.",
-    tenant: "blue",
-    want: {
-      actions: [],
-      withheld: 0,
-      ready: { status: "True", reason: "InSync" },
-      observedTenant: "blue",
-      lastCorrectionTime: "2024-04-01T00:00:00Z",
-    },
-  },
-  {
-    name: "DriftedEnforceCorrects",
-    reason:
-      "Enforce plans one setTenant from the observed to the wanted tenant, and the status records the correction now.",
-    tenant: "red",
-    want: {
-      actions: [{ from: "red", to: "blue" }],
-      withheld: 0,
-      ready: { status: "True", reason: "InSync", message: /corrected from "red" to "blue"/ },
-      observedTenant: "blue",
-      lastCorrectionTime: iso(T0),
-    },
-  },
-  {
-    name: "AbsentTenantIsSet",
-    reason: "An edge without a <tenant> element gets one; `from` says it was absent.",
-    tenant: undefined,
-    want: {
-      actions: [{ from: undefined, to: "blue" }],
-      withheld: 0,
-      ready: { status: "True", reason: "InSync" },
-      observedTenant: "blue",
-      lastCorrectionTime: iso(T0),
-    },
-  },
-  {
-    name: "EmptyWantedAndAbsentAgree",
-    reason: "An absent <tenant> reads as empty, so an empty spec.tenant is in sync.",
-    spec: { tenant: "" },
-    tenant: undefined,
-    want: {
-      actions: [],
-      withheld: 0,
-      ready: { status: "True", reason: "InSync" },
-      observedTenant: undefined,
-      lastCorrectionTime: "2024-04-01T00:00:00Z",
-    },
-  },
-  {
-    name: "CaseMatters",
-    reason: "Tenants are free text compared exactly: a different case is drift.",
-    tenant: "Blue",
-    want: {
-      actions: [{ from: "Blue", to: "blue" }],
-      withheld: 0,
-      ready: { status: "True", reason: "InSync" },
-      observedTenant: "blue",
-      lastCorrectionTime: iso(T0),
-    },
-  },
-  {
-    name: "ObserveReportsDrift",
-    reason:
-      "Observe writes nothing, withholds the correction, and Ready=False Drifted says what would change.",
-    spec: { managementPolicy: "Observe" },
-    tenant: "red",
-    want: {
-      actions: [],
-      withheld: 1,
-      ready: {
+describe("the EdgeTenant handler", () => {
+  it("corrects with exactly GET + PUT: the document just read goes back with only the tenant changed", async () => {
+    const { object, fake, pass } = edge("red");
+    const report = await pass(object);
+    expect(fake.calls, "the read that decided the write is the pre-write read").toEqual([
+      "getEdge edge-1",
+      "putEdge edge-1",
+    ]);
+    const sent = fake.puts[0] as EdgeDocument;
+    const read = EdgeDocument.parse(edgeXml({ tenant: "red", version: 7 }));
+    expect(sent.version, "the PUT is based on the read").toBe(7);
+    expect(EdgeDocument.equalExcept(sent, read, ["tenant"]), "nothing but the tenant differs").toBe(true);
+    expect(sent.tenant).toBe("blue");
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
+    expect(report.status).toMatchObject({ observedTenant: "blue", lastCorrectionTime: iso(T0) });
+    expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
+  });
+
+  it("after a 409 reads again, decides again on that read, and retries", async () => {
+    const { object, fake, pass } = edge("red");
+    fake.faults.putEdge = [apiError(409)];
+    fake.before = (call) => {
+      // the concurrent writer renamed the edge: the retry must carry their change
+      if (call === "getEdge edge-1" && count(fake.calls, "getEdge") === 2) {
+        fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 8, name: "renamed" }));
+      }
+    };
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["getEdge edge-1", "putEdge edge-1", "getEdge edge-1", "putEdge edge-1"]);
+    // the fake keeps only the documents it accepted
+    const sent = fake.puts[0] as EdgeDocument;
+    expect(sent.version, "the retry is based on the fresh read").toBe(8);
+    expect(sent.name).toBe("renamed");
+    expect(report.changes.tenantCorrections).toHaveLength(1);
+    expect(report.status).toMatchObject({ edgeName: "renamed" });
+  });
+
+  it("after a 409 writes nothing when the fresh read shows the tenant already set", async () => {
+    const { object, fake, pass } = edge("red");
+    fake.faults.putEdge = [apiError(409)];
+    fake.before = (call) => {
+      if (call === "getEdge edge-1" && count(fake.calls, "getEdge") === 2) {
+        fake.state.edges.set("edge-1", edgeXml({ tenant: "blue", version: 8 }));
+      }
+    };
+    const report = await pass(object);
+    expect(count(fake.calls, "putEdge"), "nothing left to write").toBe(1);
+    expect(report.changes.tenantCorrections).toEqual([]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
+    expect(report.outcome.type).toBe("done");
+  });
+
+  it("gives up after maxAttempts answers of 409, and stays not Ready: the edge is known drifted", async () => {
+    const { object, fake, pass } = edge("red");
+    fake.faults.putEdge = [apiError(409), apiError(409), apiError(409), apiError(409)];
+    const report = await pass(object);
+    expect(count(fake.calls, "putEdge"), "bounded: exactly maxAttempts PUTs").toBe(3);
+    expect(count(fake.calls, "getEdge"), "the deciding read and one re-read per retry").toBe(3);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: {
+        reason: "ConcurrentModification",
+        message: expect.stringMatching(/PUT edge edge-1: the manager answered 409 .* 3 times/),
+      },
+    });
+    expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "Drifted" });
+    expect(condition(report, "Ready")?.message).toContain("the correction failed");
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ConcurrentModification" });
+  });
+
+  it.each([
+    { name: "ServerError", status: 500, reason: "ReconcileError" },
+    { name: "Unavailable", status: 503, reason: "Unreachable" },
+  ])(
+    "a failed PUT ($name) is not retried here, and leaves Ready=False Drifted",
+    async ({ status, reason }) => {
+      const previous = edgeTenant();
+      const { fake, pass } = edge("red");
+      // the edge was in sync at the previous pass: Ready=True of this generation
+      await pass(previous);
+      fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 9 }));
+      fake.faults.putEdge = [apiError(status)];
+      const report = await pass(previous);
+      expect(count(fake.calls, "putEdge")).toBe(2);
+      expect(condition(report, "Ready"), "the latest observation shows drift").toMatchObject({
         status: "False",
         reason: "Drifted",
-        message: /has tenant "red", spec.tenant is "blue": would set it to "blue" \(managementPolicy Observe/,
-      },
-      observedTenant: "red",
-      lastCorrectionTime: "2024-04-01T00:00:00Z",
+      });
+      expect(condition(report, "Synced")).toMatchObject({ status: "False", reason });
+      expect(report.outcome).toMatchObject({ type: "failed", error: { reason } });
     },
-  },
-];
+  );
 
-describe("planEdgeTenant", () => {
-  it.each(cases)("$name", (c) => {
-    const plan = planEdgeTenant({
-      object: edgeTenant(c.spec),
-      observed: observed(c.tenant),
-      previous,
-      now: T0,
-    });
-    expect(
-      plan.actions.map(({ from, to }) => ({ from, to })),
-      c.reason,
-    ).toEqual(c.want.actions);
-    expect(
-      plan.actions.every((a) => a.type === "setTenant" && a.edgeId === "edge-1"),
-      c.reason,
-    ).toBe(true);
-    expect(plan.withheld, c.reason).toHaveLength(c.want.withheld);
-    const ready = plan.status.conditions?.find((x) => x.type === "Ready");
-    expect(ready, c.reason).toMatchObject({
-      status: c.want.ready.status,
-      reason: c.want.ready.reason,
-      observedGeneration: 1,
-    });
-    if (c.want.ready.message) expect(ready?.message, c.reason).toMatch(c.want.ready.message);
-    expect(plan.status.observedTenant, c.reason).toBe(c.want.observedTenant);
-    expect(plan.status.lastCorrectionTime, c.reason).toBe(c.want.lastCorrectionTime);
-    expect(plan.status.conditions?.find((x) => x.type === "Synced")?.reason, c.reason).toBe(
-      "ReconcileSuccess",
-    );
+  it("writes nothing in plan mode and reports the drift", async () => {
+    const { object, fake, pass } = edge("red", { mode: "plan" });
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["getEdge edge-1"]);
+    expect(report.planned).toEqual([
+      { action: { type: "setTenant", edgeId: "edge-1", from: "red", to: "blue" } },
+    ]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "Drifted" });
+    expect(report.status).toMatchObject({ observedTenant: "red" });
   });
 
-  it("fills edgeName, edgeVersion and observedGeneration from the observation and the object", () => {
-    const plan = planEdgeTenant({
-      object: edgeTenant({}, { generation: 4 }),
-      observed: observed("blue"),
-      previous: undefined,
-      now: T0,
+  it("turns the manager's not-found into EdgeNotFound with its details", async () => {
+    const object = edgeTenant();
+    const { pass } = setup({ objects: [manager(), object], fake: fakeManager() });
+    const report = await pass(object);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: {
+        reason: "EdgeNotFound",
+        message: expect.stringMatching(
+          /edge edge-1: GET \/api\/4.0\/edges\/edge-1: HTTP 404: status 404 from the fake, errorCode 202/,
+        ),
+      },
     });
-    expect(plan.status).toMatchObject({
-      edgeName: "edge-one",
-      edgeVersion: 7,
-      observedTenant: "blue",
-      observedGeneration: 4,
-    });
-    expect(plan.status, "nothing was corrected, ever").not.toHaveProperty("lastCorrectionTime");
-  });
-
-  it("reports a planned but not carried out correction as drift (plan mode)", () => {
-    const input = { object: edgeTenant(), observed: observed("red"), previous, now: at(MINUTE) };
-    const status = edgeTenantStatus(input, { corrected: false });
-    const ready = status.conditions?.find((x) => x.type === "Ready");
-    expect(ready, "plan mode shows the manager as it is").toMatchObject({
-      status: "False",
-      reason: "Drifted",
-    });
-    expect(ready?.message).toContain("a correction is planned");
-    expect(ready?.lastTransitionTime, "Ready changed status: new time").toBe(iso(at(MINUTE)));
-    expect(status.observedTenant).toBe("red");
-  });
-
-  it("refuses an unknown policy as InvalidSpec", () => {
-    const object = edgeTenant({ managementPolicy: "Sometimes" as "Observe" });
-    expect(() => planEdgeTenant({ object, observed: observed("blue"), previous, now: T0 })).toThrow(
-      ReconcileError,
-    );
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
-import { ReconcileError, toFailure } from "../../src/reconcile/errors.ts";
+import { ReconcileError } from "../../src/reconcile/errors.ts";
 import { apiError } from "./fixtures.ts";
 
 const reset = new NsxTransportError({
@@ -10,7 +10,7 @@ const reset = new NsxTransportError({
   notSent: false,
 });
 
-describe("toFailure", () => {
+describe("ReconcileError.from", () => {
   it.each([
     {
       name: "TransportError",
@@ -60,10 +60,31 @@ describe("toFailure", () => {
       error: new TypeError("x is undefined"),
       want: { reason: "ReconcileError", message: "TypeError: x is undefined" },
     },
+    {
+      name: "Http409",
+      reason: "A conflict that escaped the handlers' retries is a concurrent modification.",
+      error: apiError(409),
+      want: { reason: "ConcurrentModification", message: "PUT /api/4.0/edges/edge-1: HTTP 409" },
+    },
+    {
+      name: "NotAllocated",
+      reason:
+        "IPAM's 120056 outside a release's own handling is the generic reason, with the manager's words.",
+      error: apiError(
+        400,
+        "DELETE",
+        "/api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses/10.0.0.1",
+        "120056",
+      ),
+      want: { reason: "ReconcileError", message: "errorCode 120056" },
+    },
   ])("$name", ({ reason, error, want }) => {
-    const failure = toFailure(error);
+    const failure = ReconcileError.from(error);
     expect(failure.reason, reason).toBe(want.reason);
     expect(failure.message, reason).toContain(want.message);
     expect(failure.terminal, reason).toBe(want.terminal ?? false);
+    expect(failure.code, reason).toMatch(/^RECONCILE_[A-Z_]+$/);
+    if (!(error instanceof ReconcileError))
+      expect(failure.cause, `${reason}: the original is the cause`).toBe(error);
   });
 });

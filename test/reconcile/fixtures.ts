@@ -17,6 +17,9 @@ import {
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
 import type { Allocation, IpPool, ManagerApi } from "../../src/nsx/types.ts";
+import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
+import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
+import { resolveEdgeTenant, resolvePool } from "../../src/reconcile/spec.ts";
 
 export const T0 = new Date("2024-05-01T12:00:00Z");
 export const at = (ms: number): Date => new Date(T0.getTime() + ms);
@@ -227,4 +230,20 @@ export function fakeManager(
 /** calls whose text starts with the prefix */
 export function count(calls: readonly string[], prefix: string): number {
   return calls.filter((c) => c.startsWith(prefix)).length;
+}
+
+/** A pool planner input from an object, as the handler builds it: the spec resolved once. */
+export function poolPlanInput(
+  init: Omit<IpPoolPlanInput, "config" | "generation"> & { object: IPPoolAllocations },
+): IpPoolPlanInput {
+  const { object, ...rest } = init;
+  return { ...rest, config: resolvePool(object), generation: object.metadata.generation };
+}
+
+/** An edge planner input from an object, as the handler builds it: the spec resolved once. */
+export function edgePlanInput(
+  init: Omit<EdgeTenantPlanInput, "config" | "generation"> & { object: EdgeTenant },
+): EdgeTenantPlanInput {
+  const { object, ...rest } = init;
+  return { ...rest, config: resolveEdgeTenant(object), generation: object.metadata.generation };
 }

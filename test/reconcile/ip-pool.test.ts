@@ -1,600 +1,219 @@
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AddressSet } from "../../src/api/address-set.ts";
-import type { IPPoolAllocationsSpec, IPPoolAllocationsStatus, ReleasedAddress } from "../../src/api/types.ts";
-import type { IpPool } from "../../src/nsx/types.ts";
+import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../src/api/types.ts";
+import type { ReconcileReport } from "../../src/reconcile/report.ts";
+import { selectPool } from "../../src/reconcile/ip-pool.ts";
 import {
-  assertReleasable,
-  ipPoolStatus,
-  planIpPool,
-  type IpPoolPlanInput,
-} from "../../src/reconcile/ip-pool.ts";
-import { allocations, at, MINUTE, pool, poolAllocations, SECOND, T0 } from "./fixtures.ts";
+  allocations,
+  apiError,
+  at,
+  count,
+  fakeManager,
+  manager,
+  MINUTE,
+  pool,
+  poolAllocations,
+  T0,
+} from "./fixtures.ts";
+import { condition, iso, setup } from "./harness.ts";
 
-interface Case {
-  name: string;
-  reason: string;
-  spec?: Partial<IPPoolAllocationsSpec>;
-  pool?: Partial<IpPool>;
-  allocated: (string | [string, string])[];
-  previous?: IPPoolAllocationsStatus;
-  now?: Date;
-  oneShot?: { releaseStrays: boolean };
-  want: {
-    /** canonical addresses of the release actions, in order */
-    released: string[];
-    /** manager texts of the release actions, when they differ from the canonical ones */
-    managerIps?: string[];
-    stray?: string[];
-    firstSeen?: Record<string, string>;
-    /** withheld address → a part of why */
-    withheld?: Record<string, string>;
-    requeueAfterMs?: number | undefined;
-    ready?: string;
-    reconciling?: boolean;
-    missing?: number;
-    used?: number;
-    exhausted?: boolean;
-    events?: string[];
+const STRAYS = ["10.0.0.7", "10.0.0.8", "10.0.0.9"];
+
+/** A pool with 10.0.0.1 allowed and three strays first seen at T0, reconciled 10 minutes later. */
+function strayPool(deps: Parameters<typeof setup>[0]["deps"] = {}) {
+  const object: IPPoolAllocations = {
+    ...poolAllocations({ allowed: ["10.0.0.1-10.0.0.3"] }),
+    status: { stray: STRAYS.map((ip) => ({ ip, firstSeen: iso(T0) })) },
   };
+  const fake = fakeManager({
+    pools: { "globalroot-0": [pool()] },
+    allocations: { "ipaddresspool-1": allocations("10.0.0.1", ...STRAYS) },
+  });
+  const harness = setup({ objects: [manager(), object], fake, deps });
+  harness.clock.ms = at(10 * MINUTE).getTime();
+  return { object, ...harness };
 }
 
-const strays = (...entries: [string, Date][]): IPPoolAllocationsStatus => ({
-  stray: entries.map(([ip, firstSeen]) => ({ ip, firstSeen: firstSeen.toISOString().replace(".000Z", "Z") })),
-});
-const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
+const strays = (report: ReconcileReport) => (report.status as IPPoolAllocationsStatus | undefined)?.stray;
+const releases = (calls: readonly string[]) => calls.filter((c) => c.startsWith("releaseAddress"));
 
-const cases: Case[] = [
-  {
-    name: "AllAllowedIsInSync",
-    reason:
-      "Allocations that the spec allows are never strays, and the allowed ones not allocated count as missing.",
-    spec: { allowed: ["10.0.0.1-10.0.0.5"] },
-    allocated: ["10.0.0.1", "10.0.0.2"],
-    want: {
-      released: [],
-      stray: [],
-      ready: "InSync",
-      reconciling: false,
-      missing: 3,
-      used: 2,
-      exhausted: false,
-    },
-  },
-  {
-    name: "NewStrayWaitsForGrace",
-    reason: "A stray seen for the first time gets firstSeen = now and is only released after minStrayAge.",
-    spec: { allowed: ["10.0.0.1"] },
-    allocated: [["10.0.0.7", "controller-3"]],
-    want: {
-      released: [],
-      stray: ["10.0.0.7"],
-      firstSeen: { "10.0.0.7": iso(T0) },
-      withheld: { "10.0.0.7": "due at 2024-05-01T12:05:00Z" },
-      requeueAfterMs: 5 * MINUTE,
-      ready: "ReleasesPending",
-      reconciling: true,
-    },
-  },
-  {
-    name: "GraceNotYetOver",
-    reason:
-      "One second before minStrayAge has passed the stray is kept, and the requeue asks to come back then.",
-    spec: { allowed: ["10.0.0.1"] },
-    allocated: ["10.0.0.7"],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(5 * MINUTE - SECOND),
-    want: { released: [], stray: ["10.0.0.7"], requeueAfterMs: SECOND, ready: "ReleasesPending" },
-  },
-  {
-    name: "GraceExactlyOver",
-    reason: "A stray is due at exactly firstSeen + minStrayAge.",
-    spec: { allowed: ["10.0.0.1"] },
-    allocated: ["10.0.0.7"],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(5 * MINUTE),
-    want: {
-      released: ["10.0.0.7"],
-      stray: [],
-      requeueAfterMs: undefined,
-      ready: "InSync",
-      reconciling: false,
-    },
-  },
-  {
-    name: "GraceLongOver",
-    reason: "A stray older than minStrayAge is released.",
-    spec: { allowed: ["10.0.0.1"], release: { minStrayAge: "90s" } },
-    allocated: ["10.0.0.7"],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(60 * MINUTE),
-    want: { released: ["10.0.0.7"], stray: [] },
-  },
-  {
-    name: "CustomGraceNotOver",
-    reason: "spec.release.minStrayAge replaces the default.",
-    spec: { allowed: [], release: { minStrayAge: "1h" } },
-    allocated: ["10.0.0.7"],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(59 * MINUTE),
-    want: { released: [], requeueAfterMs: MINUTE },
-  },
-  {
-    name: "FirstSeenKeptAcrossForms",
-    reason:
-      "firstSeen is matched by normalised address, so a manager writing IPv6 differently keeps the clock.",
-    spec: { allowed: ["2001:db8::/120"] },
-    pool: { ranges: [{ startAddress: "2001:db8::1", endAddress: "2001:db8::ff" }] },
-    allocated: ["2001:0DB8:0:0:0:0:1:7"],
-    previous: strays(["2001:db8::1:7", T0]),
-    now: at(MINUTE),
-    want: {
-      released: [],
-      stray: ["2001:db8::1:7"],
-      firstSeen: { "2001:db8::1:7": iso(T0) },
-      requeueAfterMs: 4 * MINUTE,
-    },
-  },
-  {
-    name: "PreviousFirstSeenNonCanonical",
-    reason: "A previous status written with a non-canonical address still matches the allocation.",
-    spec: { allowed: [] },
-    pool: { ranges: [] },
-    allocated: ["2001:db8::7"],
-    previous: strays(["2001:DB8:0::7", T0]),
-    now: at(5 * MINUTE),
-    want: { released: ["2001:db8::7"] },
-  },
-  {
-    name: "StrayGoneIsDropped",
-    reason:
-      "A stray that is no longer allocated leaves the status, so if it comes back its clock starts anew.",
-    spec: { allowed: [] },
-    allocated: [],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(MINUTE),
-    want: { released: [], stray: [], ready: "InSync" },
-  },
-  {
-    name: "MaxPerSyncZeroNeverReleases",
-    reason: "maxPerSync 0 means never release: strays are reported as drift, and no requeue is asked for.",
-    spec: { allowed: [], release: { maxPerSync: 0 } },
-    allocated: ["10.0.0.7", "10.0.0.8"],
-    previous: strays(["10.0.0.7", T0], ["10.0.0.8", T0]),
-    now: at(MINUTE * 10),
-    want: {
-      released: [],
-      withheld: { "10.0.0.7": "maxPerSync is 0", "10.0.0.8": "maxPerSync is 0" },
-      ready: "Drifted",
-      reconciling: false,
-      requeueAfterMs: undefined,
-    },
-  },
-  {
-    name: "MaxPerSyncOneTakesOldest",
-    reason: "With maxPerSync 1 only the stray seen first is released; the others wait for the next pass.",
-    spec: { allowed: [], release: { maxPerSync: 1 } },
-    allocated: ["10.0.0.3", "10.0.0.4", "10.0.0.5"],
-    previous: strays(["10.0.0.3", at(2 * MINUTE)], ["10.0.0.4", T0], ["10.0.0.5", at(MINUTE)]),
-    now: at(30 * MINUTE),
-    want: {
-      released: ["10.0.0.4"],
-      withheld: { "10.0.0.5": "maxPerSync 1 reached", "10.0.0.3": "maxPerSync 1 reached" },
-      ready: "ReleasesPending",
-      reconciling: true,
-    },
-  },
-  {
-    name: "MaxPerSyncNOldestFirst",
-    reason: "With maxPerSync N the N oldest due strays are released, oldest first.",
-    spec: { allowed: [], release: { maxPerSync: 3 } },
-    allocated: ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"],
-    previous: strays(
-      ["10.0.0.1", at(4 * MINUTE)],
-      ["10.0.0.2", at(3 * MINUTE)],
-      ["10.0.0.3", at(2 * MINUTE)],
-      ["10.0.0.4", at(1 * MINUTE)],
-      ["10.0.0.5", T0],
-    ),
-    now: at(30 * MINUTE),
-    want: { released: ["10.0.0.5", "10.0.0.4", "10.0.0.3"], stray: ["10.0.0.2", "10.0.0.1"] },
-  },
-  {
-    name: "TieBrokenByAddressValue",
-    reason:
-      "Strays seen at the same time are taken in address order by value, not by text (10.0.0.9 before 10.0.0.10).",
-    spec: { allowed: [], release: { maxPerSync: 2 } },
-    allocated: ["10.0.0.10", "10.0.0.9", "10.0.0.100"],
-    previous: strays(["10.0.0.10", T0], ["10.0.0.9", T0], ["10.0.0.100", T0]),
-    now: at(10 * MINUTE),
-    want: { released: ["10.0.0.9", "10.0.0.10"] },
-  },
-  {
-    name: "NotDueDoesNotTakeCapSlot",
-    reason: "A stray still in its grace period does not use up a maxPerSync slot of a due one.",
-    spec: { allowed: [], release: { maxPerSync: 1 } },
-    allocated: ["10.0.0.3", "10.0.0.4"],
-    previous: strays(["10.0.0.4", T0]),
-    now: at(10 * MINUTE),
-    want: { released: ["10.0.0.4"], stray: ["10.0.0.3"], requeueAfterMs: 5 * MINUTE },
-  },
-  {
-    name: "ObserveReleasesNothing",
-    reason:
-      "Observe withholds every release and reports what Enforce would release, without asking for a requeue.",
-    spec: { allowed: [], managementPolicy: "Observe", release: { maxPerSync: 1 } },
-    allocated: ["10.0.0.7", "10.0.0.8", "10.0.0.9"],
-    previous: strays(["10.0.0.7", T0], ["10.0.0.8", at(MINUTE)]),
-    now: at(10 * MINUTE),
-    want: {
-      released: [],
-      withheld: { "10.0.0.7": "Observe: would release", "10.0.0.8": "maxPerSync 1", "10.0.0.9": "due at" },
-      ready: "Drifted",
-      reconciling: false,
-      requeueAfterMs: undefined,
-    },
-  },
-  {
-    name: "OneShotWithoutFlagReports",
-    reason: "A one-shot run cannot observe minStrayAge: without releaseStrays it only reports.",
-    spec: { allowed: [] },
-    allocated: ["10.0.0.7"],
-    previous: strays(["10.0.0.7", T0]),
-    now: at(10 * MINUTE),
-    oneShot: { releaseStrays: false },
-    want: {
-      released: [],
-      withheld: { "10.0.0.7": "releaseStrays" },
-      ready: "Drifted",
-      requeueAfterMs: undefined,
-    },
-  },
-  {
-    name: "OneShotWithFlagSkipsGrace",
-    reason: "A one-shot run with releaseStrays releases strays seen just now, still capped by maxPerSync.",
-    spec: { allowed: [], release: { maxPerSync: 2 } },
-    allocated: ["10.0.0.9", "10.0.0.7", "10.0.0.8"],
-    oneShot: { releaseStrays: true },
-    want: {
-      released: ["10.0.0.7", "10.0.0.8"],
-      withheld: { "10.0.0.9": "maxPerSync 2" },
-      requeueAfterMs: undefined,
-    },
-  },
-  {
-    name: "OneShotObserveStillObserves",
-    reason: "releaseStrays does not override an Observe policy.",
-    spec: { allowed: [], managementPolicy: "Observe" },
-    allocated: ["10.0.0.7"],
-    oneShot: { releaseStrays: true },
-    want: { released: [], withheld: { "10.0.0.7": "Observe" } },
-  },
-  {
-    name: "Ipv6NonCanonicalFromManager",
-    reason: "Manager IPv6 text in any form is compared by value; the DELETE uses the manager's own text.",
-    spec: { allowed: ["2001:db8::/125"] },
-    pool: {
-      ranges: [{ startAddress: "2001:db8::", endAddress: "2001:db8::ffff" }],
-      totalAddressCount: 65536,
-    },
-    allocated: ["2001:DB8:0:0:0:0:0:1", "2001:0db8::0:1:0", "2001:db8::7"],
-    previous: strays(["2001:db8::1:0", T0]),
-    now: at(6 * MINUTE),
-    want: { released: ["2001:db8::1:0"], managerIps: ["2001:0db8::0:1:0"], stray: [], missing: 6 },
-  },
-  {
-    name: "Ipv4RangesAndCidrs",
-    reason: "Allowed CIDRs and ranges cover exactly their addresses; neighbours just outside are strays.",
-    spec: { allowed: ["10.0.0.0/29", "10.0.0.20-10.0.0.22"] },
-    pool: { ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.30" }], totalAddressCount: 30 },
-    allocated: ["10.0.0.7", "10.0.0.8", "10.0.0.21", "10.0.0.23", "10.0.0.19"],
-    want: { released: [], stray: ["10.0.0.8", "10.0.0.19", "10.0.0.23"], missing: 8 },
-  },
-  {
-    name: "MixedFamilies",
-    reason: "IPv4 and IPv6 allocations of one pool are judged each against its own family.",
-    spec: { allowed: ["10.0.0.1", "2001:db8::1"] },
-    allocated: ["10.0.0.1", "2001:db8::1", "2001:db8::2", "10.0.0.2"],
-    want: { released: [], stray: ["10.0.0.2", "2001:db8::2"] },
-  },
-  {
-    name: "UnparsableNeverReleased",
-    reason:
-      "An address whose text cannot be parsed (a leading zero) cannot be proven not allowed: reported, never released.",
-    spec: { allowed: ["10.0.0.7"] },
-    allocated: ["10.0.0.07"],
-    previous: strays(["10.0.0.07", T0]),
-    now: at(MINUTE * 30),
-    oneShot: undefined,
-    want: {
-      released: [],
-      stray: ["10.0.0.07"],
-      withheld: { "10.0.0.07": "not an IP address" },
-      ready: "Drifted",
-    },
-  },
-  {
-    name: "SameAddressListedTwice",
-    reason: "Two texts of one address are one allocation: counted once and released once.",
-    spec: { allowed: [] },
-    allocated: ["2001:db8::9", "2001:DB8::9"],
-    previous: strays(["2001:db8::9", T0]),
-    now: at(MINUTE * 30),
-    want: { released: ["2001:db8::9"], used: 0 },
-  },
-  {
-    name: "ExhaustedPool",
-    reason: "used == total sets PoolExhausted=True and records one warning event.",
-    spec: { allowed: ["10.0.0.1-10.0.0.3"] },
-    pool: { totalAddressCount: 3, ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.3" }] },
-    allocated: ["10.0.0.1", "10.0.0.2", "10.0.0.3"],
-    want: { released: [], exhausted: true, events: ["PoolExhausted"], missing: 0, ready: "InSync" },
-  },
-  {
-    name: "ExhaustedAlreadyReported",
-    reason: "The exhaustion event is recorded on the transition only, not on every pass.",
-    spec: { allowed: ["10.0.0.1-10.0.0.3"] },
-    pool: { totalAddressCount: 3, ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.3" }] },
-    allocated: ["10.0.0.1", "10.0.0.2", "10.0.0.3"],
-    previous: {
-      conditions: [
-        {
-          type: "PoolExhausted",
-          status: "True",
-          reason: "PoolExhausted",
-          message: "",
-          lastTransitionTime: iso(T0),
-        },
-      ],
-    },
-    want: { released: [], exhausted: true, events: [] },
-  },
-  {
-    name: "ReleaseRelievesExhaustion",
-    reason: "A release in this pass frees an address, so the pool is no longer exhausted.",
-    spec: { allowed: ["10.0.0.1"] },
-    pool: { totalAddressCount: 2, ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.2" }] },
-    allocated: ["10.0.0.1", "10.0.0.2"],
-    previous: strays(["10.0.0.2", T0]),
-    now: at(10 * MINUTE),
-    want: { released: ["10.0.0.2"], exhausted: false, used: 1, events: [] },
-  },
-  {
-    name: "MissingClampedToSafeInteger",
-    reason:
-      "An allowed /64 inside a huge IPv6 range has more missing addresses than a JSON number holds exactly.",
-    spec: { allowed: ["2001:db8::/64"] },
-    pool: { ranges: [{ startAddress: "2001:db8::", endAddress: "2001:db8::ffff:ffff:ffff:ffff" }] },
-    allocated: ["2001:db8::1"],
-    want: { released: [], missing: Number.MAX_SAFE_INTEGER },
-  },
-  {
-    name: "MissingOnlyInsidePoolRanges",
-    reason:
-      "Allowed addresses outside the pool's ranges can never be allocated from it, so they are not missing.",
-    spec: { allowed: ["10.0.0.1-10.0.0.20"] },
-    allocated: ["10.0.0.1", "10.0.0.15"],
-    want: { released: [], missing: 9, stray: [] },
-  },
-];
+describe("the IPPoolAllocations handler", () => {
+  it("is one allocation list plus the DELETEs, and never releases an allowed address", async () => {
+    const { object, fake, pass } = strayPool();
+    const report = await pass(object);
+    expect(fake.calls).toEqual([
+      "listPools globalroot-0",
+      "listAllocations ipaddresspool-1",
+      ...STRAYS.map((ip) => `releaseAddress ipaddresspool-1 ${ip}`),
+    ]);
+    expect(report.changes.releases.map((r) => r.ip)).toEqual(STRAYS);
+    expect(strays(report)).toEqual([]);
+    expect(report.pool, "the gauges' figures come with the report").toEqual({
+      poolId: "ipaddresspool-1",
+      usedAddressCount: 1,
+      totalAddressCount: 10,
+      strays: 0,
+    });
+  });
 
-function input(c: Case): IpPoolPlanInput {
-  return {
-    object: poolAllocations(c.spec),
-    observed: { pool: pool(c.pool), allocations: allocations(...c.allocated) },
-    previous: c.previous,
-    now: c.now ?? T0,
-    oneShot: c.oneShot,
-  };
-}
-
-describe("planIpPool", () => {
-  it.each(cases)("$name", (c) => {
-    const plan = planIpPool(input(c));
-    const { want } = c;
+  it("reports a release answered false for that address and goes on with the others", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [false];
+    const report = await pass(object);
+    expect(releases(fake.calls), "false is not retried blindly").toHaveLength(3);
+    expect(report.changes.releases.map((r) => r.ip)).toEqual(["10.0.0.8", "10.0.0.9"]);
     expect(
-      plan.actions.map((a) => a.ip),
-      c.reason,
-    ).toEqual(want.released);
-    if (want.managerIps)
-      expect(
-        plan.actions.map((a) => a.managerIp),
-        c.reason,
-      ).toEqual(want.managerIps);
-    const status = plan.status;
-    expect(status.strayCount, "strayCount counts the stray list (a printer column)").toBe(
-      status.stray?.length,
-    );
-    if (want.stray)
-      expect(
-        status.stray?.map((s) => s.ip),
-        c.reason,
-      ).toEqual(want.stray);
-    for (const [ip, firstSeen] of Object.entries(want.firstSeen ?? {})) {
-      expect(status.stray?.find((s) => s.ip === ip)?.firstSeen, c.reason).toBe(firstSeen);
-    }
-    for (const [ip, why] of Object.entries(want.withheld ?? {})) {
-      expect(plan.withheld.find((w) => w.action.ip === ip)?.why, c.reason).toContain(why);
-    }
-    if ("requeueAfterMs" in want) expect(plan.requeueAfterMs, c.reason).toBe(want.requeueAfterMs);
-    const condition = (type: string) => status.conditions?.find((x) => x.type === type);
-    if (want.ready) expect(condition("Ready")?.reason, c.reason).toBe(want.ready);
-    if (want.reconciling !== undefined)
-      expect(condition("Reconciling")?.status === "True", c.reason).toBe(want.reconciling);
-    if (want.missing !== undefined) expect(status.missing, c.reason).toBe(want.missing);
-    if (want.used !== undefined) expect(status.usedAddressCount, c.reason).toBe(want.used);
-    if (want.exhausted !== undefined)
-      expect(condition("PoolExhausted")?.status, c.reason).toBe(want.exhausted ? "True" : "False");
-    if (want.events)
-      expect(
-        plan.events.map((e) => e.reason),
-        c.reason,
-      ).toEqual(want.events);
-    // the planner never plans an allowed address, whatever the case
-    const allowed = AddressSet.parse(c.spec?.allowed ?? []);
-    for (const action of plan.actions) expect(allowed.has(action.ip), c.reason).toBe(false);
-  });
-});
-
-describe("pool status across passes", () => {
-  const object = poolAllocations({ allowed: ["10.0.0.1"] });
-  const pass = (allocated: string[], previous: IPPoolAllocationsStatus | undefined, now: Date) =>
-    planIpPool({ object, observed: { pool: pool(), allocations: allocations(...allocated) }, previous, now });
-
-  it("keeps firstSeen while the stray stays, and starts anew when it comes back", () => {
-    const first = pass(["10.0.0.7"], undefined, T0);
-    const second = pass(["10.0.0.7"], first.status, at(MINUTE));
-    expect(second.status.stray?.[0]?.firstSeen, "the clock survives a pass").toBe(iso(T0));
-    const gone = pass([], second.status, at(2 * MINUTE));
-    expect(gone.status.stray, "a stray that left is forgotten").toEqual([]);
-    const back = pass(["10.0.0.7"], gone.status, at(3 * MINUTE));
-    expect(back.status.stray?.[0]?.firstSeen, "a stray that came back starts anew").toBe(iso(at(3 * MINUTE)));
-    expect(back.actions, "and is not due").toEqual([]);
-  });
-
-  it("keeps lastTransitionTime of Ready while it stays False, and moves it when it turns True", () => {
-    const first = pass(["10.0.0.7"], undefined, T0);
-    const second = pass(["10.0.0.7"], first.status, at(MINUTE));
-    const ready = (s: IPPoolAllocationsStatus) => s.conditions?.find((c) => c.type === "Ready");
-    expect(ready(second.status)?.lastTransitionTime, "status unchanged: time kept").toBe(iso(T0));
-    const released = pass(["10.0.0.7"], second.status, at(6 * MINUTE));
-    expect(ready(released.status), "released: Ready turns True now").toMatchObject({
-      status: "True",
-      lastTransitionTime: iso(at(6 * MINUTE)),
+      strays(report)?.map((s) => s.ip),
+      "the refused one stays stray",
+    ).toEqual(["10.0.0.7"]);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: { reason: "ReleaseFailed", message: expect.stringMatching(/10\.0\.0\.7.*answered false/) },
     });
   });
 
-  it("keeps the last 20 releases, newest last", () => {
-    const history: ReleasedAddress[] = Array.from({ length: 20 }, (_, i) => ({
-      ip: `10.0.1.${i}`,
-      time: iso(T0),
-    }));
-    const plan = pass(
-      ["10.0.0.7"],
-      { released: history, stray: [{ ip: "10.0.0.7", firstSeen: iso(T0) }] },
-      at(10 * MINUTE),
-    );
-    expect(plan.status.released, "capped at DEFAULTS.releasedHistory").toHaveLength(20);
-    expect(plan.status.released?.at(-1), "newest last").toEqual({
-      ip: "10.0.0.7",
-      time: iso(at(10 * MINUTE)),
+  it("stops releasing after an error that would repeat for every address", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [apiError(503, "DELETE")];
+    const report = await pass(object);
+    expect(releases(fake.calls)).toHaveLength(1);
+    expect(report.outcome).toMatchObject({ type: "failed", error: { reason: "Unreachable" } });
+    expect(strays(report)).toHaveLength(3);
+    expect(condition(report, "Ready"), "the strays observed are still there").toMatchObject({
+      status: "False",
     });
-    expect(plan.status.released?.[0]?.ip, "oldest dropped").toBe("10.0.1.1");
   });
 
-  it("ipPoolStatus keeps a stray whose release was not done", () => {
-    const inputs: IpPoolPlanInput = {
-      object: poolAllocations({ allowed: [] }),
-      observed: { pool: pool(), allocations: allocations(["10.0.0.7", "ctl"], "10.0.0.8") },
-      previous: strays(["10.0.0.7", T0], ["10.0.0.8", T0]),
-      now: at(10 * MINUTE),
+  it("on a 409 lists again and retries while the address is still allocated, bounded", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [apiError(409, "DELETE"), apiError(409, "DELETE"), apiError(409, "DELETE")];
+    const report = await pass(object);
+    expect(releases(fake.calls), "three tries of the first address, then the pass stops").toEqual(
+      Array(3).fill("releaseAddress ipaddresspool-1 10.0.0.7"),
+    );
+    expect(count(fake.calls, "listAllocations"), "the deciding list and one per retry").toBe(3);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: { reason: "ConcurrentModification", message: expect.stringMatching(/409 .* 3 times/) },
+    });
+  });
+
+  it("on a 409 for an address someone else released meanwhile, moves on without calling it ours", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [apiError(409, "DELETE")];
+    fake.before = (call) => {
+      if (call === "releaseAddress ipaddresspool-1 10.0.0.7" && count(fake.calls, "releaseAddress") === 1) {
+        fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.1", "10.0.0.8", "10.0.0.9"));
+      }
     };
-    const plan = planIpPool(inputs);
-    const { status } = ipPoolStatus(inputs, plan.actions.slice(0, 1));
-    expect(status.stray, "the undone release stays stray with its firstSeen").toEqual([
-      { ip: "10.0.0.8", firstSeen: iso(T0) },
-    ]);
-    expect(status.released, "only the done one is history").toEqual([
-      { ip: "10.0.0.7", note: "ctl", time: iso(at(10 * MINUTE)) },
-    ]);
-    expect(status.conditions?.find((c) => c.type === "Ready")?.reason, "left for the next pass").toBe(
-      "ReleasesPending",
+    const report = await pass(object);
+    expect(report.outcome.type).toBe("done");
+    expect(
+      report.changes.releases.map((r) => r.ip),
+      "not ours to report as released",
+    ).toEqual(["10.0.0.8", "10.0.0.9"]);
+    expect(strays(report), "gone from the pool: no longer stray").toEqual([]);
+  });
+
+  it("a 'not allocated' answer (120056) for an address a fresh list no longer shows is converged", async () => {
+    const { object, fake, pass } = strayPool();
+    const notAllocated = apiError(
+      400,
+      "DELETE",
+      "/api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses/10.0.0.7",
+      "120056",
     );
+    fake.faults.releaseAddress = [notAllocated];
+    // a racing apply released it first
+    fake.before = (call) => {
+      if (call === "releaseAddress ipaddresspool-1 10.0.0.7")
+        fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.1", "10.0.0.8", "10.0.0.9"));
+    };
+    const report = await pass(object);
+    expect(report.outcome, "not a failure").toMatchObject({ type: "done" });
+    expect(count(fake.calls, "listAllocations"), "one re-list after the answer").toBe(2);
+    expect(report.changes.releases.map((r) => r.ip)).toEqual(["10.0.0.8", "10.0.0.9"]);
+    expect(condition(report, "Synced")).toMatchObject({ status: "True" });
+  });
+
+  it("a 'not allocated' answer for an address the manager still lists is a failure for that address", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [
+      apiError(400, "DELETE", "/api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses/10.0.0.7", "120056"),
+    ];
+    const report = await pass(object);
+    expect(
+      report.changes.releases.map((r) => r.ip),
+      "the others still go",
+    ).toEqual(["10.0.0.8", "10.0.0.9"]);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: { reason: "ReleaseFailed", message: expect.stringContaining("not allocated, yet lists it") },
+    });
+  });
+
+  it("releases nothing in plan mode and reports what it would do", async () => {
+    const { object, fake, pass } = strayPool({ mode: "plan" });
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["listPools globalroot-0", "listAllocations ipaddresspool-1"]);
+    expect(report.planned.map((p) => p.action.type === "releaseAddress" && p.action.ip)).toEqual(STRAYS);
+    expect(strays(report)).toHaveLength(3);
+    expect(condition(report, "Ready")?.reason).toBe("ReleasesPending");
+  });
+
+  it("turns the manager's unknown pool into PoolNotFound", async () => {
+    const object = poolAllocations();
+    const fake = fakeManager({ pools: { "globalroot-0": [pool()] } });
+    const { pass } = setup({ objects: [manager(), object], fake });
+    const report = await pass(object);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: { reason: "PoolNotFound", message: expect.stringContaining("errorCode 120054") },
+    });
   });
 });
 
-describe("assertReleasable", () => {
-  const allowed = AddressSet.parse(["10.0.0.0/30", "2001:db8::1"]);
-  const action = (ip: string, managerIp = ip) => ({
-    type: "releaseAddress" as const,
-    poolId: "p",
-    ip,
-    managerIp,
-    firstSeen: iso(T0),
+describe("selectPool", () => {
+  const pools = [
+    pool(),
+    pool({ objectId: "ipaddresspool-2", name: "vteps" }),
+    pool({ objectId: "ipaddresspool-3", name: "vteps" }),
+  ];
+  it.each([
+    {
+      name: "ById",
+      reason: "an id names one pool",
+      selection: { id: "ipaddresspool-2", scope: "globalroot-0" },
+      want: "ipaddresspool-2",
+    },
+    {
+      name: "ByName",
+      reason: "a unique name names one pool",
+      selection: { name: "controllers", scope: "globalroot-0" },
+      want: "ipaddresspool-1",
+    },
+  ])("$name", ({ reason, selection, want }) => {
+    expect(selectPool(pools, selection).objectId, reason).toBe(want);
   });
   it.each([
-    { name: "AllowedIpv4", reason: "an address inside an allowed CIDR is refused", a: action("10.0.0.2") },
     {
-      name: "AllowedIpv6AnyForm",
-      reason: "an allowed address in another text form is refused",
-      a: action("2001:db8::1", "2001:DB8:0::1"),
+      name: "IdNotFound",
+      reason: "an unknown id",
+      selection: { id: "ipaddresspool-9", scope: "globalroot-0" },
+      want: { reason: "PoolNotFound" },
     },
     {
-      name: "Unparsable",
-      reason: "text that is not an address is refused",
-      a: action("10.0.0.09", "10.0.0.09"),
+      name: "NameNotFound",
+      reason: "an unknown name",
+      selection: { name: "edges", scope: "globalroot-0" },
+      want: { reason: "PoolNotFound" },
     },
     {
-      name: "Mismatch",
-      reason: "a manager text that is not the planned address is refused",
-      a: action("10.0.0.9", "10.0.0.8"),
+      name: "NameTwice",
+      reason: "two pools with the name cannot be told apart: the message lists their ids",
+      selection: { name: "vteps", scope: "globalroot-0" },
+      want: { reason: "AmbiguousPool", message: expect.stringContaining("ipaddresspool-2, ipaddresspool-3") },
     },
-  ])("refuses $name", ({ reason, a }) => {
-    expect(() => assertReleasable(allowed, a), reason).toThrow(/refusing to release/);
-  });
-  it("lets a stray through", () => {
-    expect(() => assertReleasable(allowed, action("10.0.0.9"))).not.toThrow();
-  });
-});
-
-describe("never releases an allowed address (property)", () => {
-  // a small space so that allowed entries and allocations collide often
-  const v4 = fc.integer({ min: 0, max: 63 }).map((n) => `10.0.0.${n}`);
-  const v6 = fc
-    .tuple(fc.integer({ min: 0, max: 63 }), fc.constantFrom("lower", "upper", "long"))
-    .map(([n, form]) => {
-      const hex = n.toString(16);
-      return form === "lower"
-        ? `2001:db8::${hex}`
-        : form === "upper"
-          ? `2001:DB8::${hex.toUpperCase()}`
-          : `2001:0db8:0:0:0:0:0:${hex}`;
-    });
-  const entry = fc.oneof(
-    v4,
-    v6,
-    fc
-      .tuple(fc.integer({ min: 0, max: 63 }), fc.integer({ min: 0, max: 8 }))
-      .map(([a, n]) => `10.0.0.${a}-10.0.0.${Math.min(63, a + n)}`),
-    fc
-      .integer({ min: 26, max: 32 })
-      .chain((bits) => fc.integer({ min: 0, max: 63 }).map((a) => `10.0.0.${a}/${bits}`)),
-    fc
-      .integer({ min: 122, max: 128 })
-      .chain((bits) => fc.integer({ min: 0, max: 63 }).map((a) => `2001:db8::${a.toString(16)}/${bits}`)),
-  );
-
-  it("holds for random allowed sets, allocations, histories and modes", () => {
-    fc.assert(
-      fc.property(
-        fc.array(entry, { maxLength: 8 }),
-        fc.array(fc.oneof(v4, v6), { maxLength: 24 }),
-        fc.array(fc.tuple(fc.oneof(v4, v6), fc.integer({ min: 0, max: 20 })), { maxLength: 10 }),
-        fc.record({
-          maxPerSync: fc.integer({ min: 0, max: 30 }),
-          oneShot: fc.constantFrom(undefined, { releaseStrays: true }, { releaseStrays: false }),
-          elapsedMinutes: fc.integer({ min: 0, max: 30 }),
-        }),
-        (allowedEntries, allocated, history, { maxPerSync, oneShot, elapsedMinutes }) => {
-          const plan = planIpPool({
-            object: poolAllocations({ allowed: allowedEntries, release: { maxPerSync } }),
-            observed: {
-              pool: pool({ ranges: [{ startAddress: "10.0.0.0", endAddress: "10.0.0.63" }] }),
-              allocations: allocations(...allocated),
-            },
-            previous: { stray: history.map(([ip, m]) => ({ ip, firstSeen: iso(at(m * MINUTE)) })) },
-            now: at(elapsedMinutes * MINUTE),
-            oneShot,
-          });
-          const allowed = AddressSet.parse(allowedEntries);
-          for (const action of plan.actions) {
-            if (allowed.has(action.ip) || allowed.has(action.managerIp)) return false;
-            assertReleasable(allowed, action);
-          }
-          return plan.actions.length <= maxPerSync;
-        },
-      ),
-      { numRuns: 500 },
-    );
+  ])("refuses $name", ({ reason, selection, want }) => {
+    expect(() => selectPool(pools, selection), reason).toThrow(expect.objectContaining(want));
   });
 });

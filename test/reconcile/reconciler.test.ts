@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
-import type { ManagerClientOptions } from "../../src/nsx/client.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
-import { ManagerConnections } from "../../src/reconcile/connections.ts";
-import {
-  createReconciler,
-  type ReconcileReport,
-  type ReconcilerDeps,
-} from "../../src/reconcile/reconciler.ts";
-import { memoryStore, refOf, type DesiredStateStore } from "../../src/reconcile/store.ts";
+import { condition, iso, setup } from "./harness.ts";
 import {
   allocations,
   apiError,
@@ -16,82 +9,24 @@ import {
   count,
   credentials,
   edgeTenant,
-  edgeXml,
   fakeManager,
   manager,
   MINUTE,
   pool,
   poolAllocations,
   T0,
-  type FakeManager,
 } from "./fixtures.ts";
-
-const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
-
-function setup(init: {
-  objects: NsxvObject[];
-  secrets?: Secret[];
-  fake?: FakeManager;
-  deps?: Partial<ReconcilerDeps>;
-  /** false: the store offers no revision (the reconciler lists on every use) */
-  revisions?: boolean;
-}) {
-  const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
-  const fake =
-    init.fake ??
-    fakeManager({
-      edges: { "edge-1": edgeXml({ tenant: "red" }) },
-      pools: { "globalroot-0": [pool()] },
-      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
-    });
-  const clients: { options: ManagerClientOptions; closed: boolean }[] = [];
-  const connections = new ManagerConnections({
-    createClient: (options) => {
-      const entry = { options, closed: false };
-      clients.push(entry);
-      return { ...fake.api, close: async () => void (entry.closed = true) };
-    },
-  });
-  const clock = { ms: T0.getTime(), now: () => clock.ms };
-  /** the kinds the reconciler listed, in order: each list is a build of the conflict index */
-  const listed: string[] = [];
-  const { revision, ...rest } = store;
-  const counted: DesiredStateStore = {
-    ...rest,
-    ...(init.revisions === false ? {} : { revision }),
-    list: (kind) => (listed.push(kind), store.list(kind)),
-  };
-  const reconcile = createReconciler({
-    store: counted,
-    connections,
-    clock,
-    random: () => 0.5,
-    ...init.deps,
-  });
-  /** one reconcile; the status it returns is written back, as the status sink would */
-  const pass = async (object: NsxvObject): Promise<ReconcileReport> => {
-    const ref = refOf(object);
-    const report = await reconcile(ref);
-    const current = store.get(ref) as NsxvObject;
-    if (report.status !== undefined) store.put({ ...current, status: report.status } as NsxvObject);
-    return report;
-  };
-  return { store, fake, clients, clock, reconcile, pass, listed };
-}
-
-const condition = (report: ReconcileReport, type: string): Condition | undefined =>
-  report.status?.conditions?.find((c) => c.type === type);
 
 describe("NSXManager", () => {
   it("checks reachability and credentials with the pool list of globalroot-0", async () => {
     const { fake, pass } = setup({ objects: [manager()] });
     const report = await pass(manager());
     expect(fake.calls).toEqual(["listPools globalroot-0"]);
-    expect(report.status).toMatchObject({
+    expect(report.status).toEqual({
       reachable: true,
       authenticated: true,
-      lastCheckedTime: iso(T0),
       observedGeneration: 1,
+      conditions: expect.any(Array),
     });
     expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "Available" });
     expect(report.outcome).toEqual({ type: "done", requeueAfterMs: 300_000 });
@@ -131,7 +66,7 @@ describe("NSXManager", () => {
     expect(report.status, reason).toMatchObject(want);
     expect(condition(report, "Ready"), reason).toMatchObject({ status: "False", reason: ready });
     expect(condition(report, "Synced"), reason).toMatchObject({ status: "False", reason: ready });
-    expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+    expect(report.outcome, reason).toMatchObject({ type: "failed", error: { terminal: false } });
     expect(report.events, reason).toEqual([expect.objectContaining({ type: "Warning", reason: ready })]);
   });
 
@@ -167,7 +102,10 @@ describe("dependents", () => {
     const object = edgeTenant({ syncInterval: "1m" });
     const { fake, pass } = setup({ objects: [manager(), object] });
     const report = await pass(object);
-    expect(fake.calls).toEqual(["getEdge edge-1", "getEdge edge-1", "putEdge edge-1"]);
+    expect(fake.calls, "the read that decided the write is the pre-write read").toEqual([
+      "getEdge edge-1",
+      "putEdge edge-1",
+    ]);
     expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
     expect(report.events).toEqual([
       {
@@ -216,9 +154,8 @@ describe("dependents", () => {
     fake.faults.releaseAddress = [true, false];
     const report = await pass(object);
     expect(report.outcome).toMatchObject({
-      type: "error",
-      terminal: false,
-      error: expect.objectContaining({ reason: "ReleaseFailed" }),
+      type: "failed",
+      error: { reason: "ReleaseFailed", terminal: false },
     });
     expect(report.status).toMatchObject({ released: [{ ip: "10.0.0.7" }], stray: [{ ip: "10.0.0.8" }] });
     expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReleaseFailed" });
@@ -266,37 +203,66 @@ describe("dependents", () => {
         reason: "ManagerNotReady",
         message,
       });
-      expect(condition(report, "Ready"), reason).toMatchObject({ status: "Unknown" });
-      expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+      expect(condition(report, "Ready"), `${reason}: never observed, not Ready`).toMatchObject({
+        status: "False",
+        reason: "ManagerNotReady",
+      });
+      expect(report.outcome, reason).toMatchObject({ type: "failed", error: { terminal: false } });
     },
   );
 
-  it("make no calls while paused, keep Ready and do not requeue", async () => {
-    const ready: Condition = {
-      type: "Ready",
-      status: "True",
-      reason: "InSync",
-      message: "",
-      lastTransitionTime: "2024-04-01T00:00:00Z",
-    };
-    const object = {
-      ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
-      status: { conditions: [ready] },
-    };
-    const { fake, pass } = setup({ objects: [manager(), object] });
-    const report = await pass(object);
-    expect(fake.calls).toEqual([]);
-    expect(condition(report, "Ready")).toEqual(ready);
-    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
-    expect(report.outcome).toEqual({ type: "done", requeueAfterMs: undefined });
-  });
+  it.each([
+    {
+      name: "ObservedThisGeneration",
+      reason: "the latest observation was of this generation and matched: Ready stays",
+      readyGeneration: 1,
+      previousReady: { status: "True", reason: "InSync" },
+      want: { status: "True", reason: "InSync" },
+    },
+    {
+      name: "DriftedThisGeneration",
+      reason: "a drift observed for this generation stays Drifted",
+      readyGeneration: 1,
+      previousReady: { status: "False", reason: "Drifted" },
+      want: { status: "False", reason: "Drifted" },
+    },
+    {
+      name: "NewGenerationUnknown",
+      reason: "paused before this generation was observed: the manager's state is unknown, not Ready",
+      readyGeneration: 0,
+      previousReady: { status: "True", reason: "InSync" },
+      want: { status: "False", reason: "ReconcilePaused", observedGeneration: 1 },
+    },
+  ] as const)(
+    "make no calls while paused, do not requeue, and keep Ready only when known: $name",
+    async (c) => {
+      const ready: Condition = {
+        type: "Ready",
+        ...c.previousReady,
+        message: "",
+        lastTransitionTime: "2024-04-01T00:00:00Z",
+        observedGeneration: c.readyGeneration,
+      };
+      const object = {
+        ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
+        status: { observedGeneration: c.readyGeneration, conditions: [ready] },
+      };
+      const { fake, pass } = setup({ objects: [manager(), object] });
+      const report = await pass(object);
+      expect(fake.calls).toEqual([]);
+      expect(condition(report, "Ready"), c.reason).toMatchObject(c.want);
+      expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
+      expect(report.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
+      expect(report.outcome).toEqual({ type: "done" });
+    },
+  );
 
   it("fail terminally on a bad spec, Stalled, without calls", async () => {
     const object = poolAllocations({ allowed: ["10.0.0.0/33"] }, { generation: 5 });
     const { fake, pass } = setup({ objects: [manager(), object] });
     const report = await pass(object);
     expect(fake.calls).toEqual([]);
-    expect(report.outcome).toMatchObject({ type: "error", terminal: true });
+    expect(report.outcome).toMatchObject({ type: "failed", error: { terminal: true } });
     expect(condition(report, "Stalled")).toMatchObject({
       status: "True",
       reason: "InvalidSpec",
@@ -331,7 +297,7 @@ describe("dependents", () => {
     const { pass } = setup({ objects: [manager(), object] });
     const report = await pass(object);
     expect(condition(report, "Synced"), reason).toMatchObject({ status: "False", ...want });
-    expect(report.outcome, reason).toMatchObject({ type: "error", terminal: false });
+    expect(report.outcome, reason).toMatchObject({ type: "failed", error: { terminal: false } });
   });
 
   it("report two pools of one name as AmbiguousPool", async () => {

@@ -9,7 +9,8 @@ import type { NsxvObject } from "../../src/api/types.ts";
 import { ManagerClient } from "../../src/nsx/client.ts";
 import { ManagerConnections } from "../../src/reconcile/connections.ts";
 import { createReconciler, type ReconcilerDeps } from "../../src/reconcile/reconciler.ts";
-import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import { memoryStore } from "../../src/reconcile/store.ts";
+import { refOf } from "../../src/api/refs.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { credentials, edgeTenant, manager, MINUTE, poolAllocations, T0 } from "./fixtures.ts";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Kind, NsxvObject } from "../../src/api/types.ts";
-import { memoryStore, refOf } from "../../src/reconcile/store.ts";
+import { memoryStore } from "../../src/reconcile/store.ts";
+import { refOf } from "../../src/api/refs.ts";
 import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
 
 const edge = edgeTenant({}, { name: "e" });

@@ -3,32 +3,36 @@
  * without a cluster. Files are read with loadManifests (validated and defaulted as the API server
  * would) and read again when they change: fs.watch, plus a periodic rescan for file systems where
  * it misses changes. A file that does not load is reported and the last good version of its
- * objects is kept. Each object gets a generation that rises when its spec changes. Status lives
- * in memory, is logged when it changes and, with `statusFile`, persists across restarts (with the
- * generations), so that a stray's firstSeen survives a restart.
+ * objects is kept, but they are uncertain (`store.uncertainty`: SourceInvalid, naming file and
+ * line): the reconcile observes and reports them and writes nothing for them (no tenant, no
+ * release) until the file loads again. Each object gets a generation that rises when its spec
+ * changes. Status lives in memory, is logged when it changes and, with `statusFile`, persists
+ * across restarts (with the generations), so that a stray's firstSeen survives a restart.
  */
 import { watch } from "node:fs";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { dirname, resolve, sep } from "node:path";
 import { isManifestFile, loadManifests, type ManifestError } from "../api/manifests.ts";
+import { namespacedName, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
-import type { NsxvObject, Secret } from "../api/types.ts";
-import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
-import { refOf } from "../reconcile/store.ts";
-import type { Clock, Timer } from "../util/clock.ts";
-import { realClock } from "../util/clock.ts";
-import type { Logger } from "./controller.ts";
-import { nopLogger } from "./controller.ts";
-import type { EventRecorder } from "./events.ts";
-import type { DesiredStateSource, KeyListener, Status, StatusWriteOutcome } from "./source.ts";
+import type { NSXManager, NsxvObject, Secret } from "../api/types.ts";
+import { nopLogger, type Logger } from "../controller/controller.ts";
+import type { EventRecorder } from "../controller/events.ts";
+import { SyncedLatch } from "../controller/synced-latch.ts";
+import type { DesiredStateStore } from "../reconcile/store.ts";
+import { realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
-  KeyListeners,
+  conflictHeldOn,
   dependentsOf,
+  failedLastPass,
+  KeyListeners,
+  managerReadinessChanged,
   managersUsingSecret,
-  namespacedName,
   needsReconcile,
-  objectKey,
-  SyncedLatch,
+  type DesiredStateSource,
+  type KeyListener,
+  type Status,
+  type StatusWriteOutcome,
 } from "./source.ts";
 
 export interface DirectorySourceOptions {
@@ -93,6 +97,8 @@ export class DirectorySource implements DesiredStateSource {
   readonly #listeners = new KeyListeners();
   #objects = new Map<string, Entry<NsxvObject>>();
   #secrets = new Map<string, Entry<Secret>>();
+  /** files (or directories) that did not load at their last read, with the first error of each */
+  #invalid = new Map<string, ManifestError>();
   /** generation and status by object key; what the status file holds */
   readonly #memory = new Map<string, Remembered>();
   readonly #loaded = new SyncedLatch();
@@ -121,6 +127,13 @@ export class DirectorySource implements DesiredStateSource {
         [...this.#objects.values()].filter((e) => e.value.kind === kind).map((e) => this.#view(e.value)),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
       revision: () => this.#revision,
+      uncertainty: (ref) => {
+        const entry = this.#objects.get(objectKey(ref));
+        const error = entry === undefined ? undefined : this.#invalidFor(entry.file);
+        if (error === undefined) return undefined;
+        const message = `${error.message} (the last good version of this object is observed; nothing is written for it until the file loads)`;
+        return { reason: "SourceInvalid", message };
+      },
     };
   }
 
@@ -180,9 +193,19 @@ export class DirectorySource implements DesiredStateSource {
   writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
     const key = objectKey(ref);
     const remembered = this.#memory.get(key);
-    if (!this.#objects.has(key) || remembered === undefined) return Promise.resolve("gone");
+    const entry = this.#objects.get(key);
+    if (entry === undefined || remembered === undefined) return Promise.resolve("gone");
+    const before = this.#view(entry.value);
     remembered.status = status;
-    this.#logger.info({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status changed");
+    // the operator logs the change in one line; the whole status is for debugging
+    this.#logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status");
+    if (
+      before.kind === "NSXManager" &&
+      managerReadinessChanged(before, this.#view(entry.value) as NSXManager)
+    ) {
+      for (const dependent of dependentsOf(this.#all().filter(failedLastPass), ref))
+        this.#listeners.emit(dependent);
+    }
     return this.#persist().then(() => "written");
   }
 
@@ -190,7 +213,7 @@ export class DirectorySource implements DesiredStateSource {
   async reload(): Promise<void> {
     const set = await this.#load([this.#dir]);
     if (set === undefined) return; // the directory itself cannot be read: keep everything
-    this.#apply(set.merge(new Map()), set.mergeSecrets(new Map()));
+    this.#apply(set.merge(new Map()), set.mergeSecrets(new Map()), set.invalid);
   }
 
   /**
@@ -212,12 +235,19 @@ export class DirectorySource implements DesiredStateSource {
     if (set === undefined) return;
     const kept = <T>(entries: Map<string, Entry<T>>) =>
       new Map([...entries].filter(([, entry]) => !files.includes(entry.file)));
-    this.#apply(set.merge(kept(this.#objects), this.#objects), set.mergeSecrets(kept(this.#secrets)));
+    const invalid = new Map([...this.#invalid].filter(([file]) => !files.includes(file)));
+    for (const [file, error] of set.invalid) invalid.set(file, error);
+    this.#apply(
+      set.merge(kept(this.#objects), this.#objects),
+      set.mergeSecrets(kept(this.#secrets)),
+      invalid,
+    );
   }
 
   /**
    * Loads these paths; `merge` puts what they hold over `base`, keeping the last good version (from
-   * `previous`) of a file that did not load. Undefined when the directory itself cannot be read.
+   * `previous`) of a file that did not load; `invalid` has the first error of each such file.
+   * Undefined when the directory itself cannot be read.
    */
   async #load(paths: readonly string[]) {
     const set =
@@ -225,14 +255,16 @@ export class DirectorySource implements DesiredStateSource {
         ? { objects: [], secrets: [], errors: [] as ManifestError[] }
         : await loadManifests(paths, this.#validator === undefined ? {} : { validator: this.#validator });
     this.#report(set.errors);
-    const bad = set.errors.map((e) => e.file);
-    if (bad.includes(this.#dir)) return undefined;
-    const isBad = (file: string): boolean => bad.some((b) => file === b || file.startsWith(b + sep));
+    const invalid = new Map<string, ManifestError>();
+    for (const error of set.errors) if (!invalid.has(error.file)) invalid.set(error.file, error);
+    if (invalid.has(this.#dir)) return undefined;
+    const isBad = (file: string): boolean => invalidFor(invalid, file) !== undefined;
     const lastGood = <T>(into: Map<string, Entry<T>>, previous: Map<string, Entry<T>>) => {
       for (const [key, entry] of previous) if (isBad(entry.file) && !into.has(key)) into.set(key, entry);
       return into;
     };
     return {
+      invalid,
       merge: (base: Map<string, Entry<NsxvObject>>, previous = this.#objects) => {
         for (const { object, source } of set.objects)
           if (!isBad(source.file)) base.set(objectKey(refOf(object)), { value: object, file: source.file });
@@ -247,20 +279,36 @@ export class DirectorySource implements DesiredStateSource {
     };
   }
 
-  #apply(objects: Map<string, Entry<NsxvObject>>, secrets: Map<string, Entry<Secret>>): void {
+  #apply(
+    objects: Map<string, Entry<NsxvObject>>,
+    secrets: Map<string, Entry<Secret>>,
+    invalid: Map<string, ManifestError>,
+  ): void {
     const before = this.#objects;
     const beforeSecrets = this.#secrets;
     const changed: ObjectRef[] = [];
-    for (const [key, { value }] of objects) {
+    /** removed, or their spec changed: they may free objects held by a conflict */
+    const moved: NsxvObject[] = [];
+    for (const [key, { value, file }] of objects) {
       const spec = JSON.stringify(value.spec);
       const remembered = this.#memory.get(key);
       const specChanged = remembered !== undefined && remembered.spec !== spec;
       if (remembered === undefined) this.#memory.set(key, { generation: 1, spec });
       else if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
       const old = before.get(key);
-      if (old === undefined || specChanged || needsReconcile(old.value, value)) changed.push(refOf(value));
+      // a file that stops or starts loading changes what may be written for its objects
+      const certaintyChanged =
+        (invalidFor(this.#invalid, file) === undefined) !== (invalidFor(invalid, file) === undefined);
+      if (old === undefined || specChanged || certaintyChanged || needsReconcile(old.value, value))
+        changed.push(refOf(value));
+      if (specChanged) moved.push(value);
     }
-    for (const [key, { value }] of before) if (!objects.has(key)) changed.push(refOf(value));
+    for (const [key, { value }] of before) {
+      if (objects.has(key)) continue;
+      changed.push(refOf(value));
+      moved.push(value);
+    }
+    this.#invalid = invalid;
     // status of an object that is gone is not needed any more, also when the status file held it
     for (const key of [...this.#memory.keys()]) if (!objects.has(key)) this.#memory.delete(key);
     this.#objects = objects;
@@ -274,10 +322,21 @@ export class DirectorySource implements DesiredStateSource {
     }
     const managers = changed.filter((r) => r.kind === "NSXManager");
     for (const manager of managers) changed.push(...dependentsOf(all, manager));
+    const views = this.#all();
+    for (const object of moved) changed.push(...conflictHeldOn(views, object));
     this.#loaded.open();
     void this.#persist();
     const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
     for (const ref of unique.values()) this.#listeners.emit(ref);
+  }
+
+  /** Every object as the reconciler sees it. */
+  #all(): NsxvObject[] {
+    return [...this.#objects.values()].map((e) => this.#view(e.value));
+  }
+
+  #invalidFor(file: string): ManifestError | undefined {
+    return invalidFor(this.#invalid, file);
   }
 
   /** The object as the reconciler sees it: with its generation and its status. */
@@ -332,8 +391,22 @@ export class DirectorySource implements DesiredStateSource {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw error;
     }
-    const parsed = JSON.parse(text) as Partial<StatusFile>;
-    for (const [key, remembered] of Object.entries(parsed.objects ?? {})) this.#memory.set(key, remembered);
+    let objects: Record<string, Remembered>;
+    try {
+      const parsed = JSON.parse(text) as Partial<StatusFile> | null;
+      if (typeof parsed?.objects !== "object" || parsed.objects === null) throw new Error("no `objects` map");
+      objects = parsed.objects;
+    } catch (error) {
+      // what it held is lost: every stray's grace period starts anew, which holds releases back
+      const aside = `${this.#statusFile}.unreadable`;
+      this.#logger.error(
+        { file: this.#statusFile, movedTo: aside, error: (error as Error).message },
+        "the status file cannot be read; starting without it (strays' grace periods start anew)",
+      );
+      await rename(this.#statusFile, aside).catch(() => undefined);
+      return;
+    }
+    for (const [key, remembered] of Object.entries(objects)) this.#memory.set(key, remembered);
   }
 
   /**
@@ -360,4 +433,12 @@ export class DirectorySource implements DesiredStateSource {
     });
     return this.#statusWrites;
   }
+}
+
+/** The error of `file`, or of a directory above it, when it did not load at its last read. */
+function invalidFor(invalid: ReadonlyMap<string, ManifestError>, file: string): ManifestError | undefined {
+  const exact = invalid.get(file);
+  if (exact !== undefined || invalid.size === 0) return exact;
+  for (const [path, error] of invalid) if (file.startsWith(path + sep)) return error;
+  return undefined;
 }

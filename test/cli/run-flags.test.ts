@@ -280,7 +280,8 @@ spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue }
           }
         });
       });
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      // "close", not "exit": every line the child wrote has been read by then
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
       const timeout = setTimeout(() => child.kill("SIGKILL"), 20_000);
       await Promise.race([converged, exited]);
       expect(sim.state.edge("edge-1")?.doc.tenant, stderr).toBe("blue");

@@ -9,6 +9,8 @@
  * and signs are rejected, as Go's `netip.ParseAddr` (and so the API server's CEL `isIP`) does.
  */
 
+import { CodedError } from "./errors.ts";
+
 export type IpFamily = 4 | 6;
 
 export interface IpAddress {
@@ -20,11 +22,9 @@ export interface IpAddress {
 export const IP_BITS: Readonly<Record<IpFamily, number>> = { 4: 32, 6: 128 };
 
 /** Text that is not an IP address, or a value out of range for its family. */
-export class InvalidIpError extends Error {
-  readonly code = "INVALID_IP";
+export class InvalidIpError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = "InvalidIpError";
+    super("INVALID_IP", message);
   }
 }
 

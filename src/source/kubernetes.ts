@@ -15,34 +15,43 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import { GROUP, VERSION, type Kind, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
-import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
-import { refOf } from "../reconcile/store.ts";
-import type { Clock } from "../util/clock.ts";
-import { realClock } from "../util/clock.ts";
-import type { Logger } from "./controller.ts";
-import { nopLogger } from "./controller.ts";
-import type { EventRecorder } from "./events.ts";
-import { KubernetesEventSink, SinkEventRecorder } from "./events.ts";
-import type { KubeObject, ListWatchApi, ResourceWatchOptions, WatchHandler } from "./kube-watch.ts";
-import { ResourceWatch, kubeListWatchApi } from "./kube-watch.ts";
-import type { DesiredStateSource, KeyListener, Status, StatusWriteOutcome } from "./source.ts";
+import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
 import {
+  GROUP,
   KINDS,
-  KeyListeners,
+  PLURALS,
+  VERSION,
+  type Kind,
+  type NSXManager,
+  type NsxvObject,
+  type Secret,
+} from "../api/types.ts";
+import { nopLogger, type Logger } from "../controller/controller.ts";
+import { KubernetesEventSink, SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
+import {
+  kubeListWatchApi,
+  ResourceWatch,
+  type KubeObject,
+  type ListWatchApi,
+  type ResourceWatchOptions,
+  type WatchHandler,
+} from "../controller/kube-watch.ts";
+import type { DesiredStateStore } from "../reconcile/store.ts";
+import { realClock, type Clock } from "../util/clock.ts";
+import {
+  conflictHeldOn,
   dependentsOf,
+  failedLastPass,
+  KeyListeners,
   managerReadinessChanged,
   managersUsingSecret,
-  namespacedName,
   needsReconcile,
   secretNamesOf,
+  type DesiredStateSource,
+  type KeyListener,
+  type Status,
+  type StatusWriteOutcome,
 } from "./source.ts";
-
-export const PLURALS: Record<Kind, string> = {
-  NSXManager: "nsxmanagers",
-  EdgeTenant: "edgetenants",
-  IPPoolAllocations: "ippoolallocations",
-};
 
 export type StatusApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
 export type SecretApi = Pick<CoreV1Api, "readNamespacedSecret">;
@@ -426,33 +435,37 @@ export class KubernetesSource implements DesiredStateSource {
       this.#secrets.reference(`${ref.namespace}/${ref.name}`, ref.namespace, names);
     }
     const changed = before === undefined || after === undefined || needsReconcile(before, after);
+    const specChanged = changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec);
     // the spec too: an object whose generation did not follow a spec change is still listed anew
-    if (changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec))
-      this.#revisions[object.kind] += 1;
+    if (specChanged) this.#revisions[object.kind] += 1;
     if (changed) this.#listeners.emit(ref);
-    if (object.kind !== "NSXManager") return;
-    if (changed) this.#emitDependents(ref, () => true);
-    else if (managerReadinessChanged(before as NSXManager, after as NSXManager)) {
-      // only the dependents that wait for this manager: the others are not concerned by its status
-      this.#emitDependents(ref, (o) =>
-        (o.status?.conditions ?? []).some((c) => c.type === "Synced" && c.reason === "ManagerNotReady"),
-      );
+    if (object.kind !== "NSXManager") {
+      if (after === undefined || specChanged) {
+        const others = [...this.#caches[object.kind].objects.values()].map((o) => this.#withOverlay(o));
+        for (const held of conflictHeldOn(others, object)) this.#listeners.emit(held);
+      }
+      return;
     }
+    if (changed) this.#emitDependents(ref);
+    else if (managerReadinessChanged(before as NSXManager, after as NSXManager))
+      this.#emitDependents(ref, failedLastPass);
   }
 
   #secretChanged(namespace: string, name: string): void {
     this.#logger.info({ kind: "Secret", namespace, name }, "referenced Secret changed");
     for (const manager of managersUsingSecret(this.#caches.NSXManager.objects.values(), namespace, name)) {
       this.#listeners.emit(manager);
-      this.#emitDependents(manager, () => true);
+      this.#emitDependents(manager);
     }
   }
 
-  #emitDependents(manager: ObjectRef, filter: (object: NsxvObject) => boolean): void {
+  #emitDependents(manager: ObjectRef, filter: (object: NsxvObject) => boolean = () => true): void {
     const objects = [
       ...this.#caches.EdgeTenant.objects.values(),
       ...this.#caches.IPPoolAllocations.objects.values(),
-    ].filter(filter);
+    ]
+      .map((o) => this.#withOverlay(o))
+      .filter(filter);
     for (const dependent of dependentsOf(objects, manager)) this.#listeners.emit(dependent);
   }
 }

@@ -10,10 +10,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ResourceValidator } from "../../src/api/schema.ts";
 import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import type { Logger } from "../../src/controller/controller.ts";
-import { DirectorySource, loggingEventRecorder } from "../../src/controller/directory-source.ts";
-import { Operator } from "../../src/controller/operator.ts";
-import { objectKey } from "../../src/controller/source.ts";
-import type { ObjectRef } from "../../src/reconcile/store.ts";
+import { DirectorySource, loggingEventRecorder } from "../../src/source/directory.ts";
+import { Operator } from "../../src/operator/operator.ts";
+import { objectKey } from "../../src/api/refs.ts";
+import type { ObjectRef } from "../../src/api/refs.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
 
 interface Line {
@@ -169,24 +169,32 @@ describe("DirectorySource", () => {
     expect(source.store.revision?.("EdgeTenant"), "a read of the manifests does").not.toBe(revision);
   });
 
-  it("reports a file that does not load and keeps the last good version of its objects", async () => {
+  it("keeps the last good version of a file that does not load, marks its objects uncertain, and clears that once it loads", async () => {
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
     const { source, enqueued, lines } = await open();
+    expect(source.store.uncertainty?.(ref("EdgeTenant", "web"))).toBeUndefined();
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "green") + "\n  bad: [indent\n" });
     await source.reload();
-    expect(enqueued).toEqual([]);
+    // queued so that its status says at once why nothing is written for it
+    expect(enqueued).toEqual(["EdgeTenant/default/web"]);
     const kept = (await source.store.get(ref("EdgeTenant", "web"))) as NsxvObject & {
       spec: { tenant: string };
     };
     expect(kept.spec.tenant).toBe("blue");
+    const uncertain = source.store.uncertainty?.(ref("EdgeTenant", "web"));
+    expect(uncertain?.reason).toBe("SourceInvalid");
+    expect(uncertain?.message).toContain(`${join(dir, "manifests", "edges.yaml")}:`);
+    expect(source.store.uncertainty?.(ref("NSXManager", "nsx")), "other files are certain").toBeUndefined();
     const error = lines.find((l) => l.level === "error");
     expect(error?.fields.file).toBe(join(dir, "manifests", "edges.yaml"));
     expect(error?.message).toMatch(/invalid YAML.*last good version/);
 
+    enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "green") });
     await source.reload();
     expect(enqueued).toEqual(["EdgeTenant/default/web"]);
+    expect(source.store.uncertainty?.(ref("EdgeTenant", "web"))).toBeUndefined();
   });
 
   it("reads files again when they change (fs.watch)", async () => {
@@ -259,20 +267,26 @@ describe("DirectorySource", () => {
       expect(saved.objects[`EdgeTenant/default/e${i}`]?.status?.observedTenant, `e${i}`).toBe(`t${i}`);
   });
 
-  it("logs status when it changes and keeps it, with generations, in the status file across restarts", async () => {
+  it("keeps status, with generations, in the status file across restarts, and logs it at debug", async () => {
     const statusFile = join(dir, "state", "status.json");
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
     const first = await open({ statusFile });
     await files({ "edges.yaml": EDGE("web", "green") });
     await first.source.reload();
-    const status = { observedGeneration: 2, observedTenant: "green" };
+    const ready = {
+      type: "Ready",
+      status: "True",
+      reason: "InSync",
+      message: "m",
+      lastTransitionTime: "t",
+    } as const;
+    const status = { observedGeneration: 2, observedTenant: "green", conditions: [ready] };
     expect(await first.source.writeStatus(ref("EdgeTenant", "web"), status)).toBe("written");
     expect(await first.source.writeStatus(ref("EdgeTenant", "gone"), status)).toBe("gone");
-    expect(first.lines.find((l) => l.message === "status changed")?.fields).toMatchObject({
-      kind: "EdgeTenant",
-      namespace: "default",
-      name: "web",
-      status,
+    // the operator logs the change in one line; the source logs the whole status at debug
+    expect(first.lines.find((l) => l.message === "status")).toMatchObject({
+      level: "debug",
+      fields: { status },
     });
     first.stop.abort();
     await first.running;

@@ -1,16 +1,15 @@
 /**
  * The desired-state source: what the operator reads objects from and writes their status to.
- * Two implementations share this interface: the Kubernetes API (kube-source.ts: watches, `/status`
- * merge patches, Events) and a directory of manifests (directory-source.ts: files, status in
- * memory). The operator (operator.ts) only sees this interface. Also the rules both sources use to
- * decide which objects a change concerns, so that they enqueue the same keys for the same change.
+ * Two implementations share this interface: the Kubernetes API (kubernetes.ts: watches, `/status`
+ * merge patches, Events) and a directory of manifests (directory.ts: files, status in memory and
+ * a status file). The operator (src/operator/operator.ts) only sees this interface. Also the
+ * rules both sources use to decide which objects a change concerns, so that they enqueue the
+ * same keys for the same change.
  */
-import type { Kind, NSXManager, NsxvObject, ObjectMeta } from "../api/types.ts";
-import type { DesiredStateStore, ObjectRef } from "../reconcile/store.ts";
-import { DEFAULT_NAMESPACE, refOf } from "../reconcile/store.ts";
-import type { EventRecorder } from "./events.ts";
-
-export const KINDS: readonly Kind[] = ["NSXManager", "EdgeTenant", "IPPoolAllocations"];
+import { refOf, type ObjectRef } from "../api/refs.ts";
+import type { NSXManager, NsxvObject, ObjectMeta } from "../api/types.ts";
+import type { EventRecorder } from "../controller/events.ts";
+import type { DesiredStateStore } from "../reconcile/store.ts";
 
 export type Status = NonNullable<NsxvObject["status"]>;
 
@@ -46,18 +45,6 @@ export interface DesiredStateSource extends StatusSink {
   subscribe(listener: KeyListener): () => void;
 }
 
-/** The queue key of an object: `Kind/namespace/name` (names and namespaces never contain `/`). */
-export function objectKey(ref: ObjectRef): string {
-  return `${ref.kind}/${ref.namespace}/${ref.name}`;
-}
-
-export function parseObjectKey(key: string): ObjectRef | undefined {
-  const [kind, namespace, name, ...rest] = key.split("/");
-  if (rest.length > 0 || namespace === undefined || name === undefined) return undefined;
-  if (!(KINDS as readonly string[]).includes(kind ?? "")) return undefined;
-  return { kind: kind as Kind, namespace, name };
-}
-
 /** The fields a change of which needs a reconcile: not status, not resourceVersion. */
 function intent(meta: ObjectMeta): unknown[] {
   return [meta.generation, meta.deletionTimestamp, sorted(meta.annotations), sorted(meta.labels)];
@@ -76,7 +63,12 @@ export function needsReconcile(before: NsxvObject, after: NsxvObject): boolean {
   return JSON.stringify(intent(before.metadata)) !== JSON.stringify(intent(after.metadata));
 }
 
-/** What dependents read of their manager's status: a change lets them act (or stop) at once. */
+/**
+ * What dependents read of their manager's status: a change lets them act (or stop) at once. The
+ * dependents whose last pass failed are queued then (`failedLastPass`), whatever their own failure
+ * was: one that failed with Unreachable on its own call waits for the manager as much as one told
+ * ManagerNotReady, and neither should wait out its backoff once the manager is back.
+ */
 export function managerReadinessChanged(before: NSXManager, after: NSXManager): boolean {
   const facts = (m: NSXManager): unknown[] => [
     m.status?.authenticated,
@@ -84,6 +76,11 @@ export function managerReadinessChanged(before: NSXManager, after: NSXManager): 
     m.status?.conditions?.find((c) => c.type === "Ready")?.status,
   ];
   return JSON.stringify(facts(before)) !== JSON.stringify(facts(after));
+}
+
+/** Synced=False: the object's last pass failed, and it waits in the queue's backoff. */
+export function failedLastPass(object: NsxvObject): boolean {
+  return (object.status?.conditions ?? []).some((c) => c.type === "Synced" && c.status === "False");
 }
 
 /** Names of the Secrets (same namespace) the manager reads: credentials, and the CA bundle if any. */
@@ -103,6 +100,30 @@ export function dependentsOf(objects: Iterable<NsxvObject>, manager: ObjectRef):
   return out;
 }
 
+/**
+ * The objects that a change of `changed` (deleted, or its spec changed) may free from a conflict:
+ * those of the same kind on the same NSXManager that are held back by one (Stalled Conflict, or
+ * a pool owner not decided). They are queued at once instead of at their next resync.
+ */
+export function conflictHeldOn(objects: Iterable<NsxvObject>, changed: NsxvObject): ObjectRef[] {
+  if (changed.kind === "NSXManager") return [];
+  const { namespace } = refOf(changed);
+  const manager = changed.spec?.managerRef?.name;
+  const out: ObjectRef[] = [];
+  for (const object of objects) {
+    if (object.kind !== changed.kind || object.spec?.managerRef?.name !== manager) continue;
+    const ref = refOf(object);
+    if (ref.namespace !== namespace || ref.name === changed.metadata.name) continue;
+    const held = (object.status?.conditions ?? []).some(
+      (c) =>
+        (c.type === "Stalled" && c.reason === "Conflict") ||
+        (c.type === "Synced" && c.reason === "ConflictUndecided"),
+    );
+    if (held) out.push(ref);
+  }
+  return out;
+}
+
 /** The managers of the namespace that read the Secret. */
 export function managersUsingSecret(
   managers: Iterable<NsxvObject>,
@@ -118,11 +139,6 @@ export function managersUsingSecret(
   return out;
 }
 
-/** `namespace/name` of a Secret or object without kind. */
-export function namespacedName(meta: Pick<ObjectMeta, "name" | "namespace">): string {
-  return `${meta.namespace ?? DEFAULT_NAMESPACE}/${meta.name}`;
-}
-
 /** Fans listeners out; what both sources use for `subscribe`. */
 export class KeyListeners {
   readonly #listeners = new Set<KeyListener>();
@@ -134,41 +150,5 @@ export class KeyListeners {
 
   emit(ref: ObjectRef): void {
     for (const listener of this.#listeners) listener(ref);
-  }
-}
-
-/** Open once the first complete load is done; what both sources (and each watch) use for `synced`. */
-export class SyncedLatch {
-  #open = false;
-  readonly #waiters = new Set<() => void>();
-
-  get isOpen(): boolean {
-    return this.#open;
-  }
-
-  /** marks the first load done and wakes every waiter; later calls do nothing */
-  open(): void {
-    if (this.#open) return;
-    this.#open = true;
-    for (const wake of this.#waiters) wake();
-    this.#waiters.clear();
-  }
-
-  /** resolves true once open, false if `signal` aborts first */
-  wait(signal: AbortSignal): Promise<boolean> {
-    if (this.#open) return Promise.resolve(true);
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(true);
-      };
-      const onAbort = (): void => {
-        this.#waiters.delete(wake);
-        resolve(false);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#waiters.add(wake);
-    });
   }
 }

@@ -7,15 +7,11 @@ import { ApiException, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { nopRecorder } from "../../src/controller/events.ts";
-import {
-  KubernetesSource,
-  mergePatch,
-  type SecretApi,
-  type StatusApi,
-} from "../../src/controller/kube-source.ts";
+import { KubernetesSource, mergePatch, type SecretApi, type StatusApi } from "../../src/source/kubernetes.ts";
 import type { KubeObject, ListPage, ListWatchApi, Query } from "../../src/controller/kube-watch.ts";
-import { needsReconcile, objectKey, parseObjectKey } from "../../src/controller/source.ts";
-import type { ObjectRef } from "../../src/reconcile/store.ts";
+import { needsReconcile } from "../../src/source/source.ts";
+import { objectKey, parseObjectKey } from "../../src/api/refs.ts";
+import type { ObjectRef } from "../../src/api/refs.ts";
 
 const NS = "team-a";
 
@@ -226,22 +222,25 @@ describe("KubernetesSource", () => {
     expect(source.store.revision?.("EdgeTenant") !== revision, `revision: ${reason}`).toBe(revised);
   });
 
-  it("a manager's spec change enqueues it and its dependents; its readiness only the dependents waiting for it", async () => {
-    const waiting = {
-      ...tenant("waiting", "nsx"),
-      status: {
-        conditions: [
-          { type: "Synced", status: "False", reason: "ManagerNotReady", message: "", lastTransitionTime: "" },
-        ],
-      },
-    } as EdgeTenant;
+  it("a manager's spec change enqueues it and its dependents; its readiness the dependents whose last pass failed", async () => {
+    const failed = (name: string, reason: string) =>
+      ({
+        ...tenant(name, "nsx"),
+        status: {
+          conditions: [{ type: "Synced", status: "False", reason, message: "", lastTransitionTime: "" }],
+        },
+      }) as EdgeTenant;
+    const waiting = failed("waiting", "ManagerNotReady");
+    // failed on its own call before the manager's check noticed: it waits for the manager as much
+    const refused = failed("refused", "Unreachable");
     const { cluster, enqueued } = await setup({
       managers: [manager("nsx", "creds"), manager("other", "creds")],
-      tenants: [web, waiting, tenant("elsewhere", "other")],
+      tenants: [web, waiting, refused, tenant("elsewhere", "other")],
     });
     const nsx = manager("nsx", "creds", { metadata: { name: "nsx", namespace: NS, generation: 2 } });
     cluster.emit("nsxmanagers", "MODIFIED", { ...nsx, metadata: { ...nsx.metadata, resourceVersion: "2" } });
     expect(enqueued.sort()).toEqual([
+      "EdgeTenant/team-a/refused",
       "EdgeTenant/team-a/waiting",
       "EdgeTenant/team-a/web",
       "NSXManager/team-a/nsx",
@@ -253,10 +252,10 @@ describe("KubernetesSource", () => {
       metadata: { ...nsx.metadata, resourceVersion: "3" },
       status: { authenticated: true },
     });
-    expect(enqueued).toEqual(["EdgeTenant/team-a/waiting"]);
+    expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/refused", "EdgeTenant/team-a/waiting"]);
 
     enqueued.length = 0;
-    const checked = { authenticated: true, lastCheckedTime: "2025-01-01T00:00:05Z" };
+    const checked = { authenticated: true, observedGeneration: 2 };
     cluster.emit("nsxmanagers", "MODIFIED", {
       ...nsx,
       metadata: { ...nsx.metadata, resourceVersion: "4" },
@@ -266,6 +265,7 @@ describe("KubernetesSource", () => {
 
     cluster.emit("nsxmanagers", "DELETED", { ...nsx, metadata: { ...nsx.metadata, resourceVersion: "5" } });
     expect(enqueued.sort()).toEqual([
+      "EdgeTenant/team-a/refused",
       "EdgeTenant/team-a/waiting",
       "EdgeTenant/team-a/web",
       "NSXManager/team-a/nsx",

@@ -9,7 +9,7 @@ import {
   normalizeIp,
   parseIp,
   tryParseIp,
-} from "../../src/nsx/ip.ts";
+} from "../../src/util/ip.ts";
 
 interface ValidCase {
   name: string;

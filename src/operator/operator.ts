@@ -7,30 +7,25 @@
  * "stopped" after a graceful shutdown (no new work, in-flight reconciles finished within the
  * deadline, lease released) or "lease-lost", upon which the process should exit non-zero.
  */
-import type { Kind, NsxvObject } from "../api/types.ts";
-import { ManagerClient } from "../nsx/client.ts";
-import type { ManagerClientOptions } from "../nsx/client.ts";
-import type { Reason } from "../reconcile/conditions.ts";
-import type { ClosableManagerApi, ManagerConnectionsOptions } from "../reconcile/connections.ts";
-import { ManagerConnections } from "../reconcile/connections.ts";
-import type { Reconcile, ReconcileReport, ReconcilerDeps } from "../reconcile/reconciler.ts";
-import { createReconciler } from "../reconcile/reconciler.ts";
-import type { ObjectRef } from "../reconcile/store.ts";
-import { refOf } from "../reconcile/store.ts";
-import type { Clock } from "../util/clock.ts";
-import { realClock, withTimeout } from "../util/clock.ts";
-import type { Logger, Result } from "./controller.ts";
-import { Controller, TerminalError, nopLogger } from "./controller.ts";
-import type { EventRecorder } from "./events.ts";
-import type { LeaseStore } from "./leader-election.ts";
-import { LeaderElector } from "./leader-election.ts";
-import type { OperatorMetrics, OperatorMetricsBundle, PoolLabels } from "./metrics.ts";
-import { createOperatorMetrics } from "./metrics.ts";
-import type { BoundAddress } from "./probes.ts";
-import { MetricsServer, ProbeServer } from "./probes.ts";
-import type { DesiredStateSource, Status } from "./source.ts";
-import { KINDS, objectKey, parseObjectKey } from "./source.ts";
-import { WorkQueue } from "./workqueue.ts";
+import { objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
+import { KINDS } from "../api/types.ts";
+import { Controller, nopLogger, type Logger, type Result } from "../controller/controller.ts";
+import type { EventRecorder } from "../controller/events.ts";
+import { LeaderElector, type LeaseStore } from "../controller/leader-election.ts";
+import { MetricsServer, ProbeServer, type BoundAddress } from "../controller/probes.ts";
+import { WorkQueue } from "../controller/workqueue.ts";
+import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
+import {
+  ManagerConnections,
+  type ClosableManagerApi,
+  type ManagerConnectionsOptions,
+} from "../reconcile/connections.ts";
+import { createReconciler, type Reconcile, type ReconcilerDeps } from "../reconcile/reconciler.ts";
+import type { DesiredStateSource } from "../source/source.ts";
+import { realClock, withTimeout, type Clock } from "../util/clock.ts";
+import { CodedError } from "../util/errors.ts";
+import { createOperatorMetrics, type OperatorMetricsBundle } from "./metrics.ts";
+import { ReportRecorder } from "./record.ts";
 
 export interface LeaderElectionConfig {
   store: LeaseStore;
@@ -85,11 +80,24 @@ export const OPERATOR_DEFAULTS = {
 
 export type OperatorExit = "stopped" | "lease-lost";
 
-/** Ready reasons that mean the manager differs from the declared state. */
-const DRIFT_REASONS: ReadonlySet<string> = new Set<Reason>(["Drifted", "ReleasesPending"]);
+/** The object changed since its status was read (HTTP 409 on the write): read it again, quietly. */
+export class StatusConflictError extends CodedError {
+  readonly quiet = true;
+  readonly reason = "StatusConflict";
+  constructor(ref: ObjectRef) {
+    super(
+      "STATUS_CONFLICT",
+      `${ref.kind} ${ref.namespace}/${ref.name}: the object changed while its status was written`,
+    );
+  }
+}
 
-function readyOf(status: Status | undefined): { reason?: string; message?: string } {
-  return status?.conditions?.find((c) => c.type === "Ready") ?? {};
+/** A queue key that names no object of ours: only a bug can make one, and no retry helps. */
+class InvalidKeyError extends CodedError {
+  readonly terminal = true;
+  constructor(key: string) {
+    super("INVALID_KEY", `not an object key: ${key}`);
+  }
 }
 
 /** A logger that names the object of a line whose fields carry a queue `key`. */
@@ -111,14 +119,12 @@ export class Operator {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #bundle: OperatorMetricsBundle;
-  readonly #metrics: OperatorMetrics;
+  readonly #recorder: ReportRecorder;
   readonly #connections: ManagerConnections;
   readonly #reconcile: Reconcile;
   readonly #elector: LeaderElector | undefined;
   readonly #probes: ProbeServer | undefined;
   readonly #metricsServer: MetricsServer | undefined;
-  /** pool gauge labels by object key, to drop the series when the object goes */
-  readonly #pools = new Map<string, PoolLabels>();
 
   constructor(options: OperatorOptions) {
     const d = OPERATOR_DEFAULTS;
@@ -129,14 +135,15 @@ export class Operator {
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
     this.#bundle = options.metrics ?? createOperatorMetrics();
-    this.#metrics = this.#bundle.metrics;
+    const { metrics } = this.#bundle;
+    this.#recorder = new ReportRecorder(this.#source.events, metrics);
     const createClient = options.createClient ?? ((o: ManagerClientOptions) => new ManagerClient(o));
     this.#connections = new ManagerConnections({
       // every call to a manager is counted under its NSXManager's namespace/name
       createClient: (clientOptions, manager) =>
         createClient({
           ...clientOptions,
-          onRequest: (event) => this.#metrics.managerRequest(`${manager.namespace}/${manager.name}`, event),
+          onRequest: (event) => metrics.managerRequest(`${manager.namespace}/${manager.name}`, event),
         }),
       ...(options.clientOptions !== undefined ? { clientOptions: options.clientOptions } : {}),
       onCloseError: (err) => this.#logger.warn({ err }, "closing a replaced manager client failed"),
@@ -152,7 +159,7 @@ export class Operator {
     this.#elector =
       le === undefined
         ? undefined
-        : new LeaderElector({ ...le, clock: this.#clock, metrics: this.#metrics, logger: this.#logger });
+        : new LeaderElector({ ...le, clock: this.#clock, metrics, logger: this.#logger });
     const probeAddress = options.healthProbeBindAddress ?? d.healthProbeBindAddress;
     const logger = this.#logger;
     this.#probes =
@@ -220,15 +227,16 @@ export class Operator {
   /** The leader's work: once the source is listed, every object is queued and the workers run. */
   async #lead(signal: AbortSignal): Promise<void> {
     if (!(await this.#source.synced(signal))) return;
-    const queue = new WorkQueue({ name: this.#name, clock: this.#clock, metrics: this.#metrics });
+    const { metrics } = this.#bundle;
+    const queue = new WorkQueue({ name: this.#name, clock: this.#clock, metrics });
     const controller = new Controller({
       name: this.#name,
       queue,
-      reconcile: (key, s) => this.#reconcileKey(key, s),
+      reconcile: (key, s) => this.#reconcileKey(key, s, queue),
       concurrency: this.#concurrency,
       shutdownTimeoutMs: this.#shutdownTimeoutMs,
       clock: this.#clock,
-      metrics: this.#metrics,
+      metrics,
       logger: keyedLogger(this.#logger),
     });
     const unsubscribe = this.#source.subscribe((ref) => queue.add(objectKey(ref)));
@@ -243,76 +251,30 @@ export class Operator {
     }
   }
 
-  async #reconcileKey(key: string, signal: AbortSignal): Promise<Result> {
+  /**
+   * One key through reconcile and back: the report's events and metrics are recorded, its status
+   * written, the managers it names checked now, and its outcome returned to the controller (a
+   * failure as the ReconcileError it is, a lost status race as a quiet StatusConflictError).
+   */
+  async #reconcileKey(key: string, signal: AbortSignal, queue: WorkQueue): Promise<Result> {
     const ref = parseObjectKey(key);
-    if (ref === undefined) throw new TerminalError("INVALID_KEY", `not an object key: ${key}`);
-    const before = await this.#source.store.get(ref);
+    if (ref === undefined) throw new InvalidKeyError(key);
     const report = await this.#reconcile(ref, { signal });
-    this.#record(report, before);
-    let conflict = false;
+    this.#recorder.record(report);
+    for (const manager of report.wake) queue.add(objectKey(manager));
     if (report.status !== undefined) {
       const written = await this.#source.writeStatus(ref, report.status);
-      conflict = written === "conflict";
-      const ready = readyOf(report.status);
+      const reason = (type: string) => report.status?.conditions?.find((c) => c.type === type)?.reason;
+      const { observedGeneration } = report.status;
+      // one line: what a reader of the status sees first; the messages are in the status and the Events
       this.#logger.info(
-        { ...ref, written, ready: ready.reason, observedGeneration: report.status.observedGeneration },
+        { ...ref, written, ready: reason("Ready"), synced: reason("Synced"), observedGeneration },
         "status changed",
       );
+      if (written === "conflict") throw new StatusConflictError(ref);
     }
     const { outcome } = report;
-    if (outcome.type === "error") {
-      if (!outcome.terminal) throw outcome.error;
-      const code = (outcome.error as { code?: unknown }).code;
-      throw new TerminalError(typeof code === "string" ? code : "RECONCILE_TERMINAL", outcome.error.message, {
-        cause: outcome.error,
-      });
-    }
-    if (conflict) {
-      this.#logger.debug({ ...ref }, "status write conflict; requeued");
-      return { requeue: true };
-    }
-    this.#logger.debug({ ...ref, requeueAfterMs: outcome.requeueAfterMs }, "reconciled");
+    if (outcome.type === "failed") throw outcome.error;
     return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
-  }
-
-  /** Events and metrics of one report: changes made, drift found, pool usage. */
-  #record(report: ReconcileReport, before: NsxvObject | undefined): void {
-    const object = before;
-    if (object !== undefined) {
-      for (const { type, reason, message } of report.events) {
-        if (type === "Normal") this.#source.events.normal(object, reason, message);
-        else this.#source.events.warning(object, reason, message);
-      }
-    }
-    const { tenantCorrections, releases } = report.changes;
-    for (let i = 0; i < tenantCorrections.length; i++) this.#metrics.edgeTenantCorrected();
-    if (releases.length > 0) this.#metrics.ipsReleased(releases.length);
-    const wasDrifted = DRIFT_REASONS.has(readyOf(before?.status).reason ?? "");
-    const nowReady = readyOf(report.status);
-    const changed = tenantCorrections.length > 0 || releases.length > 0;
-    if (!wasDrifted && (changed || DRIFT_REASONS.has(nowReady.reason ?? ""))) {
-      this.#metrics.driftDetected(report.ref.kind);
-      // a correction has its own event; drift left in place (Observe, grace period) gets this one
-      if (!changed && object !== undefined && nowReady.reason === "Drifted") {
-        this.#source.events.warning(object, "Drifted", nowReady.message ?? "drift detected");
-      }
-    }
-    this.#recordPool(report.ref, report.status ?? before?.status, before === undefined);
-  }
-
-  #recordPool(ref: ObjectRef, status: Status | undefined, gone: boolean): void {
-    if (ref.kind !== ("IPPoolAllocations" satisfies Kind)) return;
-    const key = objectKey(ref);
-    const previous = this.#pools.get(key);
-    const pool = status as
-      { poolId?: string; usedAddressCount?: number; totalAddressCount?: number } | undefined;
-    const labels = { namespace: ref.namespace, name: ref.name, pool: pool?.poolId ?? "" };
-    if (previous !== undefined && (gone || previous.pool !== labels.pool)) {
-      this.#metrics.forgetPool(previous);
-      this.#pools.delete(key);
-    }
-    if (gone || pool?.poolId === undefined || !pool.totalAddressCount) return;
-    this.#metrics.poolUsedRatio(labels, (pool.usedAddressCount ?? 0) / pool.totalAddressCount);
-    this.#pools.set(key, labels);
   }
 }

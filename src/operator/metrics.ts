@@ -1,0 +1,128 @@
+/**
+ * The operator's Prometheus metrics: the runtime's (controller/metrics.ts) plus the calls to NSX
+ * managers and what the reconciles reported: corrections, releases, drift found, and each pool's
+ * usage and strays. The operator only forwards what a report says; nothing here decides.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { nopMetrics, registerRuntimeMetrics, type RuntimeMetrics } from "../controller/metrics.ts";
+import type { RequestEvent } from "../nsx/client.ts";
+
+export interface PoolLabels {
+  namespace: string;
+  name: string;
+  pool: string;
+}
+
+/** The last observation of a pool, as its gauges show it. */
+export interface PoolGauges {
+  /** used addresses over total addresses */
+  usedRatio: number;
+  /** allocated addresses that spec.allowed does not allow */
+  strays: number;
+}
+
+export interface OperatorMetrics extends RuntimeMetrics {
+  /** `manager` names the NSXManager object (namespace/name) */
+  managerRequest(
+    manager: string,
+    request: Pick<RequestEvent, "method" | "route" | "status" | "durationMs">,
+  ): void;
+  edgeTenantCorrected(count: number): void;
+  ipsReleased(count: number): void;
+  driftDetected(kind: string): void;
+  pool(labels: PoolLabels, gauges: PoolGauges): void;
+  /** drops the pool's series, when its object is deleted or selects another pool */
+  forgetPool(labels: PoolLabels): void;
+}
+
+export const nopOperatorMetrics: OperatorMetrics = {
+  ...nopMetrics,
+  managerRequest: () => {},
+  edgeTenantCorrected: () => {},
+  ipsReleased: () => {},
+  driftDetected: () => {},
+  pool: () => {},
+  forgetPool: () => {},
+};
+
+export interface MetricsOptions {
+  /** register into this registry; default a new one */
+  registry?: Registry;
+  /** also collect Node's process_* and nodejs_* metrics; default true */
+  processMetrics?: boolean;
+}
+
+export interface OperatorMetricsBundle {
+  registry: Registry;
+  metrics: OperatorMetrics;
+}
+
+const MANAGER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Registers every metric of the operator and returns the registry with the typed facade. */
+export function createOperatorMetrics(options: MetricsOptions = {}): OperatorMetricsBundle {
+  const registry = options.registry ?? new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const poolLabels = ["namespace", "name", "pool"] as const;
+  const managerRequests = new Counter({
+    name: "nsxv_manager_requests_total",
+    help: "Requests sent to NSX managers, by manager object, method, call name (getEdge, listPools, ...) and HTTP status",
+    labelNames: ["manager", "method", "route", "status"] as const,
+    registers,
+  });
+  const managerDuration = new Histogram({
+    name: "nsxv_manager_request_duration_seconds",
+    help: "Duration of requests to NSX managers, by manager object, method and call name (getEdge, listPools, ...)",
+    labelNames: ["manager", "method", "route"] as const,
+    buckets: MANAGER_BUCKETS,
+    registers,
+  });
+  const corrections = new Counter({
+    name: "nsxv_edge_tenant_corrections_total",
+    help: "Edge tenant values the operator wrote back to the declared value",
+    registers,
+  });
+  const releases = new Counter({
+    name: "nsxv_ip_releases_total",
+    help: "Stray IP allocations the operator released",
+    registers,
+  });
+  const drift = new Counter({
+    name: "nsxv_drift_detected_total",
+    help: "Differences found between the declared and the observed state, by kind",
+    labelNames: ["kind"] as const,
+    registers,
+  });
+  const poolUsed = new Gauge({
+    name: "nsxv_pool_used_ratio",
+    help: "Used addresses over total addresses of an IP pool, from its last observation",
+    labelNames: poolLabels,
+    registers,
+  });
+  const poolStrays = new Gauge({
+    name: "nsxv_pool_stray_addresses",
+    help: "Allocated addresses of an IP pool that its IPPoolAllocations object does not allow, from its last observation",
+    labelNames: poolLabels,
+    registers,
+  });
+  const metrics: OperatorMetrics = {
+    ...registerRuntimeMetrics(registry),
+    managerRequest: (manager, r) => {
+      managerRequests.inc({ manager, method: r.method, route: r.route, status: String(r.status) });
+      managerDuration.observe({ manager, method: r.method, route: r.route }, r.durationMs / 1000);
+    },
+    edgeTenantCorrected: (count) => corrections.inc(count),
+    ipsReleased: (count) => releases.inc(count),
+    driftDetected: (kind) => drift.inc({ kind }),
+    pool: (labels, gauges) => {
+      poolUsed.set({ ...labels }, gauges.usedRatio);
+      poolStrays.set({ ...labels }, gauges.strays);
+    },
+    forgetPool: (labels) => {
+      poolUsed.remove({ ...labels });
+      poolStrays.remove({ ...labels });
+    },
+  };
+  return { registry, metrics };
+}

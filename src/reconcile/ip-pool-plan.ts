@@ -1,0 +1,347 @@
+/**
+ * The IPPoolAllocations planner, pure: from the resolved spec, the pool and its allocations as
+ * read, the previous status and `now`, decide which stray addresses (allocated, not in
+ * spec.allowed) to release and what status follows. Releasing is the one destructive thing this
+ * project does, so the rules are narrow: a stray is released only after it has been stray for
+ * minStrayAge (the clock lives in status, so a restart does not reset it), at most maxPerSync per
+ * pass, oldest first, never while the desired state is uncertain (a hold), never an address the
+ * spec allows (checked here and again by `assertReleasable` at the moment of the call), never an
+ * address whose text cannot be parsed (that one address is left alone; the others are decided as
+ * usual).
+ */
+import type { AddressSet } from "../api/address-set.ts";
+import { formatDuration } from "../api/duration.ts";
+import { DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
+import { formatIp, tryParseIp, type IpAddress } from "../util/ip.ts";
+import type { Allocation, IpPool } from "../nsx/types.ts";
+import {
+  failureUpdates,
+  findCondition,
+  formatTime,
+  setConditions,
+  syncedUpdates,
+  type ConditionUpdate,
+  type Failure,
+  type ReconcileEvent,
+} from "./conditions.ts";
+import { ReconcileError } from "./errors.ts";
+import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
+import { allows } from "./policy.ts";
+import type { PoolConfig } from "./spec.ts";
+
+export interface PoolObservation {
+  pool: IpPool;
+  allocations: readonly Allocation[];
+}
+
+export interface IpPoolPlanInput {
+  config: PoolConfig;
+  observed: PoolObservation;
+  previous: IPPoolAllocationsStatus | undefined;
+  now: Date;
+  /** metadata.generation of the object */
+  generation: number | undefined;
+  /**
+   * The desired state is uncertain (a manifest that does not load, a pool owner not decided):
+   * nothing is released, and Synced says why.
+   */
+  hold?: Failure | undefined;
+  /**
+   * A one-shot run (the CLI's `apply`) cannot wait out minStrayAge: it releases only when
+   * `releaseStrays` is true, then without grace period, still capped by maxPerSync.
+   */
+  oneShot?: { releaseStrays: boolean } | undefined;
+}
+
+export interface IpPoolPlan {
+  actions: ReleaseAction[];
+  /** strays not released this pass, each with why (grace period, cap, Observe, one-shot, unparsable) */
+  withheld: Withheld<ReleaseAction>[];
+  /** the status once every action is carried out */
+  status: IPPoolAllocationsStatus;
+  events: ReconcileEvent[];
+  /**
+   * When to look again for the strays this operator will release later: the oldest stray still in
+   * its grace period becomes due, or soon when due strays were held back by maxPerSync;
+   * undefined when none waits
+   */
+  requeueAfterMs: number | undefined;
+  /**
+   * The status and events when only `released` (of `actions`) was done, `failure` ended the rest,
+   * and `vanished` addresses (canonical) turned out to be released by someone else meanwhile.
+   */
+  statusAfter(
+    released: readonly ReleaseAction[],
+    failure?: Failure,
+    vanished?: readonly string[],
+  ): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] };
+}
+
+/** Strays due but held back by maxPerSync are looked at again after this long (the syncInterval floor). */
+export const CAPPED_REQUEUE_MS = DEFAULTS.minSyncIntervalSeconds * 1000;
+
+interface Stray {
+  /** canonical text, or the manager's text when it is not an address */
+  key: string;
+  managerIp: string;
+  parsed: IpAddress | undefined;
+  note: string | undefined;
+  firstSeen: string;
+  firstSeenMs: number;
+}
+
+interface Decisions {
+  config: PoolConfig;
+  /** unique allocated addresses */
+  allocated: Map<string, { parsed: IpAddress | undefined }>;
+  /** oldest first, then by address */
+  strays: Stray[];
+  actions: ReleaseAction[];
+  withheld: Withheld<ReleaseAction>[];
+  /** strays this operator will release in a later pass on its own */
+  pending: Set<string>;
+  requeueAfterMs: number | undefined;
+}
+
+export function planIpPool(input: IpPoolPlanInput): IpPoolPlan {
+  const decisions = decide(input);
+  const { status, events } = settle(input, decisions, decisions.actions);
+  const { actions, withheld, requeueAfterMs } = decisions;
+  const statusAfter = (released: readonly ReleaseAction[], failure?: Failure, vanished?: readonly string[]) =>
+    settle(input, decisions, released, failure, vanished);
+  return { actions, withheld, status, events, requeueAfterMs, statusAfter };
+}
+
+/** The last guard before a DELETE: throws unless the address is parsable, consistent and not allowed. */
+export function assertReleasable(allowed: AddressSet, action: ReleaseAction): void {
+  const parsed = tryParseIp(action.managerIp);
+  const refuse = (why: string): never => {
+    throw new ReconcileError({
+      reason: "ReconcileError",
+      message: `refusing to release ${action.managerIp}: ${why}`,
+    });
+  };
+  if (parsed === undefined) refuse("not an IP address");
+  else if (formatIp(parsed) !== action.ip) refuse(`it is not the planned address ${action.ip}`);
+  if (allowed.has(action.ip) || allowed.has(action.managerIp)) refuse("spec.allowed allows it");
+}
+
+/** Unique allocated addresses, and the strays among them (oldest first) with their firstSeen. */
+function findStrays(input: IpPoolPlanInput, config: PoolConfig): Pick<Decisions, "allocated" | "strays"> {
+  const allocated = new Map<string, { parsed: IpAddress | undefined }>();
+  const seen = previousFirstSeen(input.previous);
+  const strays: Stray[] = [];
+  for (const allocation of input.observed.allocations) {
+    const parsed = tryParseIp(allocation.ipAddress);
+    const key = parsed === undefined ? allocation.ipAddress : formatIp(parsed);
+    if (allocated.has(key)) continue;
+    allocated.set(key, { parsed });
+    if (parsed !== undefined && config.allowed.has(key)) continue;
+    const firstSeen = seen.get(key) ?? formatTime(input.now);
+    const note = allocation.allocationNote === "" ? undefined : allocation.allocationNote;
+    const firstSeenMs = Date.parse(firstSeen);
+    strays.push({ key, managerIp: allocation.ipAddress, parsed, note, firstSeen, firstSeenMs });
+  }
+  return { allocated, strays: strays.sort(oldestFirst) };
+}
+
+function decide(input: IpPoolPlanInput): Decisions {
+  const { config } = input;
+  const nowMs = input.now.getTime();
+  const { allocated, strays } = findStrays(input, config);
+
+  const releasing = allows(config.policy, "releaseAddress");
+  const oneShot = input.oneShot;
+  const decisions: Decisions = {
+    config,
+    allocated,
+    strays,
+    actions: [],
+    withheld: [],
+    pending: new Set(),
+    requeueAfterMs: undefined,
+  };
+  let counted = 0;
+  for (const stray of strays) {
+    const action = toAction(input.observed.pool.objectId, stray);
+    const hold = (why: string, pending = false): void => {
+      decisions.withheld.push({ action, why });
+      if (pending && releasing) decisions.pending.add(stray.key);
+    };
+    const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
+    if (stray.parsed === undefined) hold("the manager's text is not an IP address: never released");
+    else if (config.maxPerSync === 0) hold("spec.release.maxPerSync is 0: strays are never released");
+    else if (oneShot !== undefined && !oneShot.releaseStrays)
+      hold("one-shot run without releaseStrays: not released");
+    else if (oneShot === undefined && nowMs < dueAtMs) {
+      hold(
+        `stray since ${stray.firstSeen}: due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
+        true,
+      );
+      if (releasing)
+        decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, dueAtMs - nowMs);
+    } else if (counted >= config.maxPerSync) {
+      hold(`spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
+      // due now: the next pass comes soon rather than after the whole sync interval
+      if (releasing && oneShot === undefined)
+        decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, CAPPED_REQUEUE_MS);
+    } else {
+      counted++;
+      if (!releasing) hold(`managementPolicy ${config.policy}: would release`);
+      else if (input.hold !== undefined) hold(`held: ${input.hold.message}`);
+      else {
+        assertReleasable(config.allowed, action);
+        decisions.actions.push(action);
+      }
+    }
+  }
+  return decisions;
+}
+
+function settle(
+  input: IpPoolPlanInput,
+  decisions: Decisions,
+  released: readonly ReleaseAction[],
+  failure?: Failure,
+  vanished: readonly string[] = [],
+): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] } {
+  const { observed, previous, now, generation } = input;
+  const { pool } = observed;
+  const done = new Set([...released.map((a) => a.ip), ...vanished]);
+  const remaining = decisions.strays.filter((s) => !done.has(s.key));
+  // an action not carried out (a failed release) is left for the next pass
+  const pending = remaining.some(
+    (s) => decisions.pending.has(s.key) || decisions.actions.some((a) => a.ip === s.key),
+  );
+  const used = Math.max(0, decisions.allocated.size - done.size);
+  const exhausted = pool.totalAddressCount > 0 && used >= pool.totalAddressCount;
+  const strayText = describeStrays(remaining);
+  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(input.hold);
+  const updates: ConditionUpdate[] = [
+    remaining.length === 0
+      ? {
+          type: "Ready",
+          status: "True",
+          reason: "InSync",
+          message: `${used} allocated, all allowed by spec.allowed`,
+        }
+      : pending
+        ? {
+            type: "Ready",
+            status: "False",
+            reason: "ReleasesPending",
+            message: `${strayText}: to be released`,
+          }
+        : { type: "Ready", status: "False", reason: "Drifted", message: `${strayText}: not released` },
+    ...synced,
+    pending && failure === undefined
+      ? {
+          type: "Reconciling",
+          status: "True",
+          reason: "ReleasesPending",
+          message: `${strayText}: to be released`,
+        }
+      : { type: "Reconciling", remove: true },
+    exhausted
+      ? {
+          type: "PoolExhausted",
+          status: "True",
+          reason: "PoolExhausted",
+          message: `all ${pool.totalAddressCount} addresses are allocated`,
+        }
+      : {
+          type: "PoolExhausted",
+          status: "False",
+          reason: "AddressesAvailable",
+          message: `${pool.totalAddressCount - used} of ${pool.totalAddressCount} addresses free`,
+        },
+  ];
+  const events: ReconcileEvent[] = [];
+  if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
+    const message = `pool ${pool.objectId} (${pool.name}): all ${pool.totalAddressCount} addresses are allocated`;
+    events.push({ type: "Warning", reason: "PoolExhausted", message });
+  }
+  const status: IPPoolAllocationsStatus = omitUndefined({
+    observedGeneration: generation,
+    poolId: pool.objectId,
+    poolName: pool.name,
+    totalAddressCount: pool.totalAddressCount,
+    usedAddressCount: used,
+    strayCount: remaining.length,
+    stray: remaining.map((s): StrayAddress =>
+      omitUndefined({ ip: s.key, note: s.note, firstSeen: s.firstSeen }),
+    ),
+    missing: missing(decisions, pool),
+    released: [
+      ...(previous?.released ?? []),
+      ...released.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
+    ].slice(-DEFAULTS.releasedHistory),
+    conditions: setConditions(previous?.conditions, updates, { now, generation }),
+  });
+  return { status, events };
+}
+
+/** firstSeen of the previous pass's strays by canonical address; unreadable entries start anew */
+function previousFirstSeen(previous: IPPoolAllocationsStatus | undefined): Map<string, string> {
+  const seen = new Map<string, string>();
+  for (const stray of previous?.stray ?? []) {
+    if (typeof stray.firstSeen !== "string" || !Number.isFinite(Date.parse(stray.firstSeen))) continue;
+    const parsed = tryParseIp(stray.ip);
+    seen.set(parsed === undefined ? stray.ip : formatIp(parsed), stray.firstSeen);
+  }
+  return seen;
+}
+
+/** allowed addresses inside the pool's ranges that are not allocated */
+function missing(decisions: Decisions, pool: IpPool): number {
+  const ranges = pool.ranges.flatMap((r) => {
+    const start = tryParseIp(r.startAddress);
+    const end = tryParseIp(r.endAddress);
+    return start !== undefined && end !== undefined && start.family === end.family ? [{ start, end }] : [];
+  });
+  let allocatedAllowed = 0n;
+  for (const [key, { parsed }] of decisions.allocated) {
+    if (parsed === undefined || !decisions.config.allowed.has(key)) continue;
+    const inside = ranges.some(
+      (r) => r.start.family === parsed.family && r.start.value <= parsed.value && parsed.value <= r.end.value,
+    );
+    if (inside) allocatedAllowed++;
+  }
+  const count = decisions.config.allowed.countIn(pool.ranges) - allocatedAllowed;
+  if (count <= 0n) return 0;
+  return count > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(count);
+}
+
+function toAction(poolId: string, stray: Stray): ReleaseAction {
+  return omitUndefined({
+    type: "releaseAddress",
+    poolId,
+    ip: stray.key,
+    managerIp: stray.managerIp,
+    note: stray.note,
+    firstSeen: stray.firstSeen,
+  });
+}
+
+function oldestFirst(a: Stray, b: Stray): number {
+  if (a.firstSeenMs !== b.firstSeenMs) return a.firstSeenMs - b.firstSeenMs;
+  if (a.parsed === undefined || b.parsed === undefined) {
+    if (a.parsed !== b.parsed) return a.parsed === undefined ? 1 : -1;
+    return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  }
+  if (a.parsed.family !== b.parsed.family) return a.parsed.family - b.parsed.family;
+  return a.parsed.value < b.parsed.value ? -1 : a.parsed.value > b.parsed.value ? 1 : 0;
+}
+
+const LISTED = 5;
+
+function describeStrays(strays: readonly Stray[]): string {
+  const shown = strays.slice(0, LISTED).map((s) => (s.note === undefined ? s.key : `${s.key} (${s.note})`));
+  const more = strays.length > LISTED ? ` and ${strays.length - LISTED} more` : "";
+  const unreadable = strays.filter((s) => s.parsed === undefined).map((s) => JSON.stringify(s.managerIp));
+  const never =
+    unreadable.length === 0
+      ? ""
+      : ` (${unreadable.slice(0, LISTED).join(", ")} ${unreadable.length === 1 ? "is" : "are"} not an IP address: never released; the other strays are released as usual)`;
+  return `${strays.length} stray address${strays.length === 1 ? "" : "es"}: ${shown.join(", ")}${more}${never}`;
+}

@@ -1,0 +1,212 @@
+/**
+ * What the handlers share across passes: the reconciler's options, the desired-state store, the
+ * manager connections, and the caches that make a pass over N objects cheap: the conflict index
+ * per kind (rebuilt only when the store's revision moves), the pool lists per manager and scope
+ * (fetched once, shared), pool ids by name per list. Also the one pass's context (`Pass`).
+ */
+import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
+import {
+  DEFAULTS,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type NSXManager,
+  type NsxvObject,
+} from "../api/types.ts";
+import type { IpPool } from "../nsx/types.ts";
+import type { Clock } from "../util/clock.ts";
+import type { ConditionContext, Failure } from "./conditions.ts";
+import { ConflictIndex } from "./conflicts.ts";
+import type { ManagerConnection, ManagerConnections } from "./connections.ts";
+import { ReconcileError } from "./errors.ts";
+import { PoolListCache } from "./pool-lists.ts";
+import { resolveManager } from "./spec.ts";
+import type { DesiredStateStore } from "./store.ts";
+
+export type ExecutionMode = "plan" | "apply";
+
+export interface ReconcilerOptions {
+  store: DesiredStateStore;
+  connections: ManagerConnections;
+  /** default realClock */
+  clock?: Pick<Clock, "now">;
+  /** "plan": observe and plan only, no writes; default "apply" */
+  mode?: ExecutionMode;
+  /** set for a one-shot run (the CLI): no grace period can be observed, see IpPoolPlanInput */
+  oneShot?: { releaseStrays: boolean };
+  /** resync of objects without spec.syncInterval (and of NSXManagers); default 300000 (5 min) */
+  defaultSyncIntervalMs?: number;
+  /** resyncs are spread by ±this fraction; default 0.1 */
+  jitterFraction?: number;
+  /** [0, 1); default Math.random */
+  random?: () => number;
+  /** lifetime of a shared pool list; default 30000, Infinity for a one-shot pass */
+  poolListTtlMs?: number;
+  /** tries of a write answered 409, each after a fresh read; default 3 */
+  maxAttempts?: number;
+}
+
+/** The context of one pass over one object. */
+export interface Pass<T extends NsxvObject = NsxvObject> {
+  object: T;
+  now: Date;
+  context: ConditionContext;
+  signal: AbortSignal | undefined;
+  /** the desired state is uncertain (a manifest that does not load): observe, write nothing */
+  hold: Failure | undefined;
+}
+
+type DependentKind = "EdgeTenant" | "IPPoolAllocations";
+
+/** Who owns a pool: another object (a conflict), or undecided while an older selection cannot be resolved. */
+export interface PoolOwnership {
+  owner?: ObjectRef;
+  undecided?: ObjectRef;
+}
+
+export class ReconcilerState {
+  readonly store: DesiredStateStore;
+  readonly connections: ManagerConnections;
+  readonly mode: ExecutionMode;
+  readonly maxAttempts: number;
+  readonly oneShot: { releaseStrays: boolean } | undefined;
+  readonly #defaultSyncIntervalMs: number;
+  readonly #jitterFraction: number;
+  readonly #random: () => number;
+  readonly #poolLists: PoolListCache;
+  /** the conflict index per kind and the store revision it was built at */
+  readonly #indexes = new Map<DependentKind, { revision: number; index: Promise<ConflictIndex> }>();
+  /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
+  readonly #poolIdsByName = new WeakMap<readonly IpPool[], Map<string, string | null>>();
+
+  constructor(options: Required<Omit<ReconcilerOptions, "oneShot">> & Pick<ReconcilerOptions, "oneShot">) {
+    this.store = options.store;
+    this.connections = options.connections;
+    this.mode = options.mode;
+    this.maxAttempts = options.maxAttempts;
+    this.oneShot = options.oneShot;
+    this.#defaultSyncIntervalMs = options.defaultSyncIntervalMs;
+    this.#jitterFraction = options.jitterFraction;
+    this.#random = options.random;
+    this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock: options.clock });
+  }
+
+  /** When to look again: the interval (the default when undefined), spread by the jitter. */
+  resync(intervalMs: number | undefined): number {
+    const base = intervalMs ?? this.#defaultSyncIntervalMs;
+    return Math.round(base * (1 + (this.#random() * 2 - 1) * this.#jitterFraction));
+  }
+
+  /** Built again only when the store's revision of the kind moved (every time without revisions). */
+  conflictIndex(kind: DependentKind): Promise<ConflictIndex> {
+    const revision = this.store.revision?.(kind);
+    const cached = this.#indexes.get(kind);
+    if (revision !== undefined && cached?.revision === revision) return cached.index;
+    // the revision is read before listing: a change during the list moves it, and the next call builds again
+    const index = Promise.resolve(this.store.list(kind)).then((objects) => ConflictIndex.build(objects));
+    if (revision !== undefined) {
+      this.#indexes.set(kind, { revision, index });
+      index.catch(() => {
+        if (this.#indexes.get(kind)?.index === index) this.#indexes.delete(kind);
+      });
+    }
+    return index;
+  }
+
+  /** The Conflict error when an older object owns this object's edge or pool as written. */
+  async assertOwnTarget(object: EdgeTenant | IPPoolAllocations, target: string): Promise<ConflictIndex> {
+    const index = await this.conflictIndex(object.kind);
+    const winner = index.winnerOver(object);
+    if (winner !== undefined) throw conflictError(target, winner);
+    return index;
+  }
+
+  /** The client of a manager, built from its spec and Secrets. */
+  async connect(manager: NSXManager): Promise<ManagerConnection> {
+    const config = resolveManager(manager);
+    const { namespace } = refOf(manager);
+    const credentials = await this.store.getSecret(namespace, config.credentialsSecret);
+    const ca = config.ca === undefined ? undefined : await this.store.getSecret(namespace, config.ca.secret);
+    return this.connections.resolve(manager, { credentials, ca });
+  }
+
+  /** The connection of a dependent's manager; ManagerNotReady when it is missing, failed its check, or cannot be built. */
+  async connectDependent(
+    object: EdgeTenant | IPPoolAllocations,
+    managerName: string,
+  ): Promise<ManagerConnection> {
+    const ref = managerRefOf(object, managerName);
+    const notReady = (why: string, cause?: unknown) =>
+      new ReconcileError({ reason: "ManagerNotReady", message: `${formatRef(ref)}: ${why}`, cause });
+    const manager = await this.store.get(ref);
+    if (manager?.kind !== "NSXManager") throw notReady("not found");
+    if (manager.status?.authenticated === false) throw notReady("authentication failed (see its status)");
+    // its own check could not reach it: every call of a dependent would wait out the same timeout
+    if (manager.status?.reachable === false) throw notReady("unreachable (see its status)");
+    try {
+      return await this.connect(manager);
+    } catch (error) {
+      if (error instanceof ReconcileError) throw notReady(error.message, error);
+      throw error;
+    }
+  }
+
+  /** The pools of a scope, shared by every object of the manager until the list expires. */
+  poolList(connection: ManagerConnection, scope: string): Promise<readonly IpPool[]> {
+    return this.#poolLists.get(connection.key, connection.api, scope);
+  }
+
+  /** A fresh list (the manager's own check): what the dependents then share. */
+  refreshPoolList(connection: ManagerConnection, scope: string): Promise<readonly IpPool[]> {
+    this.#poolLists.invalidate(connection.key, scope);
+    return this.poolList(connection, scope);
+  }
+
+  /** Forget the lists of a manager: a pool that was listed turned out not to exist. */
+  forgetPoolLists(connection: ManagerConnection): void {
+    this.#poolLists.invalidate(connection.key);
+  }
+
+  /** Who owns `pool` among the pool objects of the same manager, once their selections resolve. */
+  async poolOwnership(
+    index: ConflictIndex,
+    object: IPPoolAllocations,
+    pool: IpPool,
+    connection: ManagerConnection,
+  ): Promise<PoolOwnership> {
+    const lists = new Map<string, readonly IpPool[] | undefined>();
+    for (const other of index.poolsOnSameManager(object)) {
+      const scope = other.spec.pool.scope ?? DEFAULTS.poolScope;
+      if (other.spec.pool.name === undefined || lists.has(scope)) continue;
+      // an unreadable scope leaves its objects undecided; it does not fail this object
+      lists.set(scope, await this.poolList(connection, scope).catch(() => undefined));
+    }
+    return index.poolWinner(object, pool.objectId, (other) => {
+      const { id, name, scope = DEFAULTS.poolScope } = other.spec.pool;
+      if (id !== undefined) return id;
+      const list = lists.get(scope);
+      if (list === undefined || name === undefined) return undefined;
+      return this.#idsByName(list).get(name) ?? null;
+    });
+  }
+
+  #idsByName(list: readonly IpPool[]): Map<string, string | null> {
+    let ids = this.#poolIdsByName.get(list);
+    if (ids === undefined) {
+      ids = new Map();
+      for (const pool of list) ids.set(pool.name, ids.has(pool.name) ? null : pool.objectId);
+      this.#poolIdsByName.set(list, ids);
+    }
+    return ids;
+  }
+}
+
+/** The NSXManager a dependent names (same namespace). */
+export function managerRefOf(object: EdgeTenant | IPPoolAllocations, managerName: string): ObjectRef {
+  return { kind: "NSXManager", namespace: refOf(object).namespace, name: managerName };
+}
+
+/** The Conflict error of an object that does not own its target. */
+export function conflictError(target: string, winner: ObjectRef): ReconcileError {
+  const message = `${target} is owned by ${formatRef(winner)}, which is older; this object acts on nothing until that one is gone`;
+  return new ReconcileError({ reason: "Conflict", message });
+}

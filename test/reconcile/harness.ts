@@ -1,0 +1,69 @@
+/**
+ * The reconciler as the tests drive it: a memory store, connections whose clients are one fake
+ * manager, a settable clock; `pass(object)` runs one reconcile and writes the status back, as the
+ * status sink would.
+ */
+import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
+import { refOf } from "../../src/api/refs.ts";
+import type { ManagerClientOptions } from "../../src/nsx/client.ts";
+import { ManagerConnections } from "../../src/reconcile/connections.ts";
+import { createReconciler, type ReconcilerDeps } from "../../src/reconcile/reconciler.ts";
+import type { ReconcileReport } from "../../src/reconcile/report.ts";
+import { memoryStore, type DesiredStateStore } from "../../src/reconcile/store.ts";
+import { allocations, credentials, edgeXml, fakeManager, pool, T0, type FakeManager } from "./fixtures.ts";
+
+export const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
+
+export function setup(init: {
+  objects: NsxvObject[];
+  secrets?: Secret[];
+  fake?: FakeManager;
+  deps?: Partial<ReconcilerDeps>;
+  /** false: the store offers no revision (the reconciler lists on every use) */
+  revisions?: boolean;
+}) {
+  const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
+  const fake =
+    init.fake ??
+    fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "red" }) },
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+  const clients: { options: ManagerClientOptions; closed: boolean }[] = [];
+  const connections = new ManagerConnections({
+    createClient: (options) => {
+      const entry = { options, closed: false };
+      clients.push(entry);
+      return { ...fake.api, close: async () => void (entry.closed = true) };
+    },
+  });
+  const clock = { ms: T0.getTime(), now: () => clock.ms };
+  /** the kinds the reconciler listed, in order: each list is a build of the conflict index */
+  const listed: string[] = [];
+  const { revision, ...rest } = store;
+  const counted: DesiredStateStore = {
+    ...rest,
+    ...(init.revisions === false ? {} : { revision }),
+    list: (kind) => (listed.push(kind), store.list(kind)),
+  };
+  const reconcile = createReconciler({
+    store: counted,
+    connections,
+    clock,
+    random: () => 0.5,
+    ...init.deps,
+  });
+  /** one reconcile; the status it returns is written back, as the status sink would */
+  const pass = async (object: NsxvObject): Promise<ReconcileReport> => {
+    const ref = refOf(object);
+    const report = await reconcile(ref);
+    const current = store.get(ref) as NsxvObject;
+    if (report.status !== undefined) store.put({ ...current, status: report.status } as NsxvObject);
+    return report;
+  };
+  return { store, fake, clients, clock, reconcile, pass, listed };
+}
+
+export const condition = (report: ReconcileReport, type: string): Condition | undefined =>
+  report.status?.conditions?.find((c) => c.type === type);
