@@ -22,7 +22,7 @@ import {
 } from "../simulator/index.ts";
 import { EXIT, processIo, type CliIo } from "./output.ts";
 import { useColour } from "./output-text.ts";
-import { runOneShotCommand, type OneShotFlags } from "./plan.ts";
+import { runOneShotCommand, type OneShotFlags } from "./plan-apply.ts";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples/demo/", import.meta.url));
 

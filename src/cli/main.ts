@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /** The nsxv-operator command line: argument parsing and wiring only; each command lives in its own module. */
 import { Command } from "commander";
-import { applyCommand } from "./apply.ts";
 import { demoCommand } from "./demo.ts";
-import { planCommand } from "./plan.ts";
+import { applyCommand, planCommand } from "./plan-apply.ts";
 import { runCommand } from "./run.ts";
 import { simulateCommand } from "./simulate.ts";
 

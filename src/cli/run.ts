@@ -7,16 +7,14 @@
  * restarts, as controller-runtime's do).
  */
 import { Command, InvalidArgumentError, Option } from "commander";
-import { CoordinationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { pino, type Logger as PinoLogger } from "pino";
 import { CodedError } from "../util/errors.ts";
+import type { ClusterSourceConfig, LeaseConfig } from "./run-cluster.ts";
 import { parseDuration } from "../api/duration.ts";
 import { DirectorySource } from "../source/directory.ts";
-import { KubernetesSource } from "../source/kubernetes.ts";
-import { KubernetesLeaseStore, LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
+import { LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
 import { Operator, OPERATOR_DEFAULTS, type OperatorExit } from "../operator/operator.ts";
 import { parseBindAddress } from "../controller/probes.ts";
-import type { DesiredStateSource } from "../source/source.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
 export interface RunFlags {
@@ -40,19 +38,11 @@ export interface RunFlags {
 }
 
 export interface RunConfig {
-  source:
-    | { type: "cluster"; kubeconfig?: string; namespace?: string; selector?: string }
-    | { type: "manifests"; dir: string; statusFile?: string };
+  source: ClusterSourceConfig | { type: "manifests"; dir: string; statusFile?: string };
   concurrency: number;
   syncIntervalMs: number;
   shutdownTimeoutMs: number;
-  leaderElection?: {
-    id: string;
-    namespace: string;
-    leaseDurationMs: number;
-    renewDeadlineMs: number;
-    retryPeriodMs: number;
-  };
+  leaderElection?: LeaseConfig;
   metricsBindAddress: string;
   healthProbeBindAddress: string;
   logLevel: string;
@@ -200,33 +190,27 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
   };
 }
 
-function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path !== undefined) kc.loadFromFile(path);
-  else kc.loadFromDefault(); // $KUBECONFIG, ~/.kube/config, then the in-cluster service account
-  return kc;
-}
-
-/** Builds the source and the operator from the configuration and runs it until `signal` aborts. */
+/**
+ * Builds the source and the operator from the configuration and runs it until `signal` aborts.
+ * The cluster's parts (client-node, heavy) are loaded only when no --manifests is given.
+ */
 export async function runOperator(
   config: RunConfig,
   signal: AbortSignal,
   logger: PinoLogger,
 ): Promise<OperatorExit> {
-  let source: DesiredStateSource;
-  let kc: KubeConfig | undefined;
-  if (config.source.type === "manifests") {
-    source = new DirectorySource({ dir: config.source.dir, statusFile: config.source.statusFile, logger });
-  } else {
-    kc = loadKubeConfig(config.source.kubeconfig);
-    source = new KubernetesSource({
-      kubeConfig: kc,
-      logger,
-      ...(config.source.namespace !== undefined ? { namespace: config.source.namespace } : {}),
-      ...(config.source.selector !== undefined ? { labelSelector: config.source.selector } : {}),
-    });
-  }
   const le = config.leaderElection;
+  const { source, leaderElection } =
+    config.source.type === "manifests"
+      ? {
+          source: new DirectorySource({
+            dir: config.source.dir,
+            statusFile: config.source.statusFile,
+            logger,
+          }),
+          leaderElection: undefined,
+        }
+      : await (await import("./run-cluster.ts")).clusterParts(config.source, le, logger);
   const operator = new Operator({
     source,
     concurrency: config.concurrency,
@@ -235,21 +219,7 @@ export async function runOperator(
     metricsBindAddress: config.metricsBindAddress,
     healthProbeBindAddress: config.healthProbeBindAddress,
     logger,
-    ...(le !== undefined && kc !== undefined
-      ? {
-          leaderElection: {
-            name: le.id,
-            store: new KubernetesLeaseStore({
-              api: kc.makeApiClient(CoordinationV1Api),
-              namespace: le.namespace,
-              name: le.id,
-            }),
-            leaseDurationMs: le.leaseDurationMs,
-            renewDeadlineMs: le.renewDeadlineMs,
-            retryPeriodMs: le.retryPeriodMs,
-          },
-        }
-      : {}),
+    ...(leaderElection !== undefined ? { leaderElection } : {}),
   });
   logger.info(
     { source: config.source, leaderElection: le?.id ?? false, concurrency: config.concurrency },
@@ -258,103 +228,130 @@ export async function runOperator(
   return operator.start(signal);
 }
 
-export function runCommand(): Command {
+/** The flags of `run`, as data: name, help, parser, default (with the text --help shows); one entry per flag, hence its length. */
+function runOptions(): Option[] {
   const d = OPERATOR_DEFAULTS;
   const le = LEADER_ELECTION_DEFAULTS;
-  return new Command("run")
-    .description(
-      "Run the operator: reconcile NSXManager, EdgeTenant and IPPoolAllocations objects of a cluster, or of a directory (--manifests).",
-    )
-    .option(
+  const option = (
+    flags: string,
+    help: string,
+    parse?: (text: string) => unknown,
+    fallback?: [unknown, string?],
+  ) => {
+    const o = new Option(flags, help);
+    if (parse !== undefined) o.argParser(parse);
+    if (fallback !== undefined) o.default(fallback[0], fallback[1]);
+    return o;
+  };
+  const duration = (minMs: number, minText: string) => durationAtLeast(minMs, minText);
+  return [
+    option(
       "--kubeconfig <file>",
       "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster config)",
-    )
-    .option("--namespace <name>", "watch only this namespace (default: every namespace)", namespace)
-    .option(
+    ),
+    option("--namespace <name>", "watch only this namespace (default: every namespace)", namespace),
+    option(
       "--selector <selector>",
       "label selector of the custom resources, to split them between deployments",
       labelSelector,
-    )
-    .option("--concurrency <n>", "reconciles at once", integerAtLeast(1), d.concurrency)
-    .addOption(
-      new Option("--sync-interval <duration>", "drift check of objects without spec.syncInterval, ±10 %")
-        .argParser(durationAtLeast(1000, "1s"))
-        .default(d.syncIntervalMs, "5m"),
-    )
-    .option("--leader-elect", "reconcile only while holding the Lease (for more than one replica)", false)
-    .option("--leader-election-id <name>", "name of the Lease", leaseName, le.name)
-    .option(
+    ),
+    option("--concurrency <n>", "reconciles at once", integerAtLeast(1), [d.concurrency]),
+    option(
+      "--sync-interval <duration>",
+      "drift check of objects without spec.syncInterval, ±10 %",
+      duration(1000, "1s"),
+      [d.syncIntervalMs, "5m"],
+    ),
+    option(
+      "--leader-elect",
+      "reconcile only while holding the Lease (for more than one replica)",
+      undefined,
+      [false],
+    ),
+    option("--leader-election-id <name>", "name of the Lease", leaseName, [le.name]),
+    option(
       "--leader-election-namespace <name>",
       "namespace of the Lease (default: $POD_NAMESPACE, else --namespace, else default)",
       namespace,
-    )
-    .addOption(
-      new Option("--leader-election-lease-duration <duration>", "how long standbys wait before taking over")
-        .argParser(durationAtLeast(1000, "1s"))
-        .default(le.leaseDurationMs, "15s"),
-    )
-    .addOption(
-      new Option(
-        "--leader-election-renew-deadline <duration>",
-        "the leader gives up when it could not renew for this long",
-      )
-        .argParser(durationAtLeast(1000, "1s"))
-        .default(le.renewDeadlineMs, "10s"),
-    )
-    .addOption(
-      new Option("--leader-election-retry-period <duration>", "between attempts to acquire or renew")
-        .argParser(durationAtLeast(100, "100ms"))
-        .default(le.retryPeriodMs, "2s"),
-    )
-    .option(
-      "--metrics-bind-address <address>",
-      'address of /metrics; "0" for none',
-      bindAddress,
+    ),
+    option(
+      "--leader-election-lease-duration <duration>",
+      "how long standbys wait before taking over",
+      duration(1000, "1s"),
+      [le.leaseDurationMs, "15s"],
+    ),
+    option(
+      "--leader-election-renew-deadline <duration>",
+      "the leader gives up when it could not renew for this long",
+      duration(1000, "1s"),
+      [le.renewDeadlineMs, "10s"],
+    ),
+    option(
+      "--leader-election-retry-period <duration>",
+      "between attempts to acquire or renew",
+      duration(100, "100ms"),
+      [le.retryPeriodMs, "2s"],
+    ),
+    option("--metrics-bind-address <address>", 'address of /metrics; "0" for none', bindAddress, [
       d.metricsBindAddress,
-    )
-    .option(
+    ]),
+    option(
       "--health-probe-bind-address <address>",
       'address of /healthz and /readyz; "0" for none',
       bindAddress,
-      d.healthProbeBindAddress,
-    )
-    .option("--log-level <level>", `one of ${LOG_LEVELS.join(", ")}`, logLevel, "info")
-    .addOption(
-      new Option("--shutdown-timeout <duration>", "on SIGTERM, how long running reconciles may take")
-        .argParser(durationAtLeast(0, "0s"))
-        .default(d.shutdownTimeoutMs, "30s"),
-    )
-    .option(
+      [d.healthProbeBindAddress],
+    ),
+    option("--log-level <level>", `one of ${LOG_LEVELS.join(", ")}`, logLevel, ["info"]),
+    option(
+      "--shutdown-timeout <duration>",
+      "on SIGTERM, how long running reconciles may take",
+      duration(0, "0s"),
+      [d.shutdownTimeoutMs, "30s"],
+    ),
+    option(
       "--manifests <dir>",
       "run on the manifests of this directory instead of a cluster; status is logged",
-    )
-    .option("--status-file <file>", "with --manifests: keep status in this file across restarts")
-    .action(async function (this: Command, flags: RunFlags) {
-      let config: RunConfig;
-      try {
-        config = runConfig(flags);
-      } catch (error) {
-        this.error(`error: ${(error as Error).message}`);
-      }
-      const logger = pino({ level: config.logLevel });
-      const stop = new AbortController();
-      let signals = 0;
-      const onSignal = (name: string): void => {
-        signals += 1;
-        // a second signal does not wait for the graceful shutdown
-        if (signals > 1) process.exit(1);
-        logger.info({ signal: name }, "shutting down");
-        stop.abort();
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
-      let code = 1;
-      try {
-        code = (await runOperator(config, stop.signal, logger)) === "stopped" ? 0 : 1;
-      } catch (err) {
-        logger.fatal({ err }, "operator failed");
-      }
-      logger.flush();
-      process.exit(code);
-    });
+    ),
+    option("--status-file <file>", "with --manifests: keep status in this file across restarts"),
+  ];
+}
+
+export function runCommand(): Command {
+  const command = new Command("run").description(
+    "Run the operator: reconcile NSXManager, EdgeTenant and IPPoolAllocations objects of a cluster, or of a directory (--manifests).",
+  );
+  for (const option of runOptions()) command.addOption(option);
+  return command.action(async function (this: Command, flags: RunFlags) {
+    let config: RunConfig;
+    try {
+      config = runConfig(flags);
+    } catch (error) {
+      this.error(`error: ${(error as Error).message}`);
+    }
+    process.exit(await runProcess(config));
+  });
+}
+
+/** Runs the operator as the process: SIGTERM/SIGINT stop it gracefully (a second one at once); the exit code. */
+async function runProcess(config: RunConfig): Promise<number> {
+  const logger = pino({ level: config.logLevel });
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (name: string): void => {
+    signals += 1;
+    // a second signal does not wait for the graceful shutdown
+    if (signals > 1) process.exit(1);
+    logger.info({ signal: name }, "shutting down");
+    stop.abort();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  let code = 1;
+  try {
+    code = (await runOperator(config, stop.signal, logger)) === "stopped" ? 0 : 1;
+  } catch (err) {
+    logger.fatal({ err }, "operator failed");
+  }
+  logger.flush();
+  return code;
 }

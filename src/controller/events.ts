@@ -5,11 +5,10 @@
  * blocks or throws. `SinkEventRecorder` does what client-go's correlator does: identical events
  * (same object, type, reason, message) become one Event whose `count` and `lastTimestamp` are
  * patched, and each object gets a token bucket (burst 25, then 1 per 5 min). Writes go to an
- * `EventSink`: `KubernetesEventSink` (core/v1 Events through client-node) or `MemoryEventSink`.
+ * `EventSink`: `KubernetesEventSink` (kube-event-sink.ts: core/v1 Events through client-node) or
+ * `MemoryEventSink`.
  */
 import { hostname } from "node:os";
-import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
-import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { Clock } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
 import { TokenBucket } from "../util/token-bucket.ts";
@@ -243,47 +242,5 @@ export class MemoryEventSink implements EventSink {
     const event = this.events.find((e) => e.namespace === namespace && e.name === name);
     if (event !== undefined) Object.assign(event, change);
     return Promise.resolve(event !== undefined);
-  }
-}
-
-export type EventApi = Pick<CoreV1Api, "createNamespacedEvent" | "patchNamespacedEvent">;
-
-/** core/v1 Events through client-node: create, and merge-patch of count/lastTimestamp/message. */
-export class KubernetesEventSink implements EventSink {
-  readonly #api: EventApi;
-
-  constructor(options: { api: EventApi }) {
-    this.#api = options.api;
-  }
-
-  async create(event: EventBody): Promise<string> {
-    const body: CoreV1Event = {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { generateName: `${event.involvedObject.name}.`, namespace: event.namespace },
-      involvedObject: event.involvedObject,
-      type: event.type,
-      reason: event.reason,
-      message: event.message,
-      count: event.count,
-      firstTimestamp: new Date(event.firstTimestamp),
-      lastTimestamp: new Date(event.lastTimestamp),
-      source: event.source,
-    };
-    const created = await this.#api.createNamespacedEvent({ namespace: event.namespace, body });
-    return created.metadata.name ?? "";
-  }
-
-  async patch(namespace: string, name: string, change: EventChange): Promise<boolean> {
-    try {
-      await this.#api.patchNamespacedEvent(
-        { name, namespace, body: change },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ApiException && error.code === 404) return false;
-      throw error;
-    }
   }
 }

@@ -3,7 +3,9 @@
  * run a reconcile function, Lease-based leader election, health and metrics endpoints, Events and
  * Prometheus metrics. Nothing here knows the operator's kinds or the NSX manager; sources feed
  * keys into a WorkQueue and the reconcile function does the rest. Every long-lived part has the
- * shape `start(signal): Promise<void>`.
+ * shape `start(signal): Promise<void>`. The adapters to a cluster (kube-lease-store.ts,
+ * kube-event-sink.ts, kube-list-watch.ts) load @kubernetes/client-node and are imported only by
+ * the code that talks to one, never through this entry.
  */
 export type { ExponentialBackoffOptions, RateLimiter } from "./rate-limiter.ts";
 export { BACKOFF_DEFAULTS, ExponentialBackoff } from "./rate-limiter.ts";
@@ -17,14 +19,12 @@ export { SyncedLatch } from "./synced-latch.ts";
 export type {
   LeaderCallbacks,
   LeaderElectorOptions,
-  LeaseApi,
   LeaseRecord,
   LeaseSpec,
   LeaseStore,
 } from "./leader-election.ts";
 export {
   InMemoryLeaseStore,
-  KubernetesLeaseStore,
   LEADER_ELECTION_DEFAULTS,
   LeaderElectionError,
   LeaderElector,
@@ -40,7 +40,6 @@ export {
   parseBindAddress,
 } from "./probes.ts";
 export type {
-  EventApi,
   EventBody,
   EventChange,
   EventObject,
@@ -48,10 +47,4 @@ export type {
   EventSink,
   SinkEventRecorderOptions,
 } from "./events.ts";
-export {
-  EVENT_DEFAULTS,
-  KubernetesEventSink,
-  MemoryEventSink,
-  SinkEventRecorder,
-  nopRecorder,
-} from "./events.ts";
+export { EVENT_DEFAULTS, MemoryEventSink, SinkEventRecorder, nopRecorder } from "./events.ts";

@@ -4,10 +4,9 @@
  * from the list's resourceVersion with bookmarks; on an error restart with jittered backoff
  * (1 s doubling to 30 s); relist on 410 Gone and every ~10 min; report not-ready while the
  * watch is down. The handler receives the full list after each (re)list and each event after.
- * `kubeListWatchApi` is the thin adapter to a cluster (client-node's auth, undici's fetch).
+ * `kubeListWatchApi` (kube-list-watch.ts) is the thin adapter to a cluster (client-node's auth,
+ * undici's fetch).
  */
-import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
-import { fetch, type Response } from "undici";
 import { CodedError } from "../util/errors.ts";
 import type { Clock } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -266,136 +265,4 @@ export class ResourceWatch {
     else if (type !== "BOOKMARK") return;
     if (typeof version === "string" && version !== "") this.#resourceVersion = version;
   }
-}
-
-/** Options of the adapter to a cluster. */
-export interface KubeListWatchOptions {
-  /** a watch that delivers nothing (not even a bookmark, sent every minute) this long is dead; default 90000 */
-  inactivityTimeoutMs?: number;
-  /** a list page, or the response to a watch request, that takes longer fails; default 60000 */
-  requestTimeoutMs?: number;
-}
-
-export const KUBE_LIST_WATCH_DEFAULTS = { inactivityTimeoutMs: 90_000, requestTimeoutMs: 60_000 } as const;
-
-/**
- * Lists and watches with the kubeconfig's credentials and TLS settings, as client-node's own
- * calls do. The watch is read here rather than with client-node's `Watch`, whose inactivity
- * timeout (30 s, private) is shorter than the API server's bookmark interval (1 min).
- */
-export function kubeListWatchApi(kc: KubeConfig, options: KubeListWatchOptions = {}): ListWatchApi {
-  const { inactivityTimeoutMs, requestTimeoutMs } = { ...KUBE_LIST_WATCH_DEFAULTS, ...options };
-
-  async function get(path: string, query: Query, signal: AbortSignal): Promise<Response> {
-    const cluster = kc.getCurrentCluster();
-    if (cluster === null) throw new WatchError("WATCH_FAILED", "the kubeconfig has no current cluster");
-    const url = new URL(cluster.server + path);
-    for (const [key, value] of Object.entries(query)) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
-    }
-    const context = new RequestContext(url.toString(), HttpMethod.GET);
-    await kc.applySecurityAuthentication(context);
-    const what = `${query.watch === true ? "watch" : "list"} ${path}`;
-    const response = await fetch(url, {
-      headers: { ...context.getHeaders(), accept: "application/json" },
-      dispatcher: context.getDispatcher(),
-      signal,
-    }).catch((cause: unknown) => {
-      throw new WatchError("WATCH_FAILED", `${what}: ${(cause as Error).message}`, { cause });
-    });
-    if (response.status !== 200) {
-      const body = (await response.text().catch(() => "")).slice(0, 300);
-      const code = response.status === 410 ? "WATCH_GONE" : "WATCH_FAILED";
-      throw new WatchError(code, `${what}: HTTP ${response.status} ${body}`, { status: response.status });
-    }
-    return response;
-  }
-
-  return {
-    async list(path, query, signal) {
-      const response = await get(
-        path,
-        query,
-        AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)]),
-      );
-      const list = (await response.json()) as {
-        items?: KubeObject[] | null;
-        metadata?: { resourceVersion?: string; continue?: string };
-      };
-      return {
-        items: list.items ?? [],
-        resourceVersion: list.metadata?.resourceVersion ?? "",
-        continue: list.metadata?.continue,
-      };
-    },
-
-    async watch(path, query, onEvent, signal) {
-      const connection = new AbortController();
-      const onAbort = (): void => connection.abort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      // first the response headers within the request timeout, then events within the inactivity timeout
-      let timer = setTimeout(onAbort, requestTimeoutMs);
-      const alive = (): void => {
-        clearTimeout(timer);
-        timer = setTimeout(
-          () =>
-            connection.abort(
-              new WatchError("WATCH_FAILED", `watch ${path}: no data for ${inactivityTimeoutMs} ms`),
-            ),
-          inactivityTimeoutMs,
-        );
-      };
-      const stop = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-      };
-      let response: Response;
-      try {
-        response = await get(path, { ...query, watch: true }, connection.signal);
-      } catch (error) {
-        stop();
-        throw error;
-      }
-      alive();
-      const ended = readLines(response, connection.signal, (line) => {
-        alive();
-        const event = JSON.parse(line) as { type?: string; object?: unknown };
-        if (typeof event.type === "string") onEvent(event.type, event.object);
-      }).then(
-        () => stop(),
-        (error: unknown) => {
-          stop();
-          if (signal.aborted) return;
-          const reason: unknown = connection.signal.reason;
-          if (reason instanceof WatchError) throw reason;
-          throw new WatchError("WATCH_FAILED", `watch ${path}: ${(error as Error).message}`, {
-            cause: error,
-          });
-        },
-      );
-      return { ended };
-    },
-  };
-}
-
-/** Calls `onLine` with each non-empty line of the body until it ends; rejects when it breaks. */
-async function readLines(
-  response: Response,
-  signal: AbortSignal,
-  onLine: (line: string) => void,
-): Promise<void> {
-  if (response.body === null) return;
-  let buffered = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body) {
-    if (signal.aborted) break;
-    buffered += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, newline).trim();
-      buffered = buffered.slice(newline + 1);
-      if (line !== "") onLine(line);
-    }
-  }
-  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }

@@ -62,57 +62,66 @@ const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** 
 
 const RESULTS: readonly ReconcileResultLabel[] = ["success", "error", "requeue_after"];
 
+/** The collectors of the reconciles, per controller. */
+function controllerCollectors(registers: Registry[]) {
+  return {
+    total: new Counter({
+      name: "controller_runtime_reconcile_total",
+      help: "Total number of reconciliations per controller",
+      labelNames: ["controller", "result"] as const,
+      registers,
+    }),
+    errors: new Counter({
+      name: "controller_runtime_reconcile_errors_total",
+      help: "Total number of reconciliation errors per controller",
+      labelNames: ["controller"] as const,
+      registers,
+    }),
+    time: new Histogram({
+      name: "controller_runtime_reconcile_time_seconds",
+      help: "Length of time per reconciliation per controller",
+      labelNames: ["controller"] as const,
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    }),
+  };
+}
+
+/** The collectors of the work queues, per queue. */
+function queueCollectors(registers: Registry[]) {
+  const labelNames = ["controller", "name"] as const;
+  const histogram = (name: string, help: string) =>
+    new Histogram({ name, help, labelNames, buckets: QUEUE_BUCKETS, registers });
+  return {
+    depth: new Gauge({ name: "workqueue_depth", help: "Current depth of workqueue", labelNames, registers }),
+    adds: new Counter({
+      name: "workqueue_adds_total",
+      help: "Total number of adds handled by workqueue",
+      labelNames,
+      registers,
+    }),
+    queueDuration: histogram(
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in workqueue before being requested",
+    ),
+    workDuration: histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from workqueue takes",
+    ),
+    retries: new Counter({
+      name: "workqueue_retries_total",
+      help: "Total number of retries handled by workqueue",
+      labelNames,
+      registers,
+    }),
+  };
+}
+
 /** Registers the runtime metrics in `registry` and returns their facade. */
 export function registerRuntimeMetrics(registry: Registry): RuntimeMetrics {
   const registers = [registry];
-  const queueLabels = ["controller", "name"] as const;
-  const reconcileTotal = new Counter({
-    name: "controller_runtime_reconcile_total",
-    help: "Total number of reconciliations per controller",
-    labelNames: ["controller", "result"] as const,
-    registers,
-  });
-  const reconcileErrors = new Counter({
-    name: "controller_runtime_reconcile_errors_total",
-    help: "Total number of reconciliation errors per controller",
-    labelNames: ["controller"] as const,
-    registers,
-  });
-  const reconcileTime = new Histogram({
-    name: "controller_runtime_reconcile_time_seconds",
-    help: "Length of time per reconciliation per controller",
-    labelNames: ["controller"] as const,
-    buckets: RECONCILE_BUCKETS,
-    registers,
-  });
-  const depth = new Gauge({
-    name: "workqueue_depth",
-    help: "Current depth of workqueue",
-    labelNames: queueLabels,
-    registers,
-  });
-  const adds = new Counter({
-    name: "workqueue_adds_total",
-    help: "Total number of adds handled by workqueue",
-    labelNames: queueLabels,
-    registers,
-  });
-  const durationHistogram = (name: string, help: string) =>
-    new Histogram({ name, help, labelNames: queueLabels, buckets: QUEUE_BUCKETS, registers });
-  const queueDuration = durationHistogram(
-    "workqueue_queue_duration_seconds",
-    "How long in seconds an item stays in workqueue before being requested",
-  );
-  const workDuration = durationHistogram(
-    "workqueue_work_duration_seconds",
-    "How long in seconds processing an item from workqueue takes",
-  );
-  const retries = new Counter({
-    name: "workqueue_retries_total",
-    help: "Total number of retries handled by workqueue",
-    labelNames: queueLabels,
-    registers,
-  });
+  const reconciles = controllerCollectors(registers);
+  const queues = queueCollectors(registers);
   const leader = new Gauge({
     name: "leader_election_master_status",
     help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
@@ -123,23 +132,23 @@ export function registerRuntimeMetrics(registry: Registry): RuntimeMetrics {
     queue: (name) => {
       const labels = { controller: name, name };
       return {
-        added: () => adds.inc(labels),
-        depth: (keys) => depth.set(labels, keys),
-        queueDuration: (seconds) => queueDuration.observe(labels, seconds),
-        workDuration: (seconds) => workDuration.observe(labels, seconds),
-        retried: () => retries.inc(labels),
+        added: () => queues.adds.inc(labels),
+        depth: (keys) => queues.depth.set(labels, keys),
+        queueDuration: (seconds) => queues.queueDuration.observe(labels, seconds),
+        workDuration: (seconds) => queues.workDuration.observe(labels, seconds),
+        retried: () => queues.retries.inc(labels),
       };
     },
     controller: (controller) => {
       // controller-runtime initialises every result series to 0 so rate() works from the start
-      for (const result of RESULTS) reconcileTotal.inc({ controller, result }, 0);
-      reconcileErrors.inc({ controller }, 0);
+      for (const result of RESULTS) reconciles.total.inc({ controller, result }, 0);
+      reconciles.errors.inc({ controller }, 0);
       return {
         reconciled: (result, seconds) => {
-          reconcileTotal.inc({ controller, result });
-          reconcileTime.observe({ controller }, seconds);
+          reconciles.total.inc({ controller, result });
+          reconciles.time.observe({ controller }, seconds);
         },
-        reconcileError: () => reconcileErrors.inc({ controller }),
+        reconcileError: () => reconciles.errors.inc({ controller }),
       };
     },
     leaderStatus: (name, leading) => leader.set({ name }, leading ? 1 : 0),

@@ -215,46 +215,12 @@ function settle(
   );
   const used = Math.max(0, decisions.allocated.size - done.size);
   const exhausted = pool.totalAddressCount > 0 && used >= pool.totalAddressCount;
-  const strayText = describeStrays(remaining);
   const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(input.hold);
+  // synced first: it drops Reconciling, which the strays may set again
   const updates: ConditionUpdate[] = [
-    remaining.length === 0
-      ? {
-          type: "Ready",
-          status: "True",
-          reason: "InSync",
-          message: `${used} allocated, all allowed by spec.allowed`,
-        }
-      : pending
-        ? {
-            type: "Ready",
-            status: "False",
-            reason: "ReleasesPending",
-            message: `${strayText}: to be released`,
-          }
-        : { type: "Ready", status: "False", reason: "Drifted", message: `${strayText}: not released` },
     ...synced,
-    pending && failure === undefined
-      ? {
-          type: "Reconciling",
-          status: "True",
-          reason: "ReleasesPending",
-          message: `${strayText}: to be released`,
-        }
-      : { type: "Reconciling", remove: true },
-    exhausted
-      ? {
-          type: "PoolExhausted",
-          status: "True",
-          reason: "PoolExhausted",
-          message: `all ${pool.totalAddressCount} addresses are allocated`,
-        }
-      : {
-          type: "PoolExhausted",
-          status: "False",
-          reason: "AddressesAvailable",
-          message: `${pool.totalAddressCount - used} of ${pool.totalAddressCount} addresses free`,
-        },
+    ...strayUpdates(remaining, used, pending && failure === undefined, pending),
+    exhaustionUpdate(pool, used, exhausted),
   ];
   const events: ReconcileEvent[] = [];
   if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
@@ -279,6 +245,51 @@ function settle(
     conditions: setConditions(previous?.conditions, updates, { now, generation }),
   });
   return { status, events };
+}
+
+/**
+ * Ready and Reconciling from the strays left: in sync without any; ReleasesPending while this
+ * operator will release them later (Reconciling=True unless the pass failed); Drifted otherwise.
+ */
+function strayUpdates(
+  remaining: readonly Stray[],
+  used: number,
+  reconciling: boolean,
+  pending: boolean,
+): ConditionUpdate[] {
+  const text = describeStrays(remaining);
+  const ready: ConditionUpdate =
+    remaining.length === 0
+      ? {
+          type: "Ready",
+          status: "True",
+          reason: "InSync",
+          message: `${used} allocated, all allowed by spec.allowed`,
+        }
+      : pending
+        ? { type: "Ready", status: "False", reason: "ReleasesPending", message: `${text}: to be released` }
+        : { type: "Ready", status: "False", reason: "Drifted", message: `${text}: not released` };
+  const progress: ConditionUpdate = reconciling
+    ? { type: "Reconciling", status: "True", reason: "ReleasesPending", message: `${text}: to be released` }
+    : { type: "Reconciling", remove: true };
+  return [ready, progress];
+}
+
+function exhaustionUpdate(pool: IpPool, used: number, exhausted: boolean): ConditionUpdate {
+  const total = pool.totalAddressCount;
+  return exhausted
+    ? {
+        type: "PoolExhausted",
+        status: "True",
+        reason: "PoolExhausted",
+        message: `all ${total} addresses are allocated`,
+      }
+    : {
+        type: "PoolExhausted",
+        status: "False",
+        reason: "AddressesAvailable",
+        message: `${total - used} of ${total} addresses free`,
+      };
 }
 
 /** firstSeen of the previous pass's strays by canonical address; unreadable entries start anew */

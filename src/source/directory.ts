@@ -10,30 +10,28 @@
  * across restarts (with the generations), so that a stray's firstSeen survives a restart.
  */
 import { watch } from "node:fs";
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { dirname, resolve, sep } from "node:path";
+import { stat } from "node:fs/promises";
+import { resolve, sep } from "node:path";
 import { isManifestFile, loadManifests, type ManifestError } from "../api/manifests.ts";
 import { namespacedName, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
-import type { NSXManager, NsxvObject, Secret } from "../api/types.ts";
+import type { NsxvObject, Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
-  conflictHeldOn,
-  dependentsOf,
-  failedLastPass,
+  alsoConcerned,
+  concernedBySecret,
   KeyListeners,
-  managerReadinessChanged,
-  managersUsingSecret,
   needsReconcile,
   type DesiredStateSource,
   type KeyListener,
   type Status,
   type StatusWriteOutcome,
 } from "./source.ts";
+import { StatusMemory } from "./status-memory.ts";
 
 export interface DirectorySourceOptions {
   /** the directory (or a single file) of manifests */
@@ -72,23 +70,10 @@ interface Entry<T> {
   file: string;
 }
 
-/** What the status file holds per object key. */
-interface Remembered {
-  generation: number;
-  spec: string;
-  status?: Status;
-}
-
-interface StatusFile {
-  version: 1;
-  objects: Record<string, Remembered>;
-}
-
 export class DirectorySource implements DesiredStateSource {
   readonly store: DesiredStateStore;
   readonly events: EventRecorder;
   readonly #dir: string;
-  readonly #statusFile: string | undefined;
   readonly #rescanIntervalMs: number;
   readonly #debounceMs: number;
   readonly #validator: ResourceValidator | undefined;
@@ -100,23 +85,21 @@ export class DirectorySource implements DesiredStateSource {
   /** files (or directories) that did not load at their last read, with the first error of each */
   #invalid = new Map<string, ManifestError>();
   /** generation and status by object key; what the status file holds */
-  readonly #memory = new Map<string, Remembered>();
+  readonly #memory: StatusMemory;
   readonly #loaded = new SyncedLatch();
   #lastErrors = "";
   /** the store's revision: every read of the manifests may change any kind (a status write does not) */
   #revision = 0;
-  /** a status file write is queued and has not started: it will carry later changes too */
-  #persistQueued = false;
-  #statusWrites: Promise<void> = Promise.resolve();
 
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
-    this.#statusFile = options.statusFile === undefined ? undefined : resolve(options.statusFile);
+    const statusFile = options.statusFile === undefined ? undefined : resolve(options.statusFile);
     this.#rescanIntervalMs = options.rescanIntervalMs ?? DIRECTORY_DEFAULTS.rescanIntervalMs;
     this.#debounceMs = options.debounceMs ?? DIRECTORY_DEFAULTS.debounceMs;
     this.#validator = options.validator;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
+    this.#memory = new StatusMemory(statusFile, this.#logger);
     this.events = options.events ?? loggingEventRecorder(this.#logger);
     this.store = {
       get: (ref) => {
@@ -139,7 +122,7 @@ export class DirectorySource implements DesiredStateSource {
 
   /** Reads the status file and the manifests, then follows changes until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
-    await this.#readStatusFile();
+    await this.#memory.read();
     await this.reload();
     let pending: Timer | undefined;
     let running = Promise.resolve();
@@ -175,7 +158,7 @@ export class DirectorySource implements DesiredStateSource {
     pending?.cancel();
     rescanTimer.cancel();
     await running;
-    await this.#statusWrites;
+    await this.#memory.flushed();
   }
 
   synced(signal: AbortSignal): Promise<boolean> {
@@ -192,21 +175,16 @@ export class DirectorySource implements DesiredStateSource {
 
   writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
     const key = objectKey(ref);
-    const remembered = this.#memory.get(key);
+    const remembered = this.#memory.objects.get(key);
     const entry = this.#objects.get(key);
     if (entry === undefined || remembered === undefined) return Promise.resolve("gone");
     const before = this.#view(entry.value);
     remembered.status = status;
+    for (const other of alsoConcerned(before, this.#view(entry.value), () => this.#all()))
+      this.#listeners.emit(other);
     // the operator logs the change in one line; the whole status is for debugging
     this.#logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status");
-    if (
-      before.kind === "NSXManager" &&
-      managerReadinessChanged(before, this.#view(entry.value) as NSXManager)
-    ) {
-      for (const dependent of dependentsOf(this.#all().filter(failedLastPass), ref))
-        this.#listeners.emit(dependent);
-    }
-    return this.#persist().then(() => "written");
+    return this.#memory.persist().then(() => "written");
   }
 
   /** Reads every manifest again and enqueues what changed; exposed for tests and for a manual rescan. */
@@ -287,45 +265,45 @@ export class DirectorySource implements DesiredStateSource {
     const before = this.#objects;
     const beforeSecrets = this.#secrets;
     const changed: ObjectRef[] = [];
-    /** removed, or their spec changed: they may free objects held by a conflict */
-    const moved: NsxvObject[] = [];
+    /** the objects that came, went or changed, before and after: they may concern others */
+    const transitions: [NsxvObject | undefined, NsxvObject | undefined][] = [];
     for (const [key, { value, file }] of objects) {
-      const spec = JSON.stringify(value.spec);
-      const remembered = this.#memory.get(key);
-      const specChanged = remembered !== undefined && remembered.spec !== spec;
-      if (remembered === undefined) this.#memory.set(key, { generation: 1, spec });
-      else if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
       const old = before.get(key);
+      // as the reconciler saw it, before its generation moves
+      const oldView = old === undefined ? undefined : this.#view(old.value);
+      const spec = JSON.stringify(value.spec);
+      const remembered = this.#memory.objects.get(key);
+      const specChanged = remembered !== undefined && remembered.spec !== spec;
+      if (remembered === undefined) this.#memory.objects.set(key, { generation: 1, spec });
+      else if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
+      const intentChanged = old === undefined || specChanged || needsReconcile(old.value, value);
       // a file that stops or starts loading changes what may be written for its objects
       const certaintyChanged =
         (invalidFor(this.#invalid, file) === undefined) !== (invalidFor(invalid, file) === undefined);
-      if (old === undefined || specChanged || certaintyChanged || needsReconcile(old.value, value))
-        changed.push(refOf(value));
-      if (specChanged) moved.push(value);
+      if (intentChanged || certaintyChanged) changed.push(refOf(value));
+      if (intentChanged) transitions.push([oldView, this.#view(value)]);
     }
     for (const [key, { value }] of before) {
       if (objects.has(key)) continue;
       changed.push(refOf(value));
-      moved.push(value);
+      transitions.push([this.#view(value), undefined]);
     }
     this.#invalid = invalid;
     // status of an object that is gone is not needed any more, also when the status file held it
-    for (const key of [...this.#memory.keys()]) if (!objects.has(key)) this.#memory.delete(key);
+    for (const key of [...this.#memory.objects.keys()])
+      if (!objects.has(key)) this.#memory.objects.delete(key);
     this.#objects = objects;
     this.#secrets = secrets;
     this.#revision += 1;
-    const all = [...objects.values(), ...before.values()].map((e) => e.value);
+    const views = this.#all();
     for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
       if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
       const [namespace = "", name = ""] = key.split("/");
-      for (const manager of managersUsingSecret(all, namespace, name)) changed.push(manager);
+      changed.push(...concernedBySecret(views, namespace, name));
     }
-    const managers = changed.filter((r) => r.kind === "NSXManager");
-    for (const manager of managers) changed.push(...dependentsOf(all, manager));
-    const views = this.#all();
-    for (const object of moved) changed.push(...conflictHeldOn(views, object));
+    for (const [old, now] of transitions) changed.push(...alsoConcerned(old, now, () => views));
     this.#loaded.open();
-    void this.#persist();
+    void this.#memory.persist();
     const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
     for (const ref of unique.values()) this.#listeners.emit(ref);
   }
@@ -341,7 +319,7 @@ export class DirectorySource implements DesiredStateSource {
 
   /** The object as the reconciler sees it: with its generation and its status. */
   #view(object: NsxvObject): NsxvObject {
-    const remembered = this.#memory.get(objectKey(refOf(object)));
+    const remembered = this.#memory.objects.get(objectKey(refOf(object)));
     const metadata = { ...object.metadata, generation: remembered?.generation ?? 1 };
     const status = remembered?.status;
     return { ...object, metadata, ...(status !== undefined ? { status } : {}) } as NsxvObject;
@@ -380,58 +358,6 @@ export class DirectorySource implements DesiredStateSource {
       this.#logger.warn({ err, dir: this.#dir }, "cannot watch the manifests; rescanning periodically");
       return undefined;
     }
-  }
-
-  async #readStatusFile(): Promise<void> {
-    if (this.#statusFile === undefined) return;
-    let text: string;
-    try {
-      text = await readFile(this.#statusFile, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw error;
-    }
-    let objects: Record<string, Remembered>;
-    try {
-      const parsed = JSON.parse(text) as Partial<StatusFile> | null;
-      if (typeof parsed?.objects !== "object" || parsed.objects === null) throw new Error("no `objects` map");
-      objects = parsed.objects;
-    } catch (error) {
-      // what it held is lost: every stray's grace period starts anew, which holds releases back
-      const aside = `${this.#statusFile}.unreadable`;
-      this.#logger.error(
-        { file: this.#statusFile, movedTo: aside, error: (error as Error).message },
-        "the status file cannot be read; starting without it (strays' grace periods start anew)",
-      );
-      await rename(this.#statusFile, aside).catch(() => undefined);
-      return;
-    }
-    for (const [key, remembered] of Object.entries(objects)) this.#memory.set(key, remembered);
-  }
-
-  /**
-   * Writes the status file (whole, atomically: a crash never leaves half a file); one write at a
-   * time, and changes made while one waits ride with it: thousands of status changes in a pass
-   * are a few writes, not thousands of copies of the whole file held in memory.
-   */
-  #persist(): Promise<void> {
-    const file = this.#statusFile;
-    if (file === undefined) return Promise.resolve();
-    if (this.#persistQueued) return this.#statusWrites;
-    this.#persistQueued = true;
-    this.#statusWrites = this.#statusWrites.then(async () => {
-      this.#persistQueued = false;
-      const content: StatusFile = { version: 1, objects: Object.fromEntries(this.#memory) };
-      const text = `${JSON.stringify(content)}\n`;
-      try {
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(`${file}.tmp`, text);
-        await rename(`${file}.tmp`, file);
-      } catch (err) {
-        this.#logger.error({ err, file }, "cannot write the status file");
-      }
-    });
-    return this.#statusWrites;
   }
 }
 

@@ -27,24 +27,17 @@ import {
   type Secret,
 } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
-import { KubernetesEventSink, SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
-import {
-  kubeListWatchApi,
-  ResourceWatch,
-  type KubeObject,
-  type ListWatchApi,
-  type ResourceWatchOptions,
-  type WatchHandler,
-} from "../controller/kube-watch.ts";
+import { SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
+import { KubernetesEventSink } from "../controller/kube-event-sink.ts";
+import { ResourceWatch, type ListWatchApi, type ResourceWatchOptions } from "../controller/kube-watch.ts";
+import { kubeListWatchApi } from "../controller/kube-list-watch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
+import { asSecret, ObjectCache, SecretCache } from "./kubernetes-caches.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 import {
-  conflictHeldOn,
-  dependentsOf,
-  failedLastPass,
+  alsoConcerned,
+  concernedBySecret,
   KeyListeners,
-  managerReadinessChanged,
-  managersUsingSecret,
   needsReconcile,
   secretNamesOf,
   type DesiredStateSource,
@@ -108,163 +101,6 @@ export function mergePatch(from: unknown, to: unknown): unknown {
 interface Overlay {
   resourceVersion: string;
   status: Status;
-}
-
-const RECENT_VERSIONS = 8;
-
-/** The cached objects of one kind; tells `onChange` what changed. */
-class ObjectCache implements WatchHandler {
-  readonly objects = new Map<string, NsxvObject>();
-  /** the last resourceVersions delivered per key: a status write already delivered needs no overlay */
-  readonly recent = new Map<string, string[]>();
-  readonly #kind: Kind;
-  readonly #onChange: (before: NsxvObject | undefined, after: NsxvObject | undefined) => void;
-  readonly #onRelist: () => void;
-
-  constructor(
-    kind: Kind,
-    onChange: (before: NsxvObject | undefined, after: NsxvObject | undefined) => void,
-    onRelist: () => void,
-  ) {
-    this.#kind = kind;
-    this.#onChange = onChange;
-    this.#onRelist = onRelist;
-  }
-
-  replace(items: KubeObject[]): void {
-    this.#onRelist();
-    const listed = new Set<string>();
-    for (const item of items) listed.add(this.#put(item));
-    for (const [key, before] of [...this.objects]) {
-      if (listed.has(key)) continue;
-      this.objects.delete(key);
-      this.recent.delete(key);
-      this.#onChange(before, undefined);
-    }
-  }
-
-  upsert(item: KubeObject): void {
-    this.#put(item);
-  }
-
-  remove(item: KubeObject): void {
-    const key = namespacedName(item.metadata);
-    const before = this.objects.get(key) ?? this.#normalize(item);
-    this.objects.delete(key);
-    this.recent.delete(key);
-    this.#onChange(before, undefined);
-  }
-
-  #put(item: KubeObject): string {
-    const after = this.#normalize(item);
-    const key = namespacedName(after.metadata);
-    const before = this.objects.get(key);
-    this.objects.set(key, after);
-    const versions = this.recent.get(key) ?? [];
-    versions.push(after.metadata.resourceVersion ?? "");
-    this.recent.set(key, versions.slice(-RECENT_VERSIONS));
-    if (before?.metadata.resourceVersion !== after.metadata.resourceVersion) this.#onChange(before, after);
-    return key;
-  }
-
-  #normalize(item: KubeObject): NsxvObject {
-    const object = item as NsxvObject & { metadata: { managedFields?: unknown } };
-    // managedFields can outweigh the object and nothing here reads them
-    delete object.metadata.managedFields;
-    (object as { kind: Kind }).kind = this.#kind;
-    return object;
-  }
-}
-
-/** The Secrets that some NSXManager references; null: known not to exist; undefined: not read yet. */
-class SecretCache implements WatchHandler {
-  readonly #values = new Map<string, Secret | null | undefined>();
-  /** Secret key → the managers (keys) that reference it */
-  readonly #users = new Map<string, Set<string>>();
-  readonly #onChange: (namespace: string, name: string) => void;
-
-  constructor(onChange: (namespace: string, name: string) => void) {
-    this.#onChange = onChange;
-  }
-
-  isReferenced(key: string): boolean {
-    return this.#users.has(key);
-  }
-
-  get(key: string): Secret | null | undefined {
-    return this.#values.get(key);
-  }
-
-  /** a read on demand; kept unless the watch delivered something meanwhile or nobody needs it */
-  fill(key: string, secret: Secret | null): void {
-    if (this.#users.has(key) && this.#values.get(key) === undefined) this.#values.set(key, secret);
-  }
-
-  /** the manager (namespace/name) now references these Secret names */
-  reference(manager: string, namespace: string, names: readonly string[]): void {
-    const wanted = new Set(names.map((n) => `${namespace}/${n}`));
-    for (const [key, users] of this.#users) {
-      if (wanted.has(key) || !users.delete(manager) || users.size > 0) continue;
-      this.#users.delete(key);
-      this.#values.delete(key);
-    }
-    for (const key of wanted) {
-      const users = this.#users.get(key) ?? new Set();
-      users.add(manager);
-      this.#users.set(key, users);
-      if (!this.#values.has(key)) this.#values.set(key, undefined);
-    }
-  }
-
-  replace(items: KubeObject[]): void {
-    const listed = new Map(items.map((s) => [namespacedName(s.metadata), s]));
-    for (const key of this.#users.keys()) {
-      const item = listed.get(key);
-      if (item !== undefined) this.upsert(item);
-      else this.#set(key, null);
-    }
-  }
-
-  upsert(item: KubeObject): void {
-    const key = namespacedName(item.metadata);
-    if (!this.#users.has(key)) return;
-    const raw = item as KubeObject & Partial<Secret>;
-    const { name, namespace, resourceVersion } = raw.metadata;
-    this.#set(key, {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name, namespace, resourceVersion },
-      ...(raw.data != null ? { data: raw.data } : {}),
-    });
-  }
-
-  remove(item: KubeObject): void {
-    const key = namespacedName(item.metadata);
-    if (this.#users.has(key)) this.#set(key, null);
-  }
-
-  #set(key: string, secret: Secret | null): void {
-    const before = this.#values.get(key);
-    this.#values.set(key, secret);
-    const same = JSON.stringify(before?.data ?? before) === JSON.stringify(secret?.data ?? secret);
-    if (before !== undefined && !same) {
-      const [namespace = "", name = ""] = key.split("/");
-      this.#onChange(namespace, name);
-    }
-  }
-}
-
-function asSecret(secret: {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
-  data?: Record<string, string>;
-}): Secret {
-  const { name = "", namespace, resourceVersion } = secret.metadata ?? {};
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name, namespace, resourceVersion },
-    ...(secret.data !== undefined ? { data: secret.data } : {}),
-  };
 }
 
 export class KubernetesSource implements DesiredStateSource {
@@ -435,37 +271,20 @@ export class KubernetesSource implements DesiredStateSource {
       this.#secrets.reference(`${ref.namespace}/${ref.name}`, ref.namespace, names);
     }
     const changed = before === undefined || after === undefined || needsReconcile(before, after);
-    const specChanged = changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec);
     // the spec too: an object whose generation did not follow a spec change is still listed anew
-    if (specChanged) this.#revisions[object.kind] += 1;
+    if (changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec))
+      this.#revisions[object.kind] += 1;
     if (changed) this.#listeners.emit(ref);
-    if (object.kind !== "NSXManager") {
-      if (after === undefined || specChanged) {
-        const others = [...this.#caches[object.kind].objects.values()].map((o) => this.#withOverlay(o));
-        for (const held of conflictHeldOn(others, object)) this.#listeners.emit(held);
-      }
-      return;
-    }
-    if (changed) this.#emitDependents(ref);
-    else if (managerReadinessChanged(before as NSXManager, after as NSXManager))
-      this.#emitDependents(ref, failedLastPass);
+    for (const other of alsoConcerned(before, after, () => this.#allObjects())) this.#listeners.emit(other);
   }
 
   #secretChanged(namespace: string, name: string): void {
     this.#logger.info({ kind: "Secret", namespace, name }, "referenced Secret changed");
-    for (const manager of managersUsingSecret(this.#caches.NSXManager.objects.values(), namespace, name)) {
-      this.#listeners.emit(manager);
-      this.#emitDependents(manager);
-    }
+    for (const ref of concernedBySecret(this.#allObjects(), namespace, name)) this.#listeners.emit(ref);
   }
 
-  #emitDependents(manager: ObjectRef, filter: (object: NsxvObject) => boolean = () => true): void {
-    const objects = [
-      ...this.#caches.EdgeTenant.objects.values(),
-      ...this.#caches.IPPoolAllocations.objects.values(),
-    ]
-      .map((o) => this.#withOverlay(o))
-      .filter(filter);
-    for (const dependent of dependentsOf(objects, manager)) this.#listeners.emit(dependent);
+  /** Every cached object of the three kinds, as the reconciler sees it (status overlays included). */
+  #allObjects(): NsxvObject[] {
+    return KINDS.flatMap((kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)));
   }
 }

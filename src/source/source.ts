@@ -152,3 +152,39 @@ export class KeyListeners {
     for (const listener of this.#listeners) listener(ref);
   }
 }
+
+/**
+ * The other objects a change of one object concerns (`before` undefined: it came; `after`
+ * undefined: it went), the same for both sources:
+ * - an NSXManager whose spec, labels, annotations or deletion changed: all its dependents; whose
+ *   readiness changed: those whose last pass failed (they wait for it);
+ * - a dependent that went or changed its spec: the objects a conflict holds back on its manager.
+ * `objects` lists every object with its status, and is called only when needed.
+ */
+export function alsoConcerned(
+  before: NsxvObject | undefined,
+  after: NsxvObject | undefined,
+  objects: () => readonly NsxvObject[],
+): ObjectRef[] {
+  const object = (after ?? before) as NsxvObject;
+  const intentChanged = before === undefined || after === undefined || needsReconcile(before, after);
+  if (object.kind === "NSXManager") {
+    const ref = refOf(object);
+    if (intentChanged) return dependentsOf(objects(), ref);
+    const readiness = managerReadinessChanged(before as NSXManager, after as NSXManager);
+    return readiness ? dependentsOf(objects().filter(failedLastPass), ref) : [];
+  }
+  const moved =
+    after === undefined || intentChanged || JSON.stringify(before?.spec) !== JSON.stringify(after.spec);
+  return moved ? conflictHeldOn(objects(), object) : [];
+}
+
+/** The managers that read the Secret, and their dependents: a new password concerns them all. */
+export function concernedBySecret(
+  objects: readonly NsxvObject[],
+  namespace: string,
+  secretName: string,
+): ObjectRef[] {
+  const managers = managersUsingSecret(objects, namespace, secretName);
+  return [...managers, ...managers.flatMap((manager) => dependentsOf(objects, manager))];
+}

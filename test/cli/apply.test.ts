@@ -3,11 +3,9 @@
  * their content but the tenant, only strays are released and only with --release-strays,
  * maxPerSync holds, Observe and paused objects are left alone, failures name object and reason.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runApply } from "../../src/cli/apply.ts";
-import { runPlan } from "../../src/cli/plan.ts";
+import { describe, expect, it } from "vitest";
+import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
-import type { RunningSimulator } from "../../src/simulator/index.ts";
 import {
   allocations,
   callsOf,
@@ -15,22 +13,13 @@ import {
   DEMO_MANIFESTS,
   edgeTenant,
   manager,
-  ManifestDirs,
   poolAllocations,
   secret,
-  startDemoSimulator,
+  demoPerTest,
 } from "./helpers.ts";
 
-const dirs = new ManifestDirs();
-afterAll(() => dirs.cleanup());
-
-let sim: RunningSimulator;
-beforeEach(async () => {
-  sim = await startDemoSimulator();
-});
-afterEach(async () => {
-  await sim.close();
-});
+const demo = demoPerTest();
+const { dirs } = demo;
 
 const STRAYS = [
   "ipaddresspool-1 10.20.0.12",
@@ -39,14 +28,14 @@ const STRAYS = [
 ];
 
 function edges(): Map<string, EdgeDocument> {
-  return new Map(sim.state.edges().map((e) => [e.id, e.doc.clone()]));
+  return new Map(demo.sim.state.edges().map((e) => [e.id, e.doc.clone()]));
 }
 
 describe("apply --release-strays on the demo manifests", () => {
   it("converges: corrections and releases done, the next plan shows no changes (exit 0)", async () => {
-    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] };
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] };
     const io = captureIo();
-    expect(await runApply({ ...flags, releaseStrays: true }, io)).toBe(0);
+    expect(await runOneShotCommand("apply", { ...flags, releaseStrays: true }, io)).toBe(0);
     expect(io.out()).toContain(`~ tenant: "default" → "tenant-blue"  corrected`);
     expect(io.out()).toContain(`- 10.20.0.12  note "controller-3 (removed)"  released`);
     expect(io.out()).toContain(
@@ -54,19 +43,20 @@ describe("apply --release-strays on the demo manifests", () => {
     );
 
     const again = captureIo();
-    expect(await runPlan(flags, again)).toBe(0);
+    expect(await runOneShotCommand("plan", flags, again)).toBe(0);
     expect(again.out()).toContain("No changes. 1 object observed only, 1 paused.");
   });
 
   it("keeps every edge document's content but the tenant (no lost-content PUT)", async () => {
     const before = edges();
-    await runApply(
-      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true },
+    await runOneShotCommand(
+      "apply",
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`], releaseStrays: true },
       captureIo(),
     );
     const after = edges();
-    expect(sim.state.audit.snapshot().violations).toEqual([]);
-    expect(callsOf(sim)["putEdge"]).toBe(2);
+    expect(demo.sim.state.audit.snapshot().violations).toEqual([]);
+    expect(callsOf(demo.sim)["putEdge"]).toBe(2);
     const tenants = Object.fromEntries([...after].map(([id, doc]) => [id, doc.tenant]));
     expect(tenants).toEqual({ "edge-1": "tenant-blue", "edge-2": "tenant-green", "edge-3": "legacy-ops" });
     for (const [id, doc] of before) {
@@ -80,21 +70,22 @@ describe("apply --release-strays on the demo manifests", () => {
   });
 
   it("releases only the strays: allowed addresses and the paused pool's stay allocated", async () => {
-    const before = allocations(sim);
-    await runApply(
-      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true },
+    const before = allocations(demo.sim);
+    await runOneShotCommand(
+      "apply",
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`], releaseStrays: true },
       captureIo(),
     );
-    expect(allocations(sim)).toEqual(before.filter((a) => !STRAYS.includes(a)));
-    const released = sim.state.audit.snapshot().releases.map((r) => `${r.poolId} ${r.ip}`);
+    expect(allocations(demo.sim)).toEqual(before.filter((a) => !STRAYS.includes(a)));
+    const released = demo.sim.state.audit.snapshot().releases.map((r) => `${r.poolId} ${r.ip}`);
     expect(released.sort()).toEqual(STRAYS);
-    expect(allocations(sim)).toContain("ipaddresspool-3 192.168.50.99"); // stray, but its object is paused
+    expect(allocations(demo.sim)).toContain("ipaddresspool-3 192.168.50.99"); // stray, but its object is paused
   });
 
   it("prints JSON with each change's result", async () => {
     const io = captureIo();
-    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], releaseStrays: true };
-    expect(await runApply({ ...flags, output: "json" }, io)).toBe(0);
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`], releaseStrays: true };
+    expect(await runOneShotCommand("apply", { ...flags, output: "json" }, io)).toBe(0);
     const doc = JSON.parse(io.out());
     expect(doc).toMatchObject({
       command: "apply",
@@ -111,11 +102,11 @@ describe("apply --release-strays on the demo manifests", () => {
 
 describe("apply without --release-strays", () => {
   it("corrects tenants, releases nothing, and says how to release", async () => {
-    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] };
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] };
     const io = captureIo();
-    expect(await runApply(flags, io)).toBe(0);
-    expect(callsOf(sim)["releaseAddress"] ?? 0).toBe(0);
-    expect(callsOf(sim)["putEdge"]).toBe(2);
+    expect(await runOneShotCommand("apply", flags, io)).toBe(0);
+    expect(callsOf(demo.sim)["releaseAddress"] ?? 0).toBe(0);
+    expect(callsOf(demo.sim)["putEdge"]).toBe(2);
     expect(io.out()).toContain(
       `· 10.20.0.12  note "controller-3 (removed)"  not released: one-shot run without releaseStrays`,
     );
@@ -123,7 +114,7 @@ describe("apply without --release-strays", () => {
       "Applied: 2 tenant corrections, 0 releases. 1 object observed only, 1 paused, 3 held back.",
     );
     expect(io.out()).toContain("Strays are released only by apply --release-strays");
-    expect(await runPlan(flags, captureIo()), "the strays are still pending").toBe(2);
+    expect(await runOneShotCommand("plan", flags, captureIo()), "the strays are still pending").toBe(2);
   });
 });
 
@@ -137,28 +128,28 @@ describe("apply honours spec.release", () => {
         spec: { release: { maxPerSync: 1 } },
       },
     );
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), pool] });
+    const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const first = captureIo();
-    expect(await runApply({ filename: [dir], releaseStrays: true }, first)).toBe(0);
+    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, first)).toBe(0);
     expect(first.out()).toContain(
       '10.20.0.15  note "test-vm jdoe"  not released: spec.release.maxPerSync 1 reached this pass',
     );
-    expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12"]);
-    expect(await runApply({ filename: [dir], releaseStrays: true }, captureIo())).toBe(0);
-    expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12", "10.20.0.15"]);
-    expect(await runPlan({ filename: [dir] }, captureIo())).toBe(0);
+    expect(demo.sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12"]);
+    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, captureIo())).toBe(0);
+    expect(demo.sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12", "10.20.0.15"]);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, captureIo())).toBe(0);
   });
 
   it("maxPerSync 0 never releases, and nothing is pending", async () => {
     const pool = poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10"], {
       spec: { release: { maxPerSync: 0 } },
     });
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), pool] });
+    const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const io = captureIo();
-    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(0);
+    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, io)).toBe(0);
     expect(io.out()).toContain("maxPerSync is 0: strays are never released");
-    expect(callsOf(sim)["releaseAddress"] ?? 0).toBe(0);
-    expect(await runPlan({ filename: [dir] }, captureIo())).toBe(0);
+    expect(callsOf(demo.sim)["releaseAddress"] ?? 0).toBe(0);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, captureIo())).toBe(0);
   });
 });
 
@@ -175,20 +166,20 @@ describe("apply leaves Observe and paused objects alone", () => {
       extra: { annotations: { "nsxv.io/paused": "true" } },
     },
   ])("$name", async ({ name, reason, extra }) => {
-    const before = allocations(sim);
+    const before = allocations(demo.sim);
     const dir = dirs.write({
       "all.yaml": [
-        manager(sim.url),
+        manager(demo.sim.url),
         secret(),
         edgeTenant("web", "edge-1", "tenant-blue", extra),
         poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10"], extra),
       ],
     });
     const io = captureIo();
-    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(0);
-    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("default");
-    expect(allocations(sim)).toEqual(before);
-    const calls = callsOf(sim);
+    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, io)).toBe(0);
+    expect(demo.sim.state.edge("edge-1")?.doc.tenant).toBe("default");
+    expect(allocations(demo.sim)).toEqual(before);
+    const calls = callsOf(demo.sim);
     expect([calls["putEdge"] ?? 0, calls["releaseAddress"] ?? 0], reason).toEqual([0, 0]);
     if (name === "Paused")
       expect([calls["getEdge"] ?? 0, calls["listAllocations"] ?? 0], "no calls at all").toEqual([0, 0]);
@@ -200,23 +191,23 @@ describe("apply failures name the object and the reason, and exit 1", () => {
   it("an unknown edge fails alone: the other objects are still corrected", async () => {
     const dir = dirs.write({
       "all.yaml": [
-        manager(sim.url),
+        manager(demo.sim.url),
         secret(),
         edgeTenant("gone", "edge-99", "t"),
         edgeTenant("web", "edge-1", "tenant-blue"),
       ],
     });
     const io = captureIo();
-    expect(await runApply({ filename: [dir] }, io)).toBe(1);
+    expect(await runOneShotCommand("apply", { filename: [dir] }, io)).toBe(1);
     expect(io.out()).toMatch(
       /EdgeTenant default\/gone {2}edge-99\n {2}✗ EdgeNotFound: edge edge-99: GET \/api\/4\.0\/edges\/edge-99: HTTP 404/,
     );
     expect(io.out()).toContain("Applied: 1 tenant correction, 0 releases. 1 error.");
-    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("tenant-blue");
+    expect(demo.sim.state.edge("edge-1")?.doc.tenant).toBe("tenant-blue");
   });
 
   it("a release the manager refuses", async () => {
-    sim.state.faults.add({
+    demo.sim.state.faults.add({
       route: "releaseAddress",
       kind: "status",
       status: 403,
@@ -230,17 +221,17 @@ describe("apply failures name the object and the reason, and exit 1", () => {
     });
     const dir = dirs.write({
       "all.yaml": [
-        manager(sim.url),
+        manager(demo.sim.url),
         secret(),
         poolAllocations("ctl", { id: "ipaddresspool-1" }, ["10.20.0.10-10.20.0.11"]),
       ],
     });
     const io = captureIo();
-    expect(await runApply({ filename: [dir], releaseStrays: true }, io)).toBe(1);
+    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, io)).toBe(1);
     expect(io.out()).toContain("IPPoolAllocations default/ctl");
     expect(io.out()).toContain("✗ Unauthorized: the user lacks the rights: DELETE");
     expect(io.out()).toContain("User does not have the rights to release addresses");
     expect(io.out()).toContain("not released: not carried out: see the error");
-    expect(sim.state.audit.snapshot().releases).toEqual([]);
+    expect(demo.sim.state.audit.snapshot().releases).toEqual([]);
   });
 });

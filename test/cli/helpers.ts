@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeEach } from "vitest";
 import { stringify } from "yaml";
 import type { CliIo } from "../../src/cli/output.ts";
 import { loadStateFile, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
@@ -116,4 +117,37 @@ export function allocations(sim: RunningSimulator): string[] {
     .dump()
     .pools.flatMap((p) => p.allocations.map((a) => `${p.id} ${a.ipAddress}`))
     .sort();
+}
+
+/**
+ * The setup every CLI test file shares: a fresh demo simulator for each test (closed after it),
+ * and temporary manifest directories removed after the file. `demo.sim` is the current test's.
+ */
+export function demoPerTest(): {
+  readonly sim: RunningSimulator;
+  dirs: ManifestDirs;
+  /** this test's simulator started again with other options (credentials, ...) */
+  restart(options: Parameters<typeof startDemoSimulator>[0]): Promise<RunningSimulator>;
+} {
+  const dirs = new ManifestDirs();
+  let current: RunningSimulator | undefined;
+  afterAll(() => dirs.cleanup());
+  beforeEach(async () => {
+    current = await startDemoSimulator();
+  });
+  afterEach(async () => {
+    await current?.close();
+  });
+  return {
+    dirs,
+    async restart(options) {
+      await current?.close();
+      current = await startDemoSimulator(options);
+      return current;
+    },
+    get sim(): RunningSimulator {
+      if (current === undefined) throw new Error("demo.sim is only there inside a test");
+      return current;
+    },
+  };
 }

@@ -3,31 +3,21 @@
  * document, manifest errors before any call, credentials (Secret, environment, wrong ones),
  * objects the manager does not know, colours.
  */
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runPlan } from "../../src/cli/plan.ts";
-import type { RunningSimulator } from "../../src/simulator/index.ts";
+import { describe, expect, it } from "vitest";
+import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import {
   callsOf,
   captureIo,
   DEMO_MANIFESTS,
   edgeTenant,
   manager,
-  ManifestDirs,
   poolAllocations,
   secret,
-  startDemoSimulator,
+  demoPerTest,
 } from "./helpers.ts";
 
-const dirs = new ManifestDirs();
-afterAll(() => dirs.cleanup());
-
-let sim: RunningSimulator;
-beforeEach(async () => {
-  sim = await startDemoSimulator();
-});
-afterEach(async () => {
-  await sim.close();
-});
+const demo = demoPerTest();
+const { dirs } = demo;
 
 /** What a simulator with the demo state holds: edge-1 "default", edge-3 "legacy-ops"; pool-1 strays .12 and .15. */
 const ALL_OF_POOL_1 = ["10.20.0.10-10.20.0.30"];
@@ -85,11 +75,11 @@ const exitCases: ExitCase[] = [
 
 describe("plan exit codes", () => {
   it.each(exitCases)("$name", async (c) => {
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), ...c.objects(sim.url)] });
+    const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), ...c.objects(demo.sim.url)] });
     const io = captureIo();
-    const exit = await runPlan({ filename: [dir] }, io);
+    const exit = await runOneShotCommand("plan", { filename: [dir] }, io);
     expect(exit, `${c.reason}\n${io.out()}${io.err()}`).toBe(c.exit);
-    const calls = callsOf(sim);
+    const calls = callsOf(demo.sim);
     expect(calls["putEdge"] ?? 0, "plan never writes").toBe(0);
     expect(calls["releaseAddress"] ?? 0, "plan never releases").toBe(0);
   });
@@ -98,7 +88,11 @@ describe("plan exit codes", () => {
 describe("plan output", () => {
   it("prints each correction, each release with its note and age, Observe and paused objects, and counts", async () => {
     const io = captureIo();
-    const exit = await runPlan({ filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] }, io);
+    const exit = await runOneShotCommand(
+      "plan",
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] },
+      io,
+    );
     const out = io.out();
     expect(exit).toBe(2);
     expect(out).toContain(
@@ -118,8 +112,9 @@ describe("plan output", () => {
 
   it("prints JSON with the documented shape", async () => {
     const io = captureIo();
-    const exit = await runPlan(
-      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`], output: "json" },
+    const exit = await runOneShotCommand(
+      "plan",
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`], output: "json" },
       io,
     );
     const doc = JSON.parse(io.out());
@@ -172,7 +167,7 @@ describe("plan output", () => {
       }),
       expect.objectContaining({ ip: "10.20.0.15", result: "planned" }),
     ]);
-    expect(byName["lab"]).toMatchObject({ kind: "NSXManager", state: "inSync", target: sim.url });
+    expect(byName["lab"]).toMatchObject({ kind: "NSXManager", state: "inSync", target: demo.sim.url });
   });
 
   it("tells since when an address is stray when the manifest carries the status (kubectl get -o yaml)", async () => {
@@ -183,9 +178,9 @@ describe("plan output", () => {
       ]),
       status: { stray: [{ ip: "10.20.0.12", firstSeen: "2026-01-02T03:04:05Z" }] },
     };
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), pool] });
+    const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const io = captureIo();
-    expect(await runPlan({ filename: [dir] }, io)).toBe(2);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(2);
     expect(io.out()).toContain(
       `- release 10.20.0.12  note "controller-3 (removed)"  stray since 2026-01-02T03:04:05Z`,
     );
@@ -193,12 +188,12 @@ describe("plan output", () => {
   });
 
   it("uses colours on a terminal, and none when NO_COLOR is set", async () => {
-    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${sim.url}`] };
+    const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] };
     const tty = captureIo({ isTTY: true });
-    await runPlan(flags, tty);
+    await runOneShotCommand("plan", flags, tty);
     expect(tty.out()).toContain("\u001b[33m~\u001b[39m");
     const noColor = captureIo({ isTTY: true, env: { NO_COLOR: "1" } });
-    await runPlan(flags, noColor);
+    await runOneShotCommand("plan", flags, noColor);
     expect(noColor.out()).not.toContain("\u001b[");
   });
 
@@ -210,10 +205,10 @@ describe("plan output", () => {
       data: { a: "b" },
     };
     const dir = dirs.write({
-      "all.yaml": [configMap, manager(sim.url), secret(), edgeTenant("web", "edge-1", "default")],
+      "all.yaml": [configMap, manager(demo.sim.url), secret(), edgeTenant("web", "edge-1", "default")],
     });
     const io = captureIo();
-    expect(await runPlan({ filename: [dir] }, io)).toBe(0);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(0);
     expect(io.err()).toMatch(/note: skipped v1 ConfigMap default\/settings \(.*all\.yaml:1\)/);
   });
 });
@@ -228,24 +223,26 @@ describe("plan refuses bad input before any manager call", () => {
   it("reports every manifest error with file, line, object and field, and exits 1", async () => {
     const dir = bad();
     const io = captureIo();
-    expect(await runPlan({ filename: [dir], managerUrl: [`lab=${sim.url}`] }, io)).toBe(1);
+    expect(
+      await runOneShotCommand("plan", { filename: [dir], managerUrl: [`lab=${demo.sim.url}`] }, io),
+    ).toBe(1);
     expect(io.err()).toContain("2 invalid manifests; no manager was called");
     expect(io.err()).toMatch(/a\.yaml:\d+: document 3: EdgeTenant default\/web: spec\.edgeId: /);
     expect(io.err()).toMatch(/b\.yaml:\d+: document 1: IPPoolAllocations default\/ctl: spec\.allowed\[1\]: /);
     expect(io.out()).toBe("");
-    expect(callsOf(sim), "no call reached the manager").toEqual({});
+    expect(callsOf(demo.sim), "no call reached the manager").toEqual({});
   });
 
   it("reports them in the JSON document too", async () => {
     const io = captureIo();
-    expect(await runPlan({ filename: [bad()], output: "json" }, io)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [bad()], output: "json" }, io)).toBe(1);
     const doc = JSON.parse(io.out());
     expect(doc).toMatchObject({ formatVersion: 1, command: "plan", exitCode: 1, objects: [] });
     expect(doc.manifestErrors.map((e: { field: string }) => e.field)).toEqual([
       "spec.edgeId",
       "spec.allowed[1]",
     ]);
-    expect(callsOf(sim)).toEqual({});
+    expect(callsOf(demo.sim)).toEqual({});
   });
 
   it.each([
@@ -267,16 +264,18 @@ describe("plan refuses bad input before any manager call", () => {
       text: "must be https:// or http://",
     },
   ])("refuses --manager-url $name", async ({ flag, text, reason }) => {
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), edgeTenant("web", "edge-1", "t")] });
+    const dir = dirs.write({
+      "all.yaml": [manager(demo.sim.url), secret(), edgeTenant("web", "edge-1", "t")],
+    });
     const io = captureIo();
-    expect(await runPlan({ filename: [dir], managerUrl: [flag] }, io), reason).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [dir], managerUrl: [flag] }, io), reason).toBe(1);
     expect(io.err()).toContain(text);
-    expect(callsOf(sim)).toEqual({});
+    expect(callsOf(demo.sim)).toEqual({});
   });
 
   it("refuses a path without any object", async () => {
     const io = captureIo();
-    expect(await runPlan({ filename: [dirs.write({ "empty.yaml": "" })] }, io)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [dirs.write({ "empty.yaml": "" })] }, io)).toBe(1);
     expect(io.err()).toContain("no NSXManager, EdgeTenant or IPPoolAllocations object");
   });
 });
@@ -285,49 +284,55 @@ describe("plan credentials", () => {
   it("with wrong credentials: exit 1, a clear message, one refused call, no writes, no password printed", async () => {
     const dir = dirs.write({
       "all.yaml": [
-        manager(sim.url),
+        manager(demo.sim.url),
         secret("admin", "wrong-password-42"),
         edgeTenant("web", "edge-1", "tenant-blue"),
       ],
     });
     const io = captureIo();
-    expect(await runPlan({ filename: [dir] }, io)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
     expect(io.out()).toContain("Unauthorized: the manager refused the credentials");
     expect(io.out()).toMatch(
       /EdgeTenant default\/web.*\n {2}✗ ManagerNotReady: NSXManager default\/lab: authentication failed/,
     );
     expect(io.out() + io.err()).not.toContain("wrong-password-42");
-    expect(sim.state.counters.snapshot(), "the dependents made no call").toEqual({ listPools: { 401: 1 } });
+    expect(demo.sim.state.counters.snapshot(), "the dependents made no call").toEqual({
+      listPools: { 401: 1 },
+    });
   });
 
   it("NSX_USERNAME and NSX_PASSWORD win over the Secret, and work without one", async () => {
-    await sim.close();
-    sim = await startDemoSimulator({ username: "ops", password: "env-secret-7" });
-    const objects = [manager(sim.url), edgeTenant("web", "edge-1", "tenant-blue")];
+    await demo.restart({ username: "ops", password: "env-secret-7" });
+    const objects = [manager(demo.sim.url), edgeTenant("web", "edge-1", "tenant-blue")];
     const env = { NSX_USERNAME: "ops", NSX_PASSWORD: "env-secret-7" };
     const withSecret = dirs.write({ "all.yaml": [...objects, secret("admin", "default")] });
     const withoutSecret = dirs.write({ "all.yaml": objects });
 
-    expect(await runPlan({ filename: [withSecret] }, captureIo()), "the Secret's are wrong").toBe(1);
+    expect(
+      await runOneShotCommand("plan", { filename: [withSecret] }, captureIo()),
+      "the Secret's are wrong",
+    ).toBe(1);
     const io = captureIo({ env });
-    expect(await runPlan({ filename: [withSecret] }, io)).toBe(2);
+    expect(await runOneShotCommand("plan", { filename: [withSecret] }, io)).toBe(2);
     expect(io.out()).not.toContain("env-secret-7");
-    expect(await runPlan({ filename: [withoutSecret] }, captureIo({ env }))).toBe(2);
+    expect(await runOneShotCommand("plan", { filename: [withoutSecret] }, captureIo({ env }))).toBe(2);
     const missing = captureIo();
-    expect(await runPlan({ filename: [withoutSecret] }, missing)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [withoutSecret] }, missing)).toBe(1);
     expect(missing.out()).toContain("Secret default/lab-credentials not found");
   });
 });
 
 describe("plan reports what the manager does not know", () => {
   it("an unknown edge, with the manager's error details", async () => {
-    const dir = dirs.write({ "all.yaml": [manager(sim.url), secret(), edgeTenant("web", "edge-99", "t")] });
+    const dir = dirs.write({
+      "all.yaml": [manager(demo.sim.url), secret(), edgeTenant("web", "edge-99", "t")],
+    });
     const text = captureIo();
-    expect(await runPlan({ filename: [dir] }, text)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, text)).toBe(1);
     expect(text.out()).toContain("EdgeNotFound: edge edge-99: GET /api/4.0/edges/edge-99: HTTP 404");
     expect(text.out()).toContain("errorCode 202");
     const json = captureIo();
-    await runPlan({ filename: [dir], output: "json" }, json);
+    await runOneShotCommand("plan", { filename: [dir], output: "json" }, json);
     const web = JSON.parse(json.out()).objects.find((o: { name: string }) => o.name === "web");
     expect(web).toMatchObject({
       state: "error",
@@ -364,10 +369,10 @@ describe("plan reports what the manager does not know", () => {
     },
   ])("$name", async ({ pool, text, reason }) => {
     const dir = dirs.write({
-      "all.yaml": [manager(sim.url), secret(), poolAllocations("p", pool, ["10.0.0.1"])],
+      "all.yaml": [manager(demo.sim.url), secret(), poolAllocations("p", pool, ["10.0.0.1"])],
     });
     const io = captureIo();
-    expect(await runPlan({ filename: [dir] }, io)).toBe(1);
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
     expect(io.out()).toContain("IPPoolAllocations default/p");
     expect(io.out(), reason).toContain(text);
   });

@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import {
   ResourceWatch,
-  kubeListWatchApi,
   WatchError,
   type KubeObject,
   type ListPage,
@@ -18,6 +17,7 @@ import {
   type Query,
   type WatchHandler,
 } from "../../src/controller/kube-watch.ts";
+import { kubeListWatchApi } from "../../src/controller/kube-list-watch.ts";
 
 const obj = (name: string, resourceVersion: string): KubeObject => ({
   metadata: { name, namespace: "ns", resourceVersion },

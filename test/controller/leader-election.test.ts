@@ -2,14 +2,15 @@ import type { V1Lease } from "@kubernetes/client-node";
 import { ApiException, V1MicroTime } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
-import type { LeaseApi, LeaseRecord, LeaseSpec, LeaseStore } from "../../src/controller/leader-election.ts";
+import type { LeaseRecord, LeaseSpec, LeaseStore } from "../../src/controller/leader-election.ts";
+import type { LeaseApi } from "../../src/controller/kube-lease-store.ts";
 import {
   InMemoryLeaseStore,
-  KubernetesLeaseStore,
   LeaderElectionError,
   LeaderElector,
   LeaseConflictError,
 } from "../../src/controller/leader-election.ts";
+import { KubernetesLeaseStore } from "../../src/controller/kube-lease-store.ts";
 import { deferred, recordingMetrics } from "./helpers.ts";
 
 /** A view of a shared store that can be cut off, as a partitioned replica would be. */

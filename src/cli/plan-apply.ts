@@ -1,7 +1,7 @@
 /**
  * `nsxv-operator plan -f PATH...`: one read-only pass of the operator's reconcile over manifests
  * on disk, printed like terraform's plan. Exit 0: nothing pending; 2: changes pending; 1: an
- * error or bad input. Also the command body shared with `apply` (runOneShotCommand).
+ * error or bad input. `apply` is the same command in the other mode (oneShotCommand).
  */
 import { Command, Option } from "commander";
 import type { ExecutionMode } from "../reconcile/index.ts";
@@ -20,10 +20,6 @@ export interface OneShotFlags {
 
 /** What tests and the demo replace: the client factory, the clock, an abort signal. */
 export type OneShotDeps = Pick<OneShotOptions, "createClient" | "clock" | "signal">;
-
-export function runPlan(flags: OneShotFlags, io: CliIo, deps: OneShotDeps = {}): Promise<number> {
-  return runOneShotCommand("plan", flags, io, deps);
-}
 
 /** Runs one pass, prints it (text or JSON) and returns the exit code; never throws. */
 export async function runOneShotCommand(
@@ -63,10 +59,26 @@ export async function runOneShotCommand(
   return view.exitCode;
 }
 
-/** The options `plan` and `apply` share. */
-export function oneShotCommand(name: string, description: string, releaseStraysHelp: string): Command {
-  return new Command(name)
-    .description(description)
+/** What tells `plan` and `apply` apart in --help; everything else they share. */
+const ONE_SHOT_HELP: Record<ExecutionMode, { description: string; releaseStrays: string }> = {
+  plan: {
+    description:
+      "Show what apply would change on the managers (exit 0: nothing, 2: changes pending, 1: error).",
+    releaseStrays:
+      "plan as apply --release-strays would run (releases are planned either way; this drops the hint)",
+  },
+  apply: {
+    description: "Correct drifted edge tenants and release stray addresses (exit 0: converged, 1: error).",
+    releaseStrays:
+      "release stray addresses now: one pass cannot wait out minStrayAge (maxPerSync still applies)",
+  },
+};
+
+/** `plan` or `apply`: the same flags, one pass of the same reconcile. */
+export function oneShotCommand(mode: ExecutionMode): Command {
+  const help = ONE_SHOT_HELP[mode];
+  return new Command(mode)
+    .description(help.description)
     .requiredOption("-f, --filename <paths...>", "manifest files or directories (YAML or JSON, recursive)")
     .addOption(
       new Option("-o, --output <format>", "text for people, json for machines")
@@ -78,19 +90,15 @@ export function oneShotCommand(name: string, description: string, releaseStraysH
       "replace spec.url of the NSXManager named NAME (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--release-strays", releaseStraysHelp, false)
+    .option("--release-strays", help.releaseStrays, false)
     .addHelpText(
       "after",
       "\nCredentials come from the Secret manifests; NSX_USERNAME and NSX_PASSWORD, when set, win.",
-    );
+    )
+    .action(async (flags: OneShotFlags) => {
+      process.exitCode = await runOneShotCommand(mode, flags, processIo());
+    });
 }
 
-export function planCommand(): Command {
-  return oneShotCommand(
-    "plan",
-    "Show what apply would change on the managers (exit 0: nothing, 2: changes pending, 1: error).",
-    "plan as apply --release-strays would run (releases are planned either way; this drops the hint)",
-  ).action(async (flags: OneShotFlags) => {
-    process.exitCode = await runPlan(flags, processIo());
-  });
-}
+export const planCommand = (): Command => oneShotCommand("plan");
+export const applyCommand = (): Command => oneShotCommand("apply");

@@ -1,0 +1,160 @@
+/**
+ * The list+watch adapter to a cluster for ResourceWatch (kube-watch.ts): the kubeconfig's
+ * credentials and TLS settings as client-node's own calls use them, undici's fetch, and the
+ * watch stream read line by line. client-node's `Watch` is not used: its inactivity timeout
+ * (30 s, private) is shorter than the API server's bookmark interval (1 min). An error answer is
+ * decoded from the API server's Status body into one readable line.
+ */
+import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
+import { fetch, type Response } from "undici";
+import { WatchError, type KubeObject, type ListWatchApi, type Query } from "./kube-watch.ts";
+
+export interface KubeListWatchOptions {
+  /** a watch that delivers nothing (not even a bookmark, sent every minute) this long is dead; default 90000 */
+  inactivityTimeoutMs?: number;
+  /** a list page, or the response to a watch request, that takes longer fails; default 60000 */
+  requestTimeoutMs?: number;
+}
+
+export const KUBE_LIST_WATCH_DEFAULTS = { inactivityTimeoutMs: 90_000, requestTimeoutMs: 60_000 } as const;
+
+/** Lists and watches through the kubeconfig's current cluster. */
+export function kubeListWatchApi(kc: KubeConfig, options: KubeListWatchOptions = {}): ListWatchApi {
+  const settings = { ...KUBE_LIST_WATCH_DEFAULTS, ...options };
+  return {
+    async list(path, query, signal) {
+      const timeout = AbortSignal.any([signal, AbortSignal.timeout(settings.requestTimeoutMs)]);
+      const response = await get(kc, path, query, timeout);
+      const list = (await response.json()) as {
+        items?: KubeObject[] | null;
+        metadata?: { resourceVersion?: string; continue?: string };
+      };
+      return {
+        items: list.items ?? [],
+        resourceVersion: list.metadata?.resourceVersion ?? "",
+        continue: list.metadata?.continue,
+      };
+    },
+    watch: (path, query, onEvent, signal) => watch(kc, settings, { path, query, onEvent, signal }),
+  };
+}
+
+/** One GET with the kubeconfig's authentication; anything but 200 is a WatchError (410: WATCH_GONE). */
+async function get(kc: KubeConfig, path: string, query: Query, signal: AbortSignal): Promise<Response> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new WatchError("WATCH_FAILED", "the kubeconfig has no current cluster");
+  const url = new URL(cluster.server + path);
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) url.searchParams.set(key, String(value));
+  }
+  const context = new RequestContext(url.toString(), HttpMethod.GET);
+  await kc.applySecurityAuthentication(context);
+  const what = `${query.watch === true ? "watch" : "list"} ${path}`;
+  const response = await fetch(url, {
+    headers: { ...context.getHeaders(), accept: "application/json" },
+    dispatcher: context.getDispatcher(),
+    signal,
+  }).catch((cause: unknown) => {
+    throw new WatchError("WATCH_FAILED", `${what}: ${(cause as Error).message}`, { cause });
+  });
+  if (response.status !== 200) {
+    const said = describeStatus(await response.text().catch(() => ""));
+    const code = response.status === 410 ? "WATCH_GONE" : "WATCH_FAILED";
+    throw new WatchError(code, `${what}: HTTP ${response.status}${said}`, { status: response.status });
+  }
+  return response;
+}
+
+/** `: reason: message` of an API server Status body, or its first 300 characters when it is not one. */
+export function describeStatus(body: string): string {
+  try {
+    const status = JSON.parse(body) as { kind?: unknown; reason?: unknown; message?: unknown };
+    if (status.kind === "Status" && typeof status.message === "string") {
+      return typeof status.reason === "string"
+        ? `: ${status.reason}: ${status.message}`
+        : `: ${status.message}`;
+    }
+  } catch {
+    // not JSON: shown as it came
+  }
+  const text = body.trim().slice(0, 300);
+  return text === "" ? "" : `: ${text}`;
+}
+
+/**
+ * A watch: the response headers within the request timeout, then events (or bookmarks) within the
+ * inactivity timeout, each line handed to `onEvent`. `ended` settles when the stream does.
+ */
+async function watch(
+  kc: KubeConfig,
+  settings: Required<KubeListWatchOptions>,
+  call: {
+    path: string;
+    query: Query;
+    onEvent: (type: string, object: unknown) => void;
+    signal: AbortSignal;
+  },
+): Promise<{ ended: Promise<void> }> {
+  const { path, signal } = call;
+  const connection = new AbortController();
+  const onAbort = (): void => connection.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  let timer = setTimeout(onAbort, settings.requestTimeoutMs);
+  const dead = new WatchError(
+    "WATCH_FAILED",
+    `watch ${path}: no data for ${settings.inactivityTimeoutMs} ms`,
+  );
+  const alive = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => connection.abort(dead), settings.inactivityTimeoutMs);
+  };
+  const stop = (): void => {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  };
+  let response: Response;
+  try {
+    response = await get(kc, path, { ...call.query, watch: true }, connection.signal);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  alive();
+  const ended = readLines(response, connection.signal, (line) => {
+    alive();
+    const event = JSON.parse(line) as { type?: string; object?: unknown };
+    if (typeof event.type === "string") call.onEvent(event.type, event.object);
+  }).then(
+    () => stop(),
+    (error: unknown) => {
+      stop();
+      if (signal.aborted) return;
+      const reason: unknown = connection.signal.reason;
+      if (reason instanceof WatchError) throw reason;
+      throw new WatchError("WATCH_FAILED", `watch ${path}: ${(error as Error).message}`, { cause: error });
+    },
+  );
+  return { ended };
+}
+
+/** Calls `onLine` with each non-empty line of the body until it ends; rejects when it breaks. */
+async function readLines(
+  response: Response,
+  signal: AbortSignal,
+  onLine: (line: string) => void,
+): Promise<void> {
+  if (response.body === null) return;
+  let buffered = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of response.body) {
+    if (signal.aborted) break;
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (line !== "") onLine(line);
+    }
+  }
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}

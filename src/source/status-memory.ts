@@ -1,0 +1,94 @@
+/**
+ * The directory source's memory of each object: the generation it gave the object (raised when
+ * the spec changes), the spec it last saw, and the status the operator last wrote. With a file,
+ * it survives restarts, so that a stray's firstSeen (and so its grace period) does too. The file
+ * is written whole and atomically (a crash never leaves half a file), one write at a time, and
+ * changes made while one waits ride with it: thousands of status changes in a pass are a few
+ * writes. A file that cannot be read is set aside and the memory starts empty: every stray's
+ * grace period then starts anew, which holds releases back rather than guess.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { Logger } from "../controller/controller.ts";
+import type { Status } from "./source.ts";
+
+/** What is remembered of one object (by its queue key). */
+export interface Remembered {
+  generation: number;
+  /** JSON of the spec the generation was given for */
+  spec: string;
+  status?: Status;
+}
+
+interface StatusFile {
+  version: 1;
+  objects: Record<string, Remembered>;
+}
+
+export class StatusMemory {
+  readonly objects = new Map<string, Remembered>();
+  readonly #file: string | undefined;
+  readonly #logger: Logger;
+  /** a write is queued and has not started: it will carry later changes too */
+  #queued = false;
+  #writes: Promise<void> = Promise.resolve();
+
+  /** `file`: an absolute path, or undefined for memory only */
+  constructor(file: string | undefined, logger: Logger) {
+    this.#file = file;
+    this.#logger = logger;
+  }
+
+  /** Reads the file, if any; an unreadable one is moved aside (`<file>.unreadable`) and logged. */
+  async read(): Promise<void> {
+    const file = this.#file;
+    if (file === undefined) return;
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    let objects: Record<string, Remembered>;
+    try {
+      const parsed = JSON.parse(text) as Partial<StatusFile> | null;
+      if (typeof parsed?.objects !== "object" || parsed.objects === null) throw new Error("no `objects` map");
+      objects = parsed.objects;
+    } catch (error) {
+      const aside = `${file}.unreadable`;
+      this.#logger.error(
+        { file, movedTo: aside, error: (error as Error).message },
+        "the status file cannot be read; starting without it (strays' grace periods start anew)",
+      );
+      await rename(file, aside).catch(() => undefined);
+      return;
+    }
+    for (const [key, remembered] of Object.entries(objects)) this.objects.set(key, remembered);
+  }
+
+  /** Writes the file soon; resolves once a write that includes every change made so far is done. */
+  persist(): Promise<void> {
+    const file = this.#file;
+    if (file === undefined) return Promise.resolve();
+    if (this.#queued) return this.#writes;
+    this.#queued = true;
+    this.#writes = this.#writes.then(async () => {
+      this.#queued = false;
+      const content: StatusFile = { version: 1, objects: Object.fromEntries(this.objects) };
+      try {
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(`${file}.tmp`, `${JSON.stringify(content)}\n`);
+        await rename(`${file}.tmp`, file);
+      } catch (err) {
+        this.#logger.error({ err, file }, "cannot write the status file");
+      }
+    });
+    return this.#writes;
+  }
+
+  /** Resolves when the writes started so far are done. */
+  flushed(): Promise<void> {
+    return this.#writes;
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The rules both sources use to decide which other objects a change concerns (alsoConcerned,
+ * concernedBySecret): one table, so that the Kubernetes and the directory source queue the same
+ * keys for the same change.
+ */
+import { describe, expect, it } from "vitest";
+import { objectKey } from "../../src/api/refs.ts";
+import type { Condition, NsxvObject } from "../../src/api/types.ts";
+import { alsoConcerned, concernedBySecret } from "../../src/source/source.ts";
+import { credentials, edgeTenant, manager, poolAllocations } from "../reconcile/fixtures.ts";
+
+const condition = (type: string, status: Condition["status"], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: "",
+  lastTransitionTime: "2024-05-01T00:00:00Z",
+});
+const withConditions = <T extends NsxvObject>(object: T, ...conditions: Condition[]): T =>
+  ({ ...object, status: { ...object.status, conditions } }) as T;
+
+const nsx = manager();
+const ready = withConditions(nsx, condition("Ready", "True", "Available"));
+const notReady = withConditions(nsx, condition("Ready", "False", "Unreachable"));
+const inSync = withConditions(
+  edgeTenant({}, { name: "in-sync" }),
+  condition("Synced", "True", "ReconcileSuccess"),
+);
+const failed = withConditions(
+  edgeTenant({}, { name: "failed" }),
+  condition("Synced", "False", "Unreachable"),
+);
+const waiting = withConditions(
+  poolAllocations({}, { name: "waiting" }),
+  condition("Synced", "False", "ManagerNotReady"),
+);
+const owner = edgeTenant({ edgeId: "edge-1" }, { name: "owner" });
+const loser = withConditions(
+  edgeTenant({ edgeId: "edge-1" }, { name: "loser" }),
+  condition("Stalled", "True", "Conflict"),
+);
+const undecided = withConditions(
+  poolAllocations({}, { name: "undecided" }),
+  condition("Synced", "False", "ConflictUndecided"),
+);
+const elsewhere = withConditions(
+  edgeTenant({ managerRef: { name: "other" } }, { name: "elsewhere" }),
+  condition("Stalled", "True", "Conflict"),
+);
+const all: NsxvObject[] = [ready, inSync, failed, waiting, owner, loser, undecided, elsewhere];
+
+describe("alsoConcerned", () => {
+  it.each([
+    {
+      name: "ManagerSpecChanged",
+      reason: "a manager's new spec (URL, limits) concerns every dependent",
+      before: ready,
+      after: { ...ready, metadata: { ...ready.metadata, generation: 2 } },
+      want: ["failed", "in-sync", "loser", "owner", "undecided", "waiting"],
+    },
+    {
+      name: "ManagerReadyAgain",
+      reason: "a manager ready again concerns the dependents whose last pass failed, whatever the failure",
+      before: notReady,
+      after: ready,
+      want: ["failed", "undecided", "waiting"],
+    },
+    {
+      name: "ManagerStatusOtherwise",
+      reason: "a status change dependents do not read concerns none",
+      before: ready,
+      after: withConditions(ready, { ...condition("Ready", "True", "Available"), message: "3 pools" }),
+      want: [],
+    },
+    {
+      name: "ManagerDeleted",
+      reason: "a manager gone concerns every dependent",
+      before: ready,
+      after: undefined,
+      want: ["failed", "in-sync", "loser", "owner", "undecided", "waiting"],
+    },
+    {
+      name: "OwnerDeleted",
+      reason: "the owner of a target gone: the objects a conflict holds on the same manager, of its kind",
+      before: owner,
+      after: undefined,
+      want: ["loser"],
+    },
+    {
+      name: "OwnerRetargeted",
+      reason: "the owner names another edge now: same",
+      before: owner,
+      after: {
+        ...owner,
+        spec: { ...owner.spec, edgeId: "edge-2" },
+        metadata: { ...owner.metadata, generation: 2 },
+      },
+      want: ["loser"],
+    },
+    {
+      name: "PoolObjectDeleted",
+      reason: "for pools, an undecided owner counts as held too",
+      before: waiting,
+      after: undefined,
+      want: ["undecided"],
+    },
+    {
+      name: "DependentStatusOnly",
+      reason: "a dependent's own status write concerns no one",
+      before: owner,
+      after: withConditions(owner, condition("Ready", "True", "InSync")),
+      want: [],
+    },
+  ])("$name: $reason", ({ before, after, want }) => {
+    const names = alsoConcerned(before, after, () => all).map((r) => r.name);
+    expect(names.sort()).toEqual(want);
+  });
+
+  it("lists the objects only when it needs them", () => {
+    let listed = 0;
+    alsoConcerned(owner, withConditions(owner, condition("Ready", "True", "InSync")), () => {
+      listed++;
+      return all;
+    });
+    expect(listed).toBe(0);
+  });
+});
+
+describe("concernedBySecret", () => {
+  it("names the managers that read the Secret and their dependents, nothing else", () => {
+    const other = manager({ credentialsSecretRef: { name: "else" } }, { name: "other" });
+    const keys = concernedBySecret([...all, other], "ns", credentials().metadata.name).map(objectKey);
+    expect(keys).toContain("NSXManager/ns/nsx");
+    expect(keys).not.toContain("NSXManager/ns/other");
+    expect(keys).toContain("EdgeTenant/ns/owner");
+    expect(keys).not.toContain("EdgeTenant/ns/elsewhere");
+  });
+});
