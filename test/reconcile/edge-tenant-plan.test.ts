@@ -5,6 +5,7 @@ import {
   planEdgeTenant,
   type EdgeObservation,
 } from "../../src/reconcile/edge-tenant-plan.ts";
+import type { Failure } from "../../src/reconcile/conditions.ts";
 import { ReconcileError } from "../../src/reconcile/errors.ts";
 import { at, edgePlanInput, edgeTenant, MINUTE, T0 } from "./fixtures.ts";
 
@@ -33,7 +34,9 @@ interface Case {
   reason: string;
   spec?: Partial<EdgeTenantSpec>;
   tenant: string | undefined;
+  hold?: Failure;
   want: {
+    synced?: string;
     actions: { from: string | undefined; to: string }[];
     withheld: number;
     ready: { status: string; reason: string; message?: RegExp };
@@ -43,6 +46,36 @@ interface Case {
 }
 
 const cases: Case[] = [
+  {
+    name: "HeldWhileSourceInvalid",
+    reason:
+      "While the manifest that declares the object does not load, the correction is withheld: Ready=False Drifted (what was observed), Synced=False says why.",
+    tenant: "red",
+    hold: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
+    want: {
+      synced: "SourceInvalid",
+      actions: [],
+      withheld: 1,
+      ready: { status: "False", reason: "Drifted", message: /held: edges.yaml:4: invalid YAML/ },
+      observedTenant: "red",
+      lastCorrectionTime: "2024-04-01T00:00:00Z",
+    },
+  },
+  {
+    name: "HoldWithoutDrift",
+    reason:
+      "A hold with nothing to write: Ready=True (the manager matches), Synced=False (the file does not load).",
+    tenant: "blue",
+    hold: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
+    want: {
+      synced: "SourceInvalid",
+      actions: [],
+      withheld: 0,
+      ready: { status: "True", reason: "InSync" },
+      observedTenant: "blue",
+      lastCorrectionTime: "2024-04-01T00:00:00Z",
+    },
+  },
   {
     name: "InSyncNoAction",
     reason:
@@ -129,7 +162,13 @@ const cases: Case[] = [
 describe("planEdgeTenant", () => {
   it.each(cases)("$name", (c) => {
     const plan = planEdgeTenant(
-      edgePlanInput({ object: edgeTenant(c.spec), observed: observed(c.tenant), previous, now: T0 }),
+      edgePlanInput({
+        object: edgeTenant(c.spec),
+        observed: observed(c.tenant),
+        previous,
+        now: T0,
+        hold: c.hold,
+      }),
     );
     expect(
       plan.actions.map(({ from, to }) => ({ from, to })),
@@ -150,7 +189,7 @@ describe("planEdgeTenant", () => {
     expect(plan.status.observedTenant, c.reason).toBe(c.want.observedTenant);
     expect(plan.status.lastCorrectionTime, c.reason).toBe(c.want.lastCorrectionTime);
     expect(plan.status.conditions?.find((x) => x.type === "Synced")?.reason, c.reason).toBe(
-      "ReconcileSuccess",
+      c.want.synced ?? "ReconcileSuccess",
     );
   });
 

@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { AddressSet } from "../../src/api/address-set.ts";
 import type { IPPoolAllocationsSpec, IPPoolAllocationsStatus, ReleasedAddress } from "../../src/api/types.ts";
 import type { IpPool } from "../../src/nsx/types.ts";
-import { assertReleasable, planIpPool, type IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
+import type { Failure } from "../../src/reconcile/conditions.ts";
+import {
+  assertReleasable,
+  CAPPED_REQUEUE_MS,
+  planIpPool,
+  type IpPoolPlanInput,
+} from "../../src/reconcile/ip-pool-plan.ts";
 import { allocations, at, MINUTE, pool, poolAllocations, poolPlanInput, SECOND, T0 } from "./fixtures.ts";
 
 interface Case {
@@ -15,6 +21,7 @@ interface Case {
   previous?: IPPoolAllocationsStatus;
   now?: Date;
   oneShot?: { releaseStrays: boolean };
+  hold?: Failure;
   want: {
     /** canonical addresses of the release actions, in order */
     released: string[];
@@ -26,6 +33,10 @@ interface Case {
     withheld?: Record<string, string>;
     requeueAfterMs?: number | undefined;
     ready?: string;
+    /** a part of Ready's message */
+    readyMessage?: string;
+    synced?: string;
+    stalled?: boolean;
     reconciling?: boolean;
     missing?: number;
     used?: number;
@@ -177,6 +188,8 @@ const cases: Case[] = [
       withheld: { "10.0.0.5": "maxPerSync 1 reached", "10.0.0.3": "maxPerSync 1 reached" },
       ready: "ReleasesPending",
       reconciling: true,
+      // due strays held back by the cap are looked at again soon, not after the sync interval
+      requeueAfterMs: CAPPED_REQUEUE_MS,
     },
   },
   {
@@ -306,7 +319,50 @@ const cases: Case[] = [
       stray: ["10.0.0.07"],
       withheld: { "10.0.0.07": "not an IP address" },
       ready: "Drifted",
+      readyMessage: '"10.0.0.07" is not an IP address: never released',
     },
+  },
+  {
+    name: "UnparsableStopsOnlyItsOwnDecision",
+    reason:
+      "One allocation whose address cannot be read is never released; the other strays of the pool are decided and released as usual, and Ready says so.",
+    spec: { allowed: ["10.0.0.1"] },
+    allocated: ["10.0.0.07", "10.0.0.8", "10.0.0.9"],
+    previous: strays(["10.0.0.07", T0], ["10.0.0.8", T0], ["10.0.0.9", T0]),
+    now: at(MINUTE * 30),
+    want: {
+      released: ["10.0.0.8", "10.0.0.9"],
+      withheld: { "10.0.0.07": "not an IP address" },
+      readyMessage: "the other strays are released as usual",
+    },
+  },
+  {
+    name: "HeldWhileSourceInvalid",
+    reason:
+      "While the manifest that declares the object does not load, no stray is released however long it has been stray: Drifted (not pending), Synced=False and Stalled say why.",
+    spec: { allowed: ["10.0.0.1-10.0.0.3"] },
+    allocated: ["10.0.0.1", "10.0.0.4", "10.0.0.5", "10.0.0.6"],
+    previous: strays(["10.0.0.4", T0], ["10.0.0.5", T0], ["10.0.0.6", T0]),
+    now: at(MINUTE * 600),
+    hold: { reason: "SourceInvalid", message: "pools.yaml:7: invalid YAML" },
+    want: {
+      released: [],
+      withheld: { "10.0.0.4": "held: pools.yaml:7", "10.0.0.5": "held", "10.0.0.6": "held" },
+      ready: "Drifted",
+      synced: "SourceInvalid",
+      stalled: true,
+      reconciling: false,
+      requeueAfterMs: undefined,
+    },
+  },
+  {
+    name: "HoldDoesNotMaskGrace",
+    reason: "Strays still in their grace period are reported as waiting for it, held or not.",
+    spec: { allowed: [] },
+    allocated: ["10.0.0.4"],
+    now: T0,
+    hold: { reason: "ConflictUndecided", message: "older object undecided" },
+    want: { released: [], withheld: { "10.0.0.4": "due at" }, synced: "ConflictUndecided", stalled: false },
   },
   {
     name: "SameAddressListedTwice",
@@ -380,6 +436,7 @@ function input(c: Case): IpPoolPlanInput {
     previous: c.previous,
     now: c.now ?? T0,
     oneShot: c.oneShot,
+    hold: c.hold,
   });
 }
 
@@ -414,6 +471,10 @@ describe("planIpPool", () => {
     if ("requeueAfterMs" in want) expect(plan.requeueAfterMs, c.reason).toBe(want.requeueAfterMs);
     const condition = (type: string) => status.conditions?.find((x) => x.type === type);
     if (want.ready) expect(condition("Ready")?.reason, c.reason).toBe(want.ready);
+    if (want.readyMessage) expect(condition("Ready")?.message, c.reason).toContain(want.readyMessage);
+    expect(condition("Synced")?.reason, c.reason).toBe(want.synced ?? "ReconcileSuccess");
+    if (want.stalled !== undefined)
+      expect(condition("Stalled")?.status === "True", c.reason).toBe(want.stalled);
     if (want.reconciling !== undefined)
       expect(condition("Reconciling")?.status === "True", c.reason).toBe(want.reconciling);
     if (want.missing !== undefined) expect(status.missing, c.reason).toBe(want.missing);
