@@ -352,6 +352,7 @@ async function runProcess(config: RunConfig): Promise<number> {
   } catch (err) {
     logger.fatal({ err }, "operator failed");
   }
-  logger.flush();
+  // pino writes stdout asynchronously: wait for the last lines before the process exits
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
   return code;
 }
