@@ -350,7 +350,9 @@ async function runProcess(config: RunConfig): Promise<number> {
   try {
     code = (await runOperator(config, stop.signal, logger)) === "stopped" ? 0 : 1;
   } catch (err) {
-    logger.fatal({ err }, "operator failed");
+    // one line that says what to change; the stack for whoever runs at debug
+    logger.fatal({ error: err instanceof Error ? err.message : String(err) }, "operator failed");
+    logger.debug({ err }, "operator failure detail");
   }
   // pino writes stdout asynchronously: wait for the last lines before the process exits
   await new Promise<void>((resolve) => logger.flush(() => resolve()));

@@ -219,8 +219,9 @@ export class SinkEventRecorder implements EventRecorder {
       const name = await this.#sink.create({ ...body, count });
       seen.name = name === "" ? undefined : name;
     } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
       this.#logger.warn(
-        { err, reason: body.reason, object: body.involvedObject.name },
+        { error, reason: body.reason, object: body.involvedObject.name },
         "could not write event",
       );
     }

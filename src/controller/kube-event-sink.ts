@@ -2,6 +2,7 @@
 import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
 import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { EventBody, EventChange, EventSink } from "./events.ts";
+import { decodeApiError } from "./kube-errors.ts";
 
 export type EventApi = Pick<CoreV1Api, "createNamespacedEvent" | "patchNamespacedEvent">;
 
@@ -27,7 +28,9 @@ export class KubernetesEventSink implements EventSink {
       lastTimestamp: new Date(event.lastTimestamp),
       source: event.source,
     };
-    const created = await this.#api.createNamespacedEvent({ namespace: event.namespace, body });
+    const created = await this.#api
+      .createNamespacedEvent({ namespace: event.namespace, body })
+      .catch((error: unknown) => Promise.reject(decodeApiError(`create Event in ${event.namespace}`, error)));
     return created.metadata.name ?? "";
   }
 
@@ -40,7 +43,7 @@ export class KubernetesEventSink implements EventSink {
       return true;
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return false;
-      throw error;
+      throw decodeApiError(`patch Event ${namespace}/${name}`, error);
     }
   }
 }

@@ -1,10 +1,19 @@
 /**
  * The Lease of leader election through client-node's CoordinationV1Api: `KubernetesLeaseStore`
- * implements `LeaseStore` (leader-election.ts) and turns a 409 into LeaseConflictError.
+ * implements `LeaseStore` (leader-election.ts). A 409 is a LeaseConflictError (someone else
+ * wrote first); a 403, or a namespace that does not exist, a LeaseUnusableError: no retry can
+ * help, so the operator stops at start with a message that says what to change.
  */
 import type { CoordinationV1Api, V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
 import { ApiException, V1MicroTime } from "@kubernetes/client-node";
-import { LeaseConflictError, type LeaseRecord, type LeaseSpec, type LeaseStore } from "./leader-election.ts";
+import { decodeApiError, KubeApiError } from "./kube-errors.ts";
+import {
+  LeaseConflictError,
+  LeaseUnusableError,
+  type LeaseRecord,
+  type LeaseSpec,
+  type LeaseStore,
+} from "./leader-election.ts";
 
 export type LeaseApi = Pick<
   CoordinationV1Api,
@@ -40,10 +49,19 @@ function toV1Spec(spec: LeaseSpec): V1LeaseSpec {
   };
 }
 
-function asConflict(error: unknown, what: string): unknown {
-  return error instanceof ApiException && error.code === 409
-    ? new LeaseConflictError(`${what}: conflict`, { cause: error })
-    : error;
+/** What a failed Lease call means for leader election: a conflict, unusable, or a passing failure. */
+function leaseError(error: unknown, what: string, lease: string): unknown {
+  if (error instanceof ApiException && error.code === 409) {
+    return new LeaseConflictError(`${what}: conflict`, { cause: error });
+  }
+  const decoded = decodeApiError(`${what} ${lease}`, error);
+  if (!(decoded instanceof KubeApiError)) return decoded;
+  const namespaceMissing = decoded.status === 404 && decoded.detailsKind === "namespaces";
+  if (decoded.status !== 403 && !namespaceMissing) return decoded;
+  const fix = namespaceMissing
+    ? "create the namespace, or set --leader-election-namespace to one that exists"
+    : "grant get, create and update on leases (coordination.k8s.io) there, or set --leader-election-namespace";
+  return new LeaseUnusableError(`${decoded.message}; ${fix}`, { cause: decoded });
 }
 
 /** The Lease `namespace/name` through client-node's CoordinationV1Api. */
@@ -60,12 +78,17 @@ export class KubernetesLeaseStore implements LeaseStore {
     this.#name = options.name;
   }
 
+  /** `namespace/name`, as messages name the Lease */
+  get #lease(): string {
+    return `${this.#namespace}/${this.#name}`;
+  }
+
   async get(): Promise<LeaseRecord | undefined> {
     try {
       this.#last = await this.#api.readNamespacedLease({ name: this.#name, namespace: this.#namespace });
     } catch (error) {
       if (error instanceof ApiException && error.code === 404) return undefined;
-      throw error;
+      throw leaseError(error, "read lease", this.#lease);
     }
     return toRecord(this.#last);
   }
@@ -80,7 +103,7 @@ export class KubernetesLeaseStore implements LeaseStore {
     try {
       this.#last = await this.#api.createNamespacedLease({ namespace: this.#namespace, body });
     } catch (error) {
-      throw asConflict(error, `create lease ${this.#namespace}/${this.#name}`);
+      throw leaseError(error, "create lease", this.#lease);
     }
     return toRecord(this.#last);
   }
@@ -100,7 +123,7 @@ export class KubernetesLeaseStore implements LeaseStore {
         body,
       });
     } catch (error) {
-      throw asConflict(error, `update lease ${this.#namespace}/${this.#name}`);
+      throw leaseError(error, "update lease", this.#lease);
     }
     return toRecord(this.#last);
   }

@@ -3,10 +3,11 @@
  * credentials and TLS settings as client-node's own calls use them, undici's fetch, and the
  * watch stream read line by line. client-node's `Watch` is not used: its inactivity timeout
  * (30 s, private) is shorter than the API server's bookmark interval (1 min). An error answer is
- * decoded from the API server's Status body into one readable line.
+ * decoded from the API server's Status body into one readable line (kube-errors.ts).
  */
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch, type Response } from "undici";
+import { decodeStatus } from "./kube-errors.ts";
 import { WatchError, type KubeObject, type ListWatchApi, type Query } from "./kube-watch.ts";
 
 export interface KubeListWatchOptions {
@@ -58,27 +59,11 @@ async function get(kc: KubeConfig, path: string, query: Query, signal: AbortSign
     throw new WatchError("WATCH_FAILED", `${what}: ${(cause as Error).message}`, { cause });
   });
   if (response.status !== 200) {
-    const said = describeStatus(await response.text().catch(() => ""));
+    const said = decodeStatus(await response.text().catch(() => "")).text;
     const code = response.status === 410 ? "WATCH_GONE" : "WATCH_FAILED";
     throw new WatchError(code, `${what}: HTTP ${response.status}${said}`, { status: response.status });
   }
   return response;
-}
-
-/** `: reason: message` of an API server Status body, or its first 300 characters when it is not one. */
-export function describeStatus(body: string): string {
-  try {
-    const status = JSON.parse(body) as { kind?: unknown; reason?: unknown; message?: unknown };
-    if (status.kind === "Status" && typeof status.message === "string") {
-      return typeof status.reason === "string"
-        ? `: ${status.reason}: ${status.message}`
-        : `: ${status.message}`;
-    }
-  } catch {
-    // not JSON: shown as it came
-  }
-  const text = body.trim().slice(0, 300);
-  return text === "" ? "" : `: ${text}`;
 }
 
 /**

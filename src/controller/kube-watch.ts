@@ -169,7 +169,7 @@ export class ResourceWatch {
         const why = error instanceof Error ? error.message : String(error);
         this.#down ??= { sinceMs: clock.now(), why };
         this.#down.why = why;
-        logger.warn({ watch: this.name, err: error, retryInMs: delayMs }, "watch failed; restarting");
+        logger.warn({ watch: this.name, error: why, retryInMs: delayMs }, "watch failed; restarting");
         await clock.sleep(delayMs, signal);
       }
     }

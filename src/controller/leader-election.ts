@@ -18,6 +18,16 @@ import { nopMetrics } from "./metrics.ts";
 
 export class LeaderElectionError extends CodedError {}
 
+/**
+ * The Lease cannot be used at all (no rights, no such namespace): acquiring stops at once with
+ * this error instead of retrying what cannot succeed.
+ */
+export class LeaseUnusableError extends LeaderElectionError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("LEASE_UNUSABLE", message, options);
+  }
+}
+
 /** Someone else wrote the lease since we read it (HTTP 409), or created it first. */
 export class LeaseConflictError extends LeaderElectionError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -191,9 +201,10 @@ export class LeaderElector {
     await work;
   }
 
+  /** Tries until acquired or asked to stop; rejects with LeaseUnusableError when no retry can help. */
   async #acquire(signal: AbortSignal): Promise<boolean> {
     while (!signal.aborted) {
-      if (await this.#attempt(this.#renewDeadlineMs)) {
+      if (await this.#attempt(this.#renewDeadlineMs, { unusableIsFatal: true })) {
         if (!signal.aborted) return true;
         // won while being asked to stop: hand the lease back rather than lead for no one
         await this.#release();
@@ -239,11 +250,19 @@ export class LeaderElector {
     return false;
   }
 
-  /** One tryAcquireOrRenew, given up (not cancelled) after `timeoutMs`: a hung call counts as failed. */
-  #attempt(timeoutMs: number): Promise<boolean> {
+  /**
+   * One tryAcquireOrRenew, given up (not cancelled) after `timeoutMs`: a hung call counts as
+   * failed. While acquiring, an unusable Lease rejects instead (`unusableIsFatal`); while
+   * leading it counts as a failed renewal like any other.
+   */
+  #attempt(timeoutMs: number, options: { unusableIsFatal?: boolean } = {}): Promise<boolean> {
     const tried = this.#tryAcquireOrRenew().catch((err: unknown) => {
+      if (err instanceof LeaseUnusableError && options.unusableIsFatal === true) throw err;
       if (err instanceof LeaseConflictError) this.#logger.debug({ lease: this.#name }, "lease conflict");
-      else this.#logger.warn({ lease: this.#name, err }, "lease read or write failed");
+      else {
+        const error = err instanceof Error ? err.message : String(err);
+        this.#logger.warn({ lease: this.#name, error }, "lease read or write failed");
+      }
       return false;
     });
     return withTimeout(this.#clock, tried, timeoutMs, false);

@@ -28,6 +28,7 @@ import {
 } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import { SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
+import { decodeApiError } from "../controller/kube-errors.ts";
 import { KubernetesEventSink } from "../controller/kube-event-sink.ts";
 import { ResourceWatch, type ListWatchApi, type ResourceWatchOptions } from "../controller/kube-watch.ts";
 import { kubeListWatchApi } from "../controller/kube-list-watch.ts";
@@ -213,7 +214,7 @@ export class KubernetesSource implements DesiredStateSource {
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) return "conflict";
       if (error instanceof ApiException && error.code === 404) return "gone";
-      throw error;
+      throw decodeApiError(`write status of ${ref.kind} ${ref.namespace}/${ref.name}`, error);
     }
     const key = namespacedName(updated.metadata);
     const version = updated.metadata.resourceVersion ?? "";
@@ -248,7 +249,8 @@ export class KubernetesSource implements DesiredStateSource {
     try {
       read = asSecret(await this.#secretApi.readNamespacedSecret({ name, namespace }));
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 404)) throw error;
+      if (!(error instanceof ApiException && error.code === 404))
+        throw decodeApiError(`read Secret ${namespace}/${name}`, error);
       read = null;
     }
     this.#secrets.fill(key, read);

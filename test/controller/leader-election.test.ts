@@ -9,7 +9,9 @@ import {
   LeaderElectionError,
   LeaderElector,
   LeaseConflictError,
+  LeaseUnusableError,
 } from "../../src/controller/leader-election.ts";
+import { KubeApiError } from "../../src/controller/kube-errors.ts";
 import { KubernetesLeaseStore } from "../../src/controller/kube-lease-store.ts";
 import { deferred, recordingMetrics } from "./helpers.ts";
 
@@ -280,6 +282,23 @@ describe("LeaderElector", () => {
     }
   });
 
+  it("stops at once when the Lease cannot be used at all, instead of retrying", async () => {
+    const clock = new FakeClock(0);
+    let reads = 0;
+    const store: LeaseStore = {
+      get: async () => {
+        reads++;
+        throw new LeaseUnusableError("read lease default/nsxv: HTTP 403 Forbidden: ...; grant ...");
+      },
+      create: async () => Promise.reject(new Error("unexpected")),
+      update: async () => Promise.reject(new Error("unexpected")),
+    };
+    const { done, events } = run(store, "a", clock);
+    await expect(done).rejects.toBeInstanceOf(LeaseUnusableError);
+    expect(reads, "no retry").toBe(1);
+    expect(events, "never led").toEqual([]);
+  });
+
   it("defaults its identity to the hostname with a unique suffix", () => {
     const store = new InMemoryLeaseStore();
     const one = new LeaderElector({ store }).identity;
@@ -347,13 +366,60 @@ describe("KubernetesLeaseStore", () => {
     expect(await new KubernetesLeaseStore({ api, namespace: "ops", name: "nsxv" }).get()).toBeUndefined();
   });
 
-  it("passes other read errors on", async () => {
+  const status = (code: number, reason: string, message: string, details?: object) =>
+    JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message, reason, code, details });
+
+  it("passes other read errors on, decoded into one line", async () => {
     const { api } = fakeApi({
-      readNamespacedLease: async () => Promise.reject(new ApiException(403, "forbidden", {}, {})),
+      readNamespacedLease: async () =>
+        Promise.reject(new ApiException(500, "Unknown", status(500, "InternalError", "etcd is down"), {})),
     });
-    await expect(
-      new KubernetesLeaseStore({ api, namespace: "ops", name: "nsxv" }).get(),
-    ).rejects.toBeInstanceOf(ApiException);
+    const error = await new KubernetesLeaseStore({ api, namespace: "ops", name: "nsxv" })
+      .get()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as Error).message).toBe("read lease ops/nsxv: HTTP 500 InternalError: etcd is down");
+  });
+
+  it.each([
+    {
+      name: "Forbidden",
+      reason: "no rights on leases there: retrying cannot help",
+      error: new ApiException(
+        403,
+        "Forbidden",
+        status(
+          403,
+          "Forbidden",
+          'leases.coordination.k8s.io "nsxv" is forbidden: User "dev" cannot get resource',
+        ),
+        {},
+      ),
+      call: "get" as const,
+      want: /read lease ops\/nsxv: HTTP 403 Forbidden: .*forbidden.*; grant get, create and update on leases/,
+    },
+    {
+      name: "NoNamespace",
+      reason: "the namespace does not exist: retrying cannot help",
+      error: new ApiException(
+        404,
+        "Not Found",
+        status(404, "NotFound", 'namespaces "ops" not found', { name: "ops", kind: "namespaces" }),
+        {},
+      ),
+      call: "create" as const,
+      want: /create lease ops\/nsxv: HTTP 404 NotFound: namespaces "ops" not found; create the namespace/,
+    },
+  ])("maps an unusable Lease to LeaseUnusableError: $name ($reason)", async ({ error, call, want }) => {
+    const { api } = fakeApi({
+      readNamespacedLease: async () => Promise.reject(error),
+      createNamespacedLease: async () => Promise.reject(error),
+    });
+    const store = new KubernetesLeaseStore({ api, namespace: "ops", name: "nsxv" });
+    const failed = await (call === "get" ? store.get() : store.create(spec)).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(LeaseUnusableError);
+    expect((failed as Error).message).toMatch(want);
+    expect((failed as Error).message, "no escaped JSON").not.toContain('\\"');
   });
 
   it("creates with MicroTime timestamps and maps 409 to LeaseConflictError", async () => {

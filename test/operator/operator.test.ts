@@ -180,6 +180,32 @@ describe("Operator", () => {
     expect(text).toMatch(/controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} 1/);
   });
 
+  it("a dependent's call answered 401 turns its NSXManager not-Ready at once, not at the manager's next check", async () => {
+    const sim = await simulator(["blue"]);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new FakeSource(objs, secrets);
+    // managers are checked again only after an hour here
+    run(source);
+    await until("converged", () => ready(source.statusOf("edge-1")) === "True");
+    const managerRef = { kind: "NSXManager" as const, namespace: NS, name: "nsx" };
+    const managerStatus = () => (source.store.get(managerRef) as NsxvObject | undefined)?.status;
+    expect(ready(managerStatus())).toBe("True");
+
+    sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
+    const edge = source.store.get({ kind: "EdgeTenant", namespace: NS, name: "edge-1" }) as EdgeTenant;
+    source.change({
+      ...edge,
+      metadata: { ...edge.metadata, generation: 2 },
+      spec: { ...edge.spec, tenant: "green" },
+    });
+    const refused = await until("the manager not Ready", () => {
+      const status = managerStatus() as NSXManager["status"];
+      return status?.authenticated === false ? status : undefined;
+    });
+    expect(ready(refused)).toBe("False");
+    expect(refused.conditions?.find((c) => c.type === "Ready")?.reason).toBe("Unauthorized");
+  });
+
   it("a terminal error waits for a change of the object", async () => {
     const sim = await simulator(["red"]);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });

@@ -82,6 +82,24 @@ describe("NSXManager", () => {
     expect(fake.calls).toEqual([]);
   });
 
+  it("writes no status on a check that found nothing new: only a timestamp would have moved", async () => {
+    const { pass, clock } = setup({ objects: [manager()] });
+    expect((await pass(manager())).status).toBeDefined();
+    clock.ms += 300_000;
+    const again = await pass(manager());
+    expect(
+      again.status,
+      "the next check, five minutes later, changes nothing a reader cares about",
+    ).toBeUndefined();
+  });
+
+  it("checks with a fresh pool list every time: a check is never served from the dependents' cache", async () => {
+    const { fake, pass } = setup({ objects: [manager()] });
+    await pass(manager());
+    await pass(manager());
+    expect(fake.calls).toEqual(["listPools globalroot-0", "listPools globalroot-0"]);
+  });
+
   it("spreads the resync by ±10 %", async () => {
     for (const [random, want] of [
       [0, 270_000],
@@ -256,6 +274,43 @@ describe("dependents", () => {
       expect(report.outcome).toEqual({ type: "done" });
     },
   );
+
+  it.each([
+    { status: 401, reason: "the credentials were refused on the dependent's own call" },
+    { status: 403, reason: "the user lacks the rights for the dependent's call" },
+  ])("ask for their manager's check now when a call is answered $status: $reason", async ({ status }) => {
+    const object = edgeTenant();
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    fake.faults.getEdge = [apiError(status, "GET", "/api/4.0/edges/edge-1")];
+    const report = await pass(object);
+    expect(report.wake).toEqual([{ kind: "NSXManager", namespace: "ns", name: "nsx" }]);
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "Unauthorized" });
+    expect(condition(report, "Ready"), "never observed: not Ready").toMatchObject({ status: "False" });
+  });
+
+  it("are not Ready for a new generation that could not be applied, whatever the old one was", async () => {
+    const ready = {
+      type: "Ready",
+      status: "True" as const,
+      reason: "InSync",
+      message: 'edge-1 has tenant "red"',
+      lastTransitionTime: "2024-04-01T00:00:00Z",
+      observedGeneration: 1,
+    };
+    const object = {
+      ...edgeTenant({ tenant: "blue" }, { generation: 2 }),
+      status: { observedGeneration: 1, conditions: [ready] },
+    };
+    const { fake, pass } = setup({ objects: [{ ...manager(), status: { authenticated: false } }, object] });
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(condition(report, "Ready")).toMatchObject({
+      status: "False",
+      reason: "ManagerNotReady",
+      observedGeneration: 2,
+    });
+    expect(report.status?.observedGeneration).toBe(2);
+  });
 
   it("fail terminally on a bad spec, Stalled, without calls", async () => {
     const object = poolAllocations({ allowed: ["10.0.0.0/33"] }, { generation: 5 });

@@ -347,8 +347,16 @@ describe("KubernetesSource", () => {
     statusAnswers.push(new ApiException(409, "conflict", {}, {}), new ApiException(404, "gone", {}, {}));
     expect(await source.writeStatus(ref, {})).toBe("conflict");
     expect(await source.writeStatus(ref, {})).toBe("gone");
-    statusAnswers.push(new ApiException(500, "boom", {}, {}));
-    await expect(source.writeStatus(ref, {})).rejects.toThrow(/boom/);
+    const body = JSON.stringify({
+      kind: "Status",
+      reason: "InternalError",
+      message: "etcdserver: request timed out",
+    });
+    statusAnswers.push(new ApiException(500, "boom", body, {}));
+    // decoded: one line with the API server's words, no escaped JSON
+    await expect(source.writeStatus(ref, {})).rejects.toThrow(
+      "write status of EdgeTenant team-a/web: HTTP 500 InternalError: etcdserver: request timed out",
+    );
     expect(await source.writeStatus({ ...ref, name: "missing" }, {})).toBe("gone");
   });
 
