@@ -142,19 +142,18 @@ export function fleetObjects(url: string, caps: ManagerCaps, fleet: FleetOptions
 }
 
 /**
- * The fewest manager calls that converge the fleet: per drifted edge a GET to observe, a GET to
- * re-read right before the write and the PUT; one pool list per manager and scope (all pools are
- * in globalroot-0); per pool a list to observe, a list to re-read before releasing and one DELETE
- * per stray.
+ * The fewest manager calls that converge the fleet: per edge a GET, which is also the pre-write
+ * read, and per drifted edge its PUT; one pool list per manager and scope (all pools are in
+ * globalroot-0); per pool one allocation list, which decides the releases, and one DELETE per
+ * stray.
  */
 export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: number): Record<string, number> {
-  const poolsWithStrays = fleet.straysPerPool > 0 ? fleet.pools : 0;
   return {
-    getEdge: fleet.edges + driftedEdges,
+    getEdge: fleet.edges,
     putEdge: driftedEdges,
     // the NSXManager's own check lists globalroot-0: the pools share that list
     listPools: 1,
-    listAllocations: fleet.pools + poolsWithStrays,
+    listAllocations: fleet.pools,
     releaseAddress: fleet.pools * fleet.straysPerPool,
   };
 }
