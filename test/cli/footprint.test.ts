@@ -1,0 +1,101 @@
+/**
+ * What each command loads: `plan`, `apply`, `simulate`, `demo` and `run --manifests` never load
+ * @kubernetes/client-node (heavy: it is most of a CLI pass's memory and start-up time); `run`
+ * against a cluster does. Checked in child processes with a module-resolution hook that records
+ * every specifier naming the package.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningSimulator } from "../../src/simulator/index.ts";
+import { DEMO_MANIFESTS, startDemoSimulator } from "./helpers.ts";
+
+let dir = "";
+let sim: RunningSimulator;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "nsxv-footprint-"));
+  sim = await startDemoSimulator();
+});
+afterAll(async () => {
+  await sim.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A hook, loaded with --import, that appends to `log` each resolution of client-node. */
+async function hook(log: string): Promise<string> {
+  const file = join(dir, `hook-${Math.random().toString(36).slice(2)}.mjs`);
+  await writeFile(
+    file,
+    `import { registerHooks } from "node:module";
+import { appendFileSync } from "node:fs";
+registerHooks({
+  resolve(specifier, context, next) {
+    if (specifier.includes("@kubernetes/client-node")) appendFileSync(${JSON.stringify(log)}, specifier + "\\n");
+    return next(specifier, context);
+  },
+});
+`,
+  );
+  return file;
+}
+
+/** Runs the CLI with the hook; `stopAfterMs` sends SIGTERM (for long-running commands). */
+async function loaded(
+  args: string[],
+  stopAfterMs?: number,
+): Promise<{ code: number | null; specifiers: string[] }> {
+  const log = join(dir, `log-${Math.random().toString(36).slice(2)}`);
+  await writeFile(log, "");
+  const child = spawn(process.execPath, ["--import", await hook(log), "src/cli/main.ts", ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NO_COLOR: "1", NSX_USERNAME: "", NSX_PASSWORD: "", KUBECONFIG: join(dir, "none") },
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const timers = [setTimeout(() => child.kill("SIGKILL"), 30_000)];
+  if (stopAfterMs !== undefined) timers.push(setTimeout(() => child.kill("SIGTERM"), stopAfterMs));
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  for (const timer of timers) clearTimeout(timer);
+  const specifiers = (await readFile(log, "utf8")).split("\n").filter((line) => line !== "");
+  if (code === null) throw new Error(`killed: ${stderr}`);
+  return { code, specifiers };
+}
+
+describe("commands that talk to no cluster never load @kubernetes/client-node", () => {
+  it.each([
+    { name: "plan", args: () => ["plan", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`] },
+    { name: "apply", args: () => ["apply", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`] },
+    { name: "demo", args: () => ["demo"] },
+  ])("$name", async ({ args }) => {
+    const { code, specifiers } = await loaded(args());
+    expect(code, "the command ran").not.toBe(1);
+    expect(specifiers).toEqual([]);
+  });
+
+  it.each([
+    { name: "simulate", args: () => ["simulate", "--port", "0"] },
+    {
+      name: "run --manifests",
+      args: () => [
+        "run",
+        `--manifests=${DEMO_MANIFESTS}`,
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+      ],
+    },
+  ])("$name (stopped after a while)", async ({ args }) => {
+    const { specifiers } = await loaded(args(), 2_000);
+    expect(specifiers).toEqual([]);
+  });
+
+  it("run against a cluster does load it (the check can fail)", async () => {
+    // no kubeconfig: it fails right after loading the cluster's parts
+    const { specifiers } = await loaded(
+      ["run", "--metrics-bind-address=0", "--health-probe-bind-address=0"],
+      5_000,
+    );
+    expect(specifiers.length).toBeGreaterThan(0);
+  });
+});
