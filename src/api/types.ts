@@ -54,12 +54,15 @@ export interface LocalObjectReference {
 }
 
 export type ManagementPolicy = "Enforce" | "Observe";
+export type ManagerAuth = "Basic" | "Token";
 
 export interface NSXManagerSpec {
   /** https://host[:port] (or http:// for a simulator or a local proxy) */
   url: string;
   /** Secret in the same namespace with keys `username` and `password` */
   credentialsSecretRef: LocalObjectReference;
+  /** Basic on every request, or the 6.4 token scheme (AUTHTOKEN); default Basic */
+  auth?: ManagerAuth;
   tls?: {
     insecureSkipVerify?: boolean;
     caSecretRef?: { name: string; key: string };
@@ -175,6 +178,7 @@ export const DEFAULTS = {
   requestsPerSecond: 20,
   requestTimeoutSeconds: 30,
   insecureSkipVerify: false,
+  auth: "Basic" as ManagerAuth,
   /** floor of spec.syncInterval */
   minSyncIntervalSeconds: 10,
   /** how many releases status keeps */

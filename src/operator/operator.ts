@@ -43,7 +43,7 @@ export interface OperatorOptions {
   source: DesiredStateSource;
   /** default `new ManagerClient(options)` */
   createClient?: (options: ManagerClientOptions) => ClosableManagerApi;
-  /** given to every manager client (retries, auth mode); never credentials */
+  /** given to every manager client (retry tuning, a clock for tests); never credentials */
   clientOptions?: ManagerConnectionsOptions["clientOptions"];
   /** reconciles at once; default 4 */
   concurrency?: number;

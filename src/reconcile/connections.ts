@@ -21,6 +21,7 @@ export type ClosableManagerApi = ManagerApi & { close(): Promise<void> };
 /** What the object and the Secrets give; the rest of the client's options come from here. */
 type OwnOptions =
   | "url"
+  | "auth"
   | "username"
   | "password"
   | "ca"
@@ -37,7 +38,7 @@ export interface ManagerIdentity {
 
 export interface ManagerConnectionsOptions {
   createClient: (options: ManagerClientOptions, manager: ManagerIdentity) => ClosableManagerApi;
-  /** given to every client: `onRequest` for metrics, retry tuning, `auth`; never credentials */
+  /** given to every client: `onRequest` for metrics, retry tuning; never credentials */
   clientOptions?: Omit<Partial<ManagerClientOptions>, OwnOptions>;
   /** an old client's close() failed; default: ignored (it is being dropped anyway) */
   onCloseError?: (error: unknown) => void;
@@ -96,6 +97,7 @@ export class ManagerConnections {
     const options: ManagerClientOptions = {
       ...this.#options.clientOptions,
       url: config.url,
+      auth: config.auth === "Token" ? "token" : "basic",
       username: secretValue(secrets.credentials, credentials, "username"),
       password: secretValue(secrets.credentials, credentials, "password"),
       insecureSkipVerify: config.insecureSkipVerify,
@@ -129,6 +131,7 @@ export class ManagerConnections {
       .update(
         JSON.stringify([
           options.url,
+          options.auth,
           options.username,
           options.password,
           options.ca ?? null,

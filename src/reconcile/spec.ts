@@ -11,6 +11,7 @@ import {
   type EdgeTenant,
   type IPPoolAllocations,
   type ManagementPolicy,
+  type ManagerAuth,
   type NSXManager,
 } from "../api/types.ts";
 import { ReconcileError } from "./errors.ts";
@@ -48,6 +49,7 @@ export interface PoolConfig extends DependentConfig {
 export interface ManagerConfig {
   url: string;
   credentialsSecret: string;
+  auth: ManagerAuth;
   ca?: { secret: string; key: string };
   insecureSkipVerify: boolean;
   maxConcurrentRequests: number;
@@ -115,9 +117,14 @@ export function resolveManager(object: NSXManager): ManagerConfig {
     throw ReconcileError.invalidSpec("spec.credentialsSecretRef.name: must be set");
   }
   const caRef = spec.tls?.caSecretRef;
+  const auth = spec.auth ?? DEFAULTS.auth;
+  if (auth !== "Basic" && auth !== "Token") {
+    throw ReconcileError.invalidSpec(`spec.auth: ${JSON.stringify(auth)} is not Basic or Token`);
+  }
   return {
     url: spec.url,
     credentialsSecret,
+    auth,
     ...(caRef !== undefined ? { ca: { secret: caRef.name, key: caRef.key } } : {}),
     insecureSkipVerify: spec.tls?.insecureSkipVerify ?? DEFAULTS.insecureSkipVerify,
     maxConcurrentRequests: positive(

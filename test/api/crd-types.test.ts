@@ -51,6 +51,7 @@ const manager: Fixture<NSXManager> = {
   spec: {
     url: "https://nsx.example.com",
     credentialsSecretRef: { name: "nsx-credentials" },
+    auth: "Token",
     tls: { insecureSkipVerify: false, caSecretRef: { name: "nsx-ca", key: "ca.crt" } },
     maxConcurrentRequests: 4,
     requestsPerSecond: 10,
@@ -177,6 +178,7 @@ describe("types.ts and crds/ agree", () => {
     const d = DEFAULTS;
     expect(defaults.sort()).toEqual(
       [
+        `NSXManager spec.auth="${d.auth}"`,
         `NSXManager spec.tls.insecureSkipVerify=${d.insecureSkipVerify}`,
         `NSXManager spec.maxConcurrentRequests=${d.maxConcurrentRequests}`,
         `NSXManager spec.requestsPerSecond=${d.requestsPerSecond}`,

@@ -40,6 +40,7 @@ describe("ResourceValidator", () => {
     expect((value as { spec: unknown }).spec).toEqual({
       url: "https://nsx.example.com",
       credentialsSecretRef: { name: "nsx-credentials" },
+      auth: "Basic",
       tls: { insecureSkipVerify: false },
       maxConcurrentRequests: 8,
       requestsPerSecond: 20,

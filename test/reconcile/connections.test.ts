@@ -11,7 +11,7 @@ function setup() {
       created.push({ options, fake });
       return fake.api;
     },
-    clientOptions: { maxRetries: 1, auth: "token" },
+    clientOptions: { maxRetries: 1 },
   });
   return { created, connections };
 }
@@ -28,8 +28,12 @@ const message = (fn: () => unknown): string => {
 describe("ManagerConnections", () => {
   it("builds one client per manager from the object and its Secret, and reuses it", () => {
     const { created, connections } = setup();
-    const a = connections.resolve(manager({ requestTimeoutSeconds: 7 }), { credentials: credentials() });
-    const b = connections.resolve(manager({ requestTimeoutSeconds: 7 }), { credentials: credentials() });
+    const a = connections.resolve(manager({ requestTimeoutSeconds: 7, auth: "Token" }), {
+      credentials: credentials(),
+    });
+    const b = connections.resolve(manager({ requestTimeoutSeconds: 7, auth: "Token" }), {
+      credentials: credentials(),
+    });
     expect(created).toHaveLength(1);
     expect(a.api).toBe(b.api);
     expect(a.key).toBe(b.key);
@@ -44,6 +48,15 @@ describe("ManagerConnections", () => {
       maxRetries: 1,
       auth: "token",
     });
+  });
+
+  it("builds Basic clients by default, and a new client when spec.auth changes", () => {
+    const { created, connections } = setup();
+    const basic = connections.resolve(manager(), { credentials: credentials() });
+    expect(created[0]?.options.auth).toBe("basic");
+    const token = connections.resolve(manager({ auth: "Token" }), { credentials: credentials() });
+    expect(created[1]?.options.auth).toBe("token");
+    expect(token.key).not.toBe(basic.key);
   });
 
   it("replaces the client and closes the old one when the Secret changes", async () => {
