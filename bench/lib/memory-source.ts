@@ -48,6 +48,15 @@ export class MemorySource implements DesiredStateSource {
     return "written";
   }
 
+  async setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
+    const object = await this.store.get(ref);
+    if (object === undefined) return "gone";
+    const others = (object.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    const metadata = { ...object.metadata, finalizers: present ? [...others, finalizer] : others };
+    this.store.put({ ...object, metadata } as NsxvObject);
+    return "written";
+  }
+
   /** Replaces the object's spec and metadata (keeping its status) and queues it, as a watch event would. */
   async change(object: NsxvObject): Promise<void> {
     const ref = refOf(object);

@@ -62,6 +62,7 @@ function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): De
     synced: (signal) => source.synced(signal),
     notReady: () => source.notReady(),
     writeStatus: (ref, status) => source.writeStatus(ref, status),
+    setFinalizer: (ref, finalizer, present) => source.setFinalizer(ref, finalizer, present),
     subscribe: (listener) =>
       source.subscribe((ref) => {
         if (isFirstPassDone() && ref.kind === "EdgeTenant" && ref.name === "edge-1") {

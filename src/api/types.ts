@@ -30,6 +30,7 @@ export interface ObjectMeta {
   deletionTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  finalizers?: string[];
 }
 
 export type ConditionStatus = "True" | "False" | "Unknown";
@@ -55,6 +56,10 @@ export interface LocalObjectReference {
 
 export type ManagementPolicy = "Enforce" | "Observe";
 export type ManagerAuth = "Basic" | "Token";
+export type DeletionPolicy = "Orphan" | "Restore";
+
+/** Holds an EdgeTenant with deletionPolicy Restore until its original tenant is written back. */
+export const RESTORE_FINALIZER = "nsxv.io/restore-tenant";
 
 export interface NSXManagerSpec {
   /** https://host[:port] (or http:// for a simulator or a local proxy) */
@@ -83,6 +88,8 @@ export interface EdgeTenantSpec {
   edgeId: string;
   tenant: string;
   managementPolicy?: ManagementPolicy;
+  /** what deleting the object does on the edge; default Orphan */
+  deletionPolicy?: DeletionPolicy;
   /** Go duration, e.g. `5m`; floor 10s */
   syncInterval?: string;
 }
@@ -91,6 +98,8 @@ export interface EdgeTenantStatus extends CommonStatus {
   edgeName?: string;
   edgeVersion?: number;
   observedTenant?: string;
+  /** the tenant before the operator's first correction ("" when there was none): what Restore writes back */
+  originalTenant?: string;
   lastCorrectionTime?: string;
 }
 
@@ -171,6 +180,7 @@ export interface Secret {
 /** Every default in one place; `crds/` declares the same values. */
 export const DEFAULTS = {
   managementPolicy: "Enforce" as ManagementPolicy,
+  deletionPolicy: "Orphan" as DeletionPolicy,
   poolScope: "globalroot-0",
   minStrayAge: "5m",
   maxPerSync: 10,

@@ -273,6 +273,12 @@ export class Operator {
       );
       if (written === "conflict") throw new StatusConflictError(ref);
     }
+    if (report.finalizer !== undefined) {
+      const { name, present } = report.finalizer;
+      const set = await this.#source.setFinalizer(ref, name, present);
+      this.#logger.info({ ...ref, finalizer: name, present, result: set }, "finalizer changed");
+      if (set === "conflict") throw new StatusConflictError(ref);
+    }
     const { outcome } = report;
     if (outcome.type === "failed") throw outcome.error;
     return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };

@@ -9,6 +9,7 @@
  * error block.
  */
 import type { Condition, ConditionStatus } from "../api/types.ts";
+import { formatTime } from "../util/clock.ts";
 
 /** What a failed (or held) pass reports: one condition reason, one event. */
 export interface Failure {
@@ -46,7 +47,7 @@ export const FAILURE_REASONS = [
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** Reasons of Normal events for changes made on the manager; never a condition's reason. */
-export const CHANGE_REASONS = ["UpdatedEdgeTenant", "ReleasedAddress"] as const;
+export const CHANGE_REASONS = ["UpdatedEdgeTenant", "RestoredEdgeTenant", "ReleasedAddress"] as const;
 type ChangeReason = (typeof CHANGE_REASONS)[number];
 
 /** The closed list of condition and event reasons (CamelCase). */
@@ -103,11 +104,6 @@ export interface ConditionContext {
   now: Date;
   /** metadata.generation of the object, copied to each condition written */
   generation: number | undefined;
-}
-
-/** RFC 3339 with whole seconds, as metav1.Time stores it (so a write read back compares equal). */
-export function formatTime(time: Date | number): string {
-  return new Date(time).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
 export function findCondition(

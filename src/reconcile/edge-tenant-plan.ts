@@ -6,12 +6,12 @@
 import type { EdgeTenantStatus } from "../api/types.ts";
 import {
   failureUpdates,
-  formatTime,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
   type Failure,
 } from "./conditions.ts";
+import { formatTime } from "../util/clock.ts";
 import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
@@ -95,6 +95,8 @@ export function edgeTenantStatus(input: EdgeTenantPlanInput, outcome: EdgeOutcom
     edgeName: observed.name,
     edgeVersion: observed.version,
     observedTenant: corrected ? drift.to : observed.tenant,
+    // the first correction records what the edge carried before: what Restore writes back
+    originalTenant: previous?.originalTenant ?? (corrected ? (drift.from ?? "") : undefined),
     lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
     conditions: setConditions(previous?.conditions, [ready, ...synced], { now, generation }),
   });

@@ -17,13 +17,13 @@ import type { Allocation, IpPool } from "../nsx/types.ts";
 import {
   failureUpdates,
   findCondition,
-  formatTime,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
   type Failure,
   type ReconcileEvent,
 } from "./conditions.ts";
+import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
 import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";

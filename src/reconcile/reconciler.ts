@@ -8,10 +8,10 @@
  * recorder, the metrics and the queue.
  */
 import type { ObjectRef } from "../api/refs.ts";
-import type { Kind, NsxvObject } from "../api/types.ts";
+import { RESTORE_FINALIZER, type Kind, type NsxvObject } from "../api/types.ts";
 import { realClock } from "../util/clock.ts";
 import { observedReady, setConditions, type ConditionUpdate } from "./conditions.ts";
-import { reconcileEdgeTenant } from "./edge-tenant.ts";
+import { finalizeEdgeTenant, reconcileEdgeTenant } from "./edge-tenant.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
 import { reconcileIpPool } from "./ip-pool.ts";
 import { reconcileNsxManager } from "./nsx-manager.ts";
@@ -36,11 +36,25 @@ export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => 
 
 type Handler<T extends NsxvObject> = (pass: Pass<T>, state: ReconcilerState) => Promise<Draft>;
 
+interface KindHandler<T extends NsxvObject> {
+  /** one pass over a live object */
+  reconcile: Handler<T>;
+  /** a kind that acts on delete holds objects with this finalizer while they want it */
+  finalizer?: { name: string; wanted(object: T): boolean; finalize: Handler<T> };
+}
+
 /** One handler per kind: a kind added later is a new row, not a new path. */
-const HANDLERS: { [K in Kind]: Handler<Extract<NsxvObject, { kind: K }>> } = {
-  NSXManager: reconcileNsxManager,
-  EdgeTenant: reconcileEdgeTenant,
-  IPPoolAllocations: reconcileIpPool,
+const HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>> } = {
+  NSXManager: { reconcile: reconcileNsxManager },
+  EdgeTenant: {
+    reconcile: reconcileEdgeTenant,
+    finalizer: {
+      name: RESTORE_FINALIZER,
+      wanted: (object) => object.spec?.deletionPolicy === "Restore",
+      finalize: finalizeEdgeTenant,
+    },
+  },
+  IPPoolAllocations: { reconcile: reconcileIpPool },
 };
 
 export function createReconciler(options: ReconcilerOptions): Reconcile {
@@ -50,8 +64,12 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
 
   return async function reconcile(ref, callOptions = {}) {
     const object = await store.get(ref);
-    if (object === undefined || object.kind !== ref.kind || object.metadata.deletionTimestamp !== undefined) {
-      // gone or going: nothing on the manager is deleted (orphan); a manager's client is closed
+    const handler = object === undefined ? undefined : (HANDLERS[object.kind] as KindHandler<NsxvObject>);
+    const deleting = object?.metadata.deletionTimestamp !== undefined;
+    const finalizer = handler?.finalizer;
+    const held = finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
+    if (object === undefined || object.kind !== ref.kind || (deleting && !held)) {
+      // gone, or going with nothing to do on delete (orphan); a manager's client is closed
       if (ref.kind === "NSXManager") await connections.forget(ref.namespace, ref.name);
       return toReport(ref, undefined, { outcome: { type: "done" } });
     }
@@ -65,7 +83,11 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     };
     let draft: Draft;
     try {
-      draft = isPaused(object.metadata) ? paused(pass) : await dispatch(pass, state);
+      if (deleting) draft = await (finalizer as NonNullable<typeof finalizer>).finalize(pass, state);
+      else
+        draft = isPaused(object.metadata)
+          ? paused(pass)
+          : await (handler as KindHandler<NsxvObject>).reconcile(pass, state);
     } catch (thrown) {
       const error = ReconcileError.from(thrown);
       draft = failedDraft(pass, error, { resyncMs: state.resync(undefined) });
@@ -73,13 +95,13 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       if (object.kind !== "NSXManager" && isRefusal(error))
         draft.wake = [managerRefOf(object, object.spec.managerRef.name)];
     }
+    if (finalizer !== undefined) {
+      // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
+      const present = deleting ? draft.finalizer?.present !== false : finalizer.wanted(object);
+      draft.finalizer = present === held ? undefined : { name: finalizer.name, present };
+    }
     return toReport(ref, object, draft);
   };
-}
-
-function dispatch(pass: Pass, state: ReconcilerState): Promise<Draft> {
-  const handler = HANDLERS[pass.object.kind] as Handler<NsxvObject>;
-  return handler(pass, state);
 }
 
 function isRefusal(error: ReconcileError): boolean {

@@ -47,6 +47,12 @@ export interface PoolUsage {
   strays: number;
 }
 
+/** Add a finalizer (the object wants its deletion held: `present`) or remove it (nothing left to do on delete). */
+export interface FinalizerChange {
+  name: string;
+  present: boolean;
+}
+
 export interface ReconcileReport {
   ref: ObjectRef;
   /** the object as this pass read it (the one read of the pass); undefined when it is gone */
@@ -62,6 +68,8 @@ export interface ReconcileReport {
   pool: PoolUsage | undefined;
   /** NSXManagers to check now: a dependent's call was refused (401/403) */
   wake: ObjectRef[];
+  /** the kind's finalizer to add to or remove from the object, when that must change */
+  finalizer: FinalizerChange | undefined;
   /** every action decided, withheld ones (Observe, grace period, ...) with why: `plan` prints it */
   planned: PlannedAction[];
   outcome: Outcome;
@@ -75,6 +83,7 @@ export interface Draft {
   changes?: ReconcileChanges;
   pool?: PoolUsage;
   wake?: ObjectRef[];
+  finalizer?: FinalizerChange;
   planned?: PlannedAction[];
   outcome: Outcome;
 }
@@ -106,6 +115,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
     driftDetected,
     pool: draft.pool,
     wake: draft.wake ?? [],
+    finalizer: draft.finalizer,
     planned: draft.planned ?? [],
     outcome: draft.outcome,
   };

@@ -8,6 +8,7 @@ import { AddressSet, AddressSetError } from "../api/address-set.ts";
 import { parseDuration } from "../api/duration.ts";
 import {
   DEFAULTS,
+  type DeletionPolicy,
   type EdgeTenant,
   type IPPoolAllocations,
   type ManagementPolicy,
@@ -30,6 +31,7 @@ interface DependentConfig {
 export interface EdgeTenantConfig extends DependentConfig {
   edgeId: string;
   tenant: string;
+  deletionPolicy: DeletionPolicy;
 }
 
 export interface PoolSelection {
@@ -63,7 +65,13 @@ export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
     throw ReconcileError.invalidSpec(`spec.edgeId: ${JSON.stringify(spec.edgeId)} is not edge-<n>`);
   }
   if (typeof spec.tenant !== "string") throw ReconcileError.invalidSpec("spec.tenant: must be a string");
-  return { ...dependent(spec), edgeId: spec.edgeId, tenant: spec.tenant };
+  const deletionPolicy = spec.deletionPolicy ?? DEFAULTS.deletionPolicy;
+  if (deletionPolicy !== "Orphan" && deletionPolicy !== "Restore") {
+    throw ReconcileError.invalidSpec(
+      `spec.deletionPolicy: ${JSON.stringify(deletionPolicy)} is not Orphan or Restore`,
+    );
+  }
+  return { ...dependent(spec), edgeId: spec.edgeId, tenant: spec.tenant, deletionPolicy };
 }
 
 export function resolvePool(object: IPPoolAllocations): PoolConfig {

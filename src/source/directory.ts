@@ -13,14 +13,14 @@ import { watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { isManifestFile, loadManifests, type ManifestError } from "../api/manifests.ts";
-import { namespacedName, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
+import { namespacedName, objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
-import type { NsxvObject, Secret } from "../api/types.ts";
+import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
-import { realClock, type Clock, type Timer } from "../util/clock.ts";
+import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
   alsoConcerned,
   concernedBySecret,
@@ -104,10 +104,9 @@ export class DirectorySource implements DesiredStateSource {
     this.store = {
       get: (ref) => {
         const entry = this.#objects.get(objectKey(ref));
-        return entry === undefined ? undefined : this.#view(entry.value);
+        return entry === undefined ? this.#deleting(objectKey(ref)) : this.#view(entry.value);
       },
-      list: (kind) =>
-        [...this.#objects.values()].filter((e) => e.value.kind === kind).map((e) => this.#view(e.value)),
+      list: (kind) => this.#all().filter((o) => o.kind === kind),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
       revision: () => this.#revision,
       uncertainty: (ref) => {
@@ -184,6 +183,22 @@ export class DirectorySource implements DesiredStateSource {
       this.#listeners.emit(other);
     // the operator logs the change in one line; the whole status is for debugging
     this.#logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status");
+    return this.#memory.persist().then(() => "written");
+  }
+
+  /**
+   * Adds or removes a finalizer in the object's memory (kept in the status file). Removing the
+   * last one of an object being deleted forgets it: it is gone then.
+   */
+  setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
+    const key = objectKey(ref);
+    const remembered = this.#memory.objects.get(key);
+    if (remembered === undefined) return Promise.resolve("gone");
+    const others = (remembered.finalizers ?? []).filter((f) => f !== finalizer);
+    const finalizers = present ? [...others, finalizer] : others;
+    if (finalizers.length > 0) remembered.finalizers = finalizers;
+    else delete remembered.finalizers;
+    if (remembered.deletedAt !== undefined && finalizers.length === 0) this.#memory.objects.delete(key);
     return this.#memory.persist().then(() => "written");
   }
 
@@ -289,9 +304,16 @@ export class DirectorySource implements DesiredStateSource {
       transitions.push([this.#view(value), undefined]);
     }
     this.#invalid = invalid;
-    // status of an object that is gone is not needed any more, also when the status file held it
-    for (const key of [...this.#memory.objects.keys()])
-      if (!objects.has(key)) this.#memory.objects.delete(key);
+    // an object gone from the files is forgotten, unless it holds finalizers: then it is being deleted
+    for (const [key, remembered] of [...this.#memory.objects]) {
+      if (objects.has(key)) delete remembered.deletedAt;
+      else if ((remembered.finalizers ?? []).length === 0) this.#memory.objects.delete(key);
+      else if (remembered.deletedAt === undefined) {
+        remembered.deletedAt = formatTime(this.#clock.now());
+        const ref = parseObjectKey(key);
+        if (ref !== undefined) changed.push(ref);
+      }
+    }
     this.#objects = objects;
     this.#secrets = secrets;
     this.#revision += 1;
@@ -308,9 +330,34 @@ export class DirectorySource implements DesiredStateSource {
     for (const ref of unique.values()) this.#listeners.emit(ref);
   }
 
-  /** Every object as the reconciler sees it. */
+  /** Every object as the reconciler sees it, those being deleted included. */
   #all(): NsxvObject[] {
-    return [...this.#objects.values()].map((e) => this.#view(e.value));
+    const live = [...this.#objects.values()].map((e) => this.#view(e.value));
+    const deleting = [...this.#memory.objects.keys()].flatMap((key) => this.#deleting(key) ?? []);
+    return [...live, ...deleting];
+  }
+
+  /** An object removed from the files while holding finalizers, rebuilt from memory with its deletionTimestamp. */
+  #deleting(key: string): NsxvObject | undefined {
+    const remembered = this.#memory.objects.get(key);
+    const ref = parseObjectKey(key);
+    if (remembered?.deletedAt === undefined || ref === undefined || this.#objects.has(key)) return undefined;
+    const { generation, finalizers, deletedAt, status } = remembered;
+    const metadata = {
+      name: ref.name,
+      namespace: ref.namespace,
+      generation,
+      deletionTimestamp: deletedAt,
+      finalizers,
+    };
+    const spec = JSON.parse(remembered.spec) as unknown;
+    return {
+      apiVersion: API_VERSION,
+      kind: ref.kind,
+      metadata,
+      spec,
+      ...(status !== undefined ? { status } : {}),
+    } as NsxvObject;
   }
 
   #invalidFor(file: string): ManifestError | undefined {
@@ -320,7 +367,12 @@ export class DirectorySource implements DesiredStateSource {
   /** The object as the reconciler sees it: with its generation and its status. */
   #view(object: NsxvObject): NsxvObject {
     const remembered = this.#memory.objects.get(objectKey(refOf(object)));
-    const metadata = { ...object.metadata, generation: remembered?.generation ?? 1 };
+    const finalizers = remembered?.finalizers ?? [];
+    const metadata = {
+      ...object.metadata,
+      generation: remembered?.generation ?? 1,
+      ...(finalizers.length > 0 ? { finalizers } : {}),
+    };
     const status = remembered?.status;
     return { ...object, metadata, ...(status !== undefined ? { status } : {}) } as NsxvObject;
   }

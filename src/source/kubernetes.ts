@@ -48,6 +48,8 @@ import {
 } from "./source.ts";
 
 export type StatusApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
+/** finalizers live in metadata: a patch of the object itself, not of /status */
+export type ObjectApi = Pick<CustomObjectsApi, "patchNamespacedCustomObject">;
 export type SecretApi = Pick<CoreV1Api, "readNamespacedSecret">;
 
 export interface KubernetesSourceOptions {
@@ -66,6 +68,7 @@ export interface KubernetesSourceOptions {
   /** default Events through the kubeconfig's CoreV1Api */
   events?: EventRecorder;
   statusApi?: StatusApi;
+  objectApi?: ObjectApi;
   secretApi?: SecretApi;
   /** the field manager of status patches; default "nsxv-operator" */
   fieldManager?: string;
@@ -108,6 +111,7 @@ export class KubernetesSource implements DesiredStateSource {
   readonly store: DesiredStateStore;
   readonly events: EventRecorder;
   readonly #statusApi: StatusApi;
+  readonly #objectApi: ObjectApi;
   readonly #secretApi: SecretApi;
   readonly #fieldManager: string;
   readonly #logger: Logger;
@@ -123,7 +127,9 @@ export class KubernetesSource implements DesiredStateSource {
     const kc = options.kubeConfig;
     const clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
-    this.#statusApi = options.statusApi ?? kc.makeApiClient(CustomObjectsApi);
+    const customObjects = (): CustomObjectsApi => kc.makeApiClient(CustomObjectsApi);
+    this.#statusApi = options.statusApi ?? customObjects();
+    this.#objectApi = options.objectApi ?? customObjects();
     const core = kc.makeApiClient(CoreV1Api);
     this.#secretApi = options.secretApi ?? core;
     this.#fieldManager = options.fieldManager ?? "nsxv-operator";
@@ -188,6 +194,41 @@ export class KubernetesSource implements DesiredStateSource {
 
   subscribe(listener: KeyListener): () => void {
     return this.#listeners.subscribe(listener);
+  }
+
+  /**
+   * A merge patch of metadata.finalizers guarded by resourceVersion (409: "conflict"). Only the
+   * operator's own finalizer is added or removed; the others of the list are kept as they are.
+   */
+  async setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
+    const current = this.#get(ref);
+    if (current === undefined) return "gone";
+    const finalizers = current.metadata.finalizers ?? [];
+    if (finalizers.includes(finalizer) === present) return "written";
+    const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
+    const body = { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: next } };
+    try {
+      await this.#objectApi.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: ref.namespace,
+          plural: PLURALS[ref.kind],
+          name: ref.name,
+          body,
+          fieldManager: this.#fieldManager,
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 409) return "conflict";
+      if (error instanceof ApiException && error.code === 404) return "gone";
+      throw decodeApiError(
+        `${present ? "add" : "remove"} finalizer ${finalizer} of ${ref.kind} ${ref.namespace}/${ref.name}`,
+        error,
+      );
+    }
+    return "written";
   }
 
   async writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {

@@ -25,6 +25,11 @@ export type StatusWriteOutcome =
 export interface StatusSink {
   /** Writes the object's status; `status` is the complete new status (the sink computes any patch). */
   writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome>;
+  /**
+   * Adds (`present`) or removes a finalizer of the object: what holds its deletion until the
+   * operator has acted on it. Removing the last one of an object being deleted lets it go.
+   */
+  setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome>;
 }
 
 /** Called with each object that needs a reconcile: added, changed (spec, annotations, labels), deleted. */

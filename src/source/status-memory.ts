@@ -1,6 +1,8 @@
 /**
  * The directory source's memory of each object: the generation it gave the object (raised when
- * the spec changes), the spec it last saw, and the status the operator last wrote. With a file,
+ * the spec changes), the spec it last saw, the status the operator last wrote, and its
+ * finalizers (with which an object removed from the files stays, being deleted, until the
+ * operator has acted on it: as Kubernetes keeps an object with finalizers). With a file,
  * it survives restarts, so that a stray's firstSeen (and so its grace period) does too. The file
  * is written whole and atomically (a crash never leaves half a file), one write at a time, and
  * changes made while one waits ride with it: thousands of status changes in a pass are a few
@@ -18,6 +20,10 @@ export interface Remembered {
   /** JSON of the spec the generation was given for */
   spec: string;
   status?: Status;
+  /** finalizers the operator set: an object removed from the files while it has any is deleted, not gone */
+  finalizers?: string[];
+  /** RFC 3339: when the object left the files while holding finalizers (its deletionTimestamp) */
+  deletedAt?: string;
 }
 
 interface StatusFile {

@@ -152,3 +152,8 @@ export class FakeClock implements Clock {
     return best;
   }
 }
+
+/** RFC 3339 with whole seconds, as metav1.Time stores it (so a write read back compares equal). */
+export function formatTime(time: Date | number): string {
+  return new Date(time).toISOString().replace(/\.\d{3}Z$/, "Z");
+}

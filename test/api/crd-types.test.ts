@@ -74,6 +74,7 @@ const edgeTenant: Fixture<EdgeTenant> = {
     edgeId: "edge-7",
     tenant: "tenant-a",
     managementPolicy: "Observe",
+    deletionPolicy: "Restore",
     syncInterval: "2m",
   },
   status: {
@@ -82,6 +83,7 @@ const edgeTenant: Fixture<EdgeTenant> = {
     edgeName: "esg-1",
     edgeVersion: 12,
     observedTenant: "tenant-a",
+    originalTenant: "legacy",
     lastCorrectionTime: "2024-05-01T10:00:00Z",
   },
 };
@@ -184,6 +186,7 @@ describe("types.ts and crds/ agree", () => {
         `NSXManager spec.requestsPerSecond=${d.requestsPerSecond}`,
         `NSXManager spec.requestTimeoutSeconds=${d.requestTimeoutSeconds}`,
         `EdgeTenant spec.managementPolicy="${d.managementPolicy}"`,
+        `EdgeTenant spec.deletionPolicy="${d.deletionPolicy}"`,
         `IPPoolAllocations spec.managementPolicy="${d.managementPolicy}"`,
         `IPPoolAllocations spec.pool.scope="${d.poolScope}"`,
         `IPPoolAllocations spec.release.minStrayAge="${d.minStrayAge}"`,

@@ -54,6 +54,8 @@ const OPERATOR_GRANTS = [
     ...["get", "list", "watch"].map((verb) => `nsxv.io ${resource} ${verb} (any)`),
     ...["get", "patch"].map((verb) => `nsxv.io ${resource}/status ${verb} (any)`),
   ]),
+  // the restore finalizer of EdgeTenants with deletionPolicy Restore
+  "nsxv.io edgetenants patch (any)",
   ...["get", "list", "watch"].map((verb) => `core secrets ${verb} (any)`),
   ...["create", "patch"].map((verb) => `core events ${verb} (any)`),
 ].sort();

@@ -62,6 +62,14 @@ class FakeSource implements DesiredStateSource {
     if (answer === "written" && object !== undefined) this.store.put({ ...object, status } as NsxvObject);
     return Promise.resolve(answer);
   }
+  setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
+    const object = this.store.get(ref) as NsxvObject | undefined;
+    if (object === undefined) return Promise.resolve("gone");
+    const others = (object.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    const metadata = { ...object.metadata, finalizers: present ? [...others, finalizer] : others };
+    this.store.put({ ...object, metadata } as NsxvObject);
+    return Promise.resolve("written");
+  }
   statusOf(name: string): Status | undefined {
     return (this.store.get({ kind: "EdgeTenant", namespace: NS, name }) as NsxvObject | undefined)?.status;
   }

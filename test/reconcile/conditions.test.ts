@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { Condition } from "../../src/api/types.ts";
 import {
   failureConditions,
-  formatTime,
   REASONS,
   setConditions,
   type ConditionUpdate,
 } from "../../src/reconcile/conditions.ts";
+import { formatTime } from "../../src/util/clock.ts";
 import { at, MINUTE, T0 } from "./fixtures.ts";
 
 const t0 = "2024-05-01T12:00:00Z";

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { refOf } from "../../src/api/refs.ts";
+import {
+  RESTORE_FINALIZER,
+  type EdgeTenant,
+  type EdgeTenantSpec,
+  type ObjectMeta,
+} from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { apiError, count, edgeTenant, edgeXml, fakeManager, manager } from "./fixtures.ts";
 import { condition, iso, setup } from "./harness.ts";
 import { T0 } from "./fixtures.ts";
@@ -128,5 +136,137 @@ describe("the EdgeTenant handler", () => {
         ),
       },
     });
+  });
+});
+
+describe("deletionPolicy Restore", () => {
+  const restore = { deletionPolicy: "Restore" as const };
+
+  it("records the tenant before the first correction, and keeps it across later ones", async () => {
+    const object = edgeTenant(restore);
+    const { fake, pass, store } = setup({
+      objects: [manager(), object],
+      fake: fakeManager({ edges: { "edge-1": edgeXml({ tenant: "legacy" }) } }),
+    });
+    const first = await pass(object);
+    expect(first.status).toMatchObject({ originalTenant: "legacy", observedTenant: "blue" });
+    fake.state.edges.set("edge-1", edgeXml({ tenant: "someone-else", version: 9 }));
+    const again = await pass(store.get(refOf(object)) as EdgeTenant);
+    expect(again.changes.tenantCorrections).toHaveLength(1);
+    expect((store.get(refOf(object)) as EdgeTenant).status?.originalTenant, "the first one stays").toBe(
+      "legacy",
+    );
+  });
+
+  it.each([
+    { name: "Restore", spec: restore, finalizers: [], want: { name: RESTORE_FINALIZER, present: true } },
+    { name: "RestoreHeld", spec: restore, finalizers: [RESTORE_FINALIZER], want: undefined },
+    { name: "Orphan", spec: {}, finalizers: [], want: undefined },
+    {
+      name: "OrphanNow",
+      spec: {},
+      finalizers: [RESTORE_FINALIZER],
+      want: { name: RESTORE_FINALIZER, present: false },
+    },
+  ])("a live object's finalizer follows its policy: $name", async ({ spec, finalizers, want }) => {
+    const object = edgeTenant(spec, { finalizers });
+    const { pass } = setup({ objects: [manager(), object] });
+    expect((await pass(object)).finalizer).toEqual(want);
+  });
+
+  /** A Restore object being deleted, that corrected "legacy" to "blue" earlier; the edge now carries `current`. */
+  function deleting(
+    init: {
+      current?: string;
+      spec?: Partial<EdgeTenantSpec>;
+      meta?: Partial<ObjectMeta>;
+      original?: string | null;
+    } = {},
+  ) {
+    const { current = "blue", original = "legacy" } = init;
+    const object: EdgeTenant = {
+      ...edgeTenant(
+        { ...restore, ...init.spec },
+        { deletionTimestamp: "2024-05-01T12:00:00Z", finalizers: [RESTORE_FINALIZER], ...init.meta },
+      ),
+      status: original === null ? {} : { originalTenant: original },
+    };
+    const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: current }) } });
+    return { object, ...setup({ objects: [manager(), object], fake }) };
+  }
+
+  it("writes the original tenant back with GET + PUT, then lets the object go", async () => {
+    const { object, fake, pass } = deleting();
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["getEdge edge-1", "putEdge edge-1"]);
+    expect(fake.puts[0]?.tenant).toBe("legacy");
+    expect(report.finalizer).toEqual({ name: RESTORE_FINALIZER, present: false });
+    expect(report.events.map((e) => e.reason)).toEqual(["RestoredEdgeTenant"]);
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "blue", to: "legacy" }]);
+  });
+
+  it.each([
+    {
+      name: "AlreadyOriginal",
+      reason: "the edge carries the original tenant: nothing to write",
+      init: { current: "legacy" },
+      calls: ["getEdge edge-1"],
+    },
+    {
+      name: "NeverCorrected",
+      reason: "no original recorded: nothing to restore",
+      init: { original: null },
+      calls: [],
+    },
+    {
+      name: "Observe",
+      reason: "an Observe object never writes, on delete either",
+      init: { spec: { managementPolicy: "Observe" as const } },
+      calls: [],
+    },
+    {
+      name: "Paused",
+      reason: "a paused object makes no call, on delete either",
+      init: { meta: { annotations: { "nsxv.io/paused": "true" } } },
+      calls: [],
+    },
+    {
+      name: "PolicyOrphanNow",
+      reason: "the policy was changed to Orphan before the delete",
+      init: { spec: { deletionPolicy: "Orphan" as const } },
+      calls: [],
+    },
+  ])("lets the object go without a write: $name ($reason)", async ({ init, calls }) => {
+    const { object, fake, pass } = deleting(init);
+    const report = await pass(object);
+    expect(fake.calls).toEqual(calls);
+    expect(report.finalizer).toEqual({ name: RESTORE_FINALIZER, present: false });
+  });
+
+  it("does not restore an edge another live object now owns", async () => {
+    const { object, fake, pass, store } = deleting();
+    store.put(edgeTenant({ tenant: "green" }, { name: "successor" }));
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(report.finalizer?.present).toBe(false);
+  });
+
+  it("keeps the finalizer while the manager cannot be reached, and says why", async () => {
+    const { object, fake, pass } = deleting();
+    fake.faults.getEdge = [
+      new NsxTransportError({
+        method: "GET",
+        path: "/api/4.0/edges/edge-1",
+        reason: "connect ECONNREFUSED",
+        notSent: true,
+      }),
+    ];
+    const report = await pass(object);
+    expect(report.finalizer, "held: the object stays").toBeUndefined();
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "Unreachable" });
+    expect(condition(report, "Synced")?.message).toContain(
+      "restoring the original tenant before the object goes",
+    );
+    expect(report.outcome.type).toBe("failed");
   });
 });

@@ -299,6 +299,46 @@ describe("DirectorySource", () => {
     expect(web.status).toEqual(status);
   });
 
+  it("keeps an object removed from the files while it holds a finalizer, as being deleted, across restarts, until the finalizer goes", async () => {
+    const statusFile = join(dir, "state", "status.json");
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const first = await open({ statusFile });
+    const web = ref("EdgeTenant", "web");
+    expect(await first.source.setFinalizer(web, "nsxv.io/restore-tenant", true)).toBe("written");
+    expect((await first.source.store.get(web))?.metadata.finalizers).toEqual(["nsxv.io/restore-tenant"]);
+    first.enqueued.length = 0;
+    await files({ "edges.yaml": "" });
+    await first.source.reload();
+    expect(first.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
+    const going = (await first.source.store.get(web)) as NsxvObject;
+    expect(going.metadata.deletionTimestamp).toBeTypeOf("string");
+    expect(going.metadata.finalizers).toEqual(["nsxv.io/restore-tenant"]);
+    expect((going as { spec: { tenant: string } }).spec.tenant, "the last spec it had").toBe("blue");
+    expect((await first.source.store.list("EdgeTenant")).map((o) => o.metadata.name)).toEqual(["web"]);
+    first.stop.abort();
+    await first.running;
+
+    const second = await open({ statusFile });
+    const still = (await second.source.store.get(web)) as NsxvObject;
+    expect(still.metadata.deletionTimestamp, "a restart keeps it being deleted").toBe(
+      going.metadata.deletionTimestamp,
+    );
+    expect(await second.source.setFinalizer(web, "nsxv.io/restore-tenant", false)).toBe("written");
+    expect(await second.source.store.get(web), "the last finalizer gone: the object is gone").toBeUndefined();
+    second.stop.abort();
+    await second.running;
+    const saved = JSON.parse(await readFile(statusFile, "utf8")) as { objects: Record<string, unknown> };
+    expect(saved.objects["EdgeTenant/default/web"]).toBeUndefined();
+  });
+
+  it("forgets an object removed from the files that holds no finalizer", async () => {
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const { source } = await open();
+    await files({ "edges.yaml": "" });
+    await source.reload();
+    expect(await source.store.get(ref("EdgeTenant", "web"))).toBeUndefined();
+  });
+
   it("logs events, naming the object", () => {
     const { logger, lines } = recordingLogger();
     const events = loggingEventRecorder(logger);
