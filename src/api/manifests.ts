@@ -140,10 +140,25 @@ export async function loadManifests(
       continue;
     }
     const lineCounter = new LineCounter();
-    for (const [documentIndex, doc] of parseAllDocuments(text, { lineCounter }).entries()) {
+    let docs: Document.Parsed[];
+    try {
+      docs = parseAllDocuments(text, { lineCounter }) as Document.Parsed[];
+    } catch (error) {
+      // the parser's own failure (a stack overflow, say) is the file's, not the tool's
+      result.errors.push(new ManifestError({ file, line: 1, detail: `invalid YAML: ${problemOf(error)}` }));
+      continue;
+    }
+    for (const [documentIndex, doc] of docs.entries()) {
       const start = doc.contents?.range?.[0] ?? doc.range[0];
       const source = { file, documentIndex, line: lineCounter.linePos(start).line };
-      loadDocument({ doc, source, lineCounter, validator, result, seen });
+      try {
+        loadDocument({ doc, source, lineCounter, validator, result, seen });
+      } catch (error) {
+        // whatever a document does to the reader, it is that document's error, never a crash
+        result.errors.push(
+          new ManifestError({ ...source, ...objectOf(doc), detail: `cannot be read: ${problemOf(error)}` }),
+        );
+      }
     }
   }
   return result;
@@ -186,43 +201,81 @@ interface DocumentContext {
 function loadDocument(ctx: DocumentContext): void {
   const object = readDocument(ctx);
   if (object === undefined) return;
+  // what `kubectl get -o yaml` writes: each item is read as a document of its own
+  if (object["apiVersion"] === "v1" && object["kind"] === "List") {
+    const items = object["items"];
+    if (!Array.isArray(items)) {
+      const line = lineOf(ctx, ["items"]);
+      ctx.result.errors.push(
+        new ManifestError({ ...ctx.source, line, field: "items", detail: "a List needs items" }),
+      );
+      return;
+    }
+    items.forEach((item: unknown, i) => {
+      const path = ["items", i];
+      const source = { ...ctx.source, line: lineOf(ctx, path) };
+      if (isRecord(item)) loadObject({ ...ctx, source }, item, path);
+      else
+        ctx.result.errors.push(
+          new ManifestError({ ...source, field: `items[${i}]`, detail: "not an object" }),
+        );
+    });
+    return;
+  }
+  loadObject(ctx, object, []);
+}
+
+/** The kinds this tool reads, by kind name: any document naming one is read, or an error. */
+const READ_KINDS: ReadonlySet<string> = new Set([...KINDS, "Secret"]);
+
+/** One object (a document, or an item of a List at `at`): validated into the set, skipped, or an error. */
+function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (string | number)[]): void {
   const { source, result } = ctx;
   const apiVersion = object["apiVersion"];
   const kind = object["kind"];
+  const where = (field: string): { field: string; line: number } => ({
+    field: fieldOf([...at, field]),
+    line: lineOf(ctx, [...at, field]),
+  });
   if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
     const field = typeof apiVersion !== "string" || apiVersion === "" ? "apiVersion" : "kind";
-    result.errors.push(new ManifestError({ ...source, field, detail: "Required value" }));
+    result.errors.push(new ManifestError({ ...source, ...where(field), detail: "Required value" }));
     return;
   }
   const metadata = isRecord(object["metadata"]) ? object["metadata"] : {};
   const name = typeof metadata["name"] === "string" ? metadata["name"] : undefined;
   const namespace = typeof metadata["namespace"] === "string" ? metadata["namespace"] : "default";
+  const named = { kind, namespace, name };
   const isOurs = apiVersion.split("/")[0] === GROUP;
-  const isSecret = apiVersion === "v1" && kind === "Secret";
-  if (!isOurs && !isSecret) {
+  if (!isOurs && !READ_KINDS.has(kind)) {
     result.skipped.push({ source, apiVersion, kind, namespace, name });
+    return;
+  }
+  // a kind this tool reads under another apiVersion is a mistake, never a document to skip
+  const wanted = kind === "Secret" ? "v1" : API_VERSION;
+  if (READ_KINDS.has(kind) && apiVersion !== wanted) {
+    const detail = `${kind} is ${wanted}, not ${apiVersion}`;
+    result.errors.push(new ManifestError({ ...source, ...where("apiVersion"), ...named, detail }));
+    return;
+  }
+  if (!READ_KINDS.has(kind)) {
+    const detail = `${apiVersion} has no kind ${kind}: want one of ${KINDS.join(", ")}`;
+    result.errors.push(new ManifestError({ ...source, ...where("kind"), ...named, detail }));
     return;
   }
   const report = (issues: FieldIssue[]): boolean => {
     for (const { field, path, message } of issues) {
-      const line = lineOf(ctx, path);
-      result.errors.push(
-        new ManifestError({ ...source, line, kind, namespace, name, field, detail: message }),
-      );
+      const line = lineOf(ctx, [...at, ...path]);
+      result.errors.push(new ManifestError({ ...source, line, ...named, field, detail: message }));
     }
     return issues.length === 0;
   };
-  if (isOurs && (apiVersion !== API_VERSION || !(KINDS as readonly string[]).includes(kind))) {
-    const message = `${apiVersion} ${kind} is not a kind of ${API_VERSION}: want one of ${KINDS.join(", ")}`;
-    report([{ field: "kind", path: ["kind"], message }]);
-    return;
-  }
   const issues = [
     ...metadataIssues(object["metadata"]),
     ...duplicateIssues(ctx, `${kind}/${namespace}`, name),
   ];
   const withNamespace = { ...object, metadata: { ...metadata, namespace } };
-  if (isSecret) {
+  if (kind === "Secret") {
     const decoded = decodeSecret(object);
     if (report([...issues, ...decoded.issues])) {
       result.secrets.push({ secret: withNamespace as unknown as Secret, values: decoded.values, source });
@@ -236,21 +289,29 @@ function loadDocument(ctx: DocumentContext): void {
 }
 
 /** The document as a plain object; undefined (with errors recorded) for bad YAML, empty or non-object documents. */
-function readDocument({ doc, source, result }: DocumentContext): Record<string, unknown> | undefined {
-  if (doc.errors.length > 0) {
-    for (const error of doc.errors) {
-      const line = error.linePos?.[0].line ?? source.line;
-      result.errors.push(
-        new ManifestError({ ...source, line, detail: `invalid YAML: ${firstLine(error.message)}` }),
-      );
-    }
+function readDocument(ctx: DocumentContext): Record<string, unknown> | undefined {
+  const { doc, source, result } = ctx;
+  const [error] = doc.errors;
+  if (error !== undefined) {
+    // the first error is the mistake; the parser's next ones are mostly its consequences
+    const line = error.linePos?.[0].line ?? source.line;
+    result.errors.push(
+      new ManifestError({ ...source, line, detail: `invalid YAML: ${yamlProblem(error.message)}` }),
+    );
     return undefined;
   }
   let value: unknown;
   try {
     value = doc.toJS(); // throws on too many aliases (a "billion laughs" document)
   } catch (error) {
-    result.errors.push(new ManifestError({ ...source, detail: `invalid YAML: ${(error as Error).message}` }));
+    result.errors.push(new ManifestError({ ...source, detail: `invalid YAML: ${problemOf(error)}` }));
+    return undefined;
+  }
+  const shape = shapeProblem(value);
+  if (shape !== undefined) {
+    const field = fieldOf(shape.path);
+    const line = lineOf(ctx, shape.path);
+    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), field, detail: shape.detail }));
     return undefined;
   }
   if (value === null || value === undefined) return undefined; // an empty document, as after a trailing `---`
@@ -362,7 +423,8 @@ function decodeSecret(object: Record<string, unknown>): {
 /** The line of the deepest part of the path that exists in the document (a key's own line for a key). */
 function lineOf(ctx: DocumentContext, path: readonly (string | number)[]): number {
   let node: unknown = ctx.doc.contents;
-  let offset = ctx.doc.range[0];
+  // where the document's content starts (not its `---`), for a field it does not have
+  let offset = ctx.doc.contents?.range?.[0] ?? ctx.doc.range[0];
   for (const step of path) {
     if (isMap(node)) {
       const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === step);
@@ -383,6 +445,66 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function firstLine(text: string): string {
-  return text.split("\n")[0] ?? text;
+/**
+ * The yaml library's message as one line: its first line, without the position it appends (the
+ * line is said separately) and the trailing colon before the excerpt; a stack overflow said as
+ * what it means.
+ */
+function yamlProblem(message: string): string {
+  if (/call stack/i.test(message)) return problemOf(new RangeError(message));
+  const first = message.split("\n")[0] ?? message;
+  return first.replace(/ at line \d+, column \d+:?\s*$/, "").replace(/:\s*$/, "");
+}
+
+/** How deep a manifest may nest: far beyond any real object, far below what could exhaust the stack. */
+export const MAX_MANIFEST_DEPTH = 64;
+
+/** A cycle (an alias to its own ancestor) or nesting deeper than MAX_MANIFEST_DEPTH: where, and what. */
+function shapeProblem(value: unknown): { path: (string | number)[]; detail: string } | undefined {
+  const ancestors = new Set<object>();
+  const visit = (
+    node: unknown,
+    path: (string | number)[],
+  ): { path: (string | number)[]; detail: string } | undefined => {
+    if (node === null || typeof node !== "object") return undefined;
+    if (ancestors.has(node))
+      return { path, detail: "a YAML alias refers to an object that contains it (a cycle)" };
+    if (path.length > MAX_MANIFEST_DEPTH)
+      return { path, detail: `nested deeper than ${MAX_MANIFEST_DEPTH} levels` };
+    ancestors.add(node);
+    const entries: [string | number, unknown][] = Array.isArray(node)
+      ? node.map((v, i) => [i, v])
+      : Object.entries(node);
+    for (const [step, child] of entries) {
+      const problem = visit(child, [...path, step]);
+      if (problem !== undefined) return problem;
+    }
+    ancestors.delete(node);
+    return undefined;
+  };
+  return visit(value, []);
+}
+
+/** The kind, namespace and name a document declares, as far as they can be read without converting it. */
+function objectOf(doc: Document.Parsed): { kind?: string; namespace?: string; name?: string } {
+  const text = (path: string[]): string | undefined => {
+    const value: unknown = doc.getIn(path);
+    return typeof value === "string" ? value : undefined;
+  };
+  const kind = text(["kind"]);
+  const name = text(["metadata", "name"]);
+  const namespace = text(["metadata", "namespace"]);
+  return {
+    ...(kind !== undefined ? { kind } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+  };
+}
+
+/** An exception's message, with the engine's stack overflow said as what it means for a manifest. */
+function problemOf(error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return `nested too deeply to read (more than ${MAX_MANIFEST_DEPTH} levels are never needed)`;
+  }
+  return error instanceof Error ? error.message : String(error);
 }

@@ -165,7 +165,7 @@ describe("loadManifests: files and documents", () => {
       "ROOT/many/1.yaml:6: document 1: EdgeTenant default/x: spec.edgeId: Invalid value: \"e\": should match '^edge-[0-9]+$'",
       "ROOT/many/2.yaml:1: document 1: not an object with apiVersion and kind",
       "ROOT/many/2.yaml:4: document 2: apiVersion: Required value",
-      "ROOT/many/2.yaml:7: document 3: Edge default/y: kind: nsxv.io/v1alpha1 Edge is not a kind of nsxv.io/v1alpha1: want one of NSXManager, EdgeTenant, IPPoolAllocations",
+      "ROOT/many/2.yaml:7: document 3: Edge default/y: kind: nsxv.io/v1alpha1 has no kind Edge: want one of NSXManager, EdgeTenant, IPPoolAllocations",
     ]);
   });
 });
