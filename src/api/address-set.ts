@@ -39,6 +39,8 @@ export class AddressSetError extends CodedError {
 
 const PREFIX_LENGTH = /^(?:0|[1-9][0-9]{0,2})$/;
 const SHAPES = "is not an IP address, a range a-b or a CIDR a/n";
+/** the counterpart of a CEL rule of its own (cel-rules.ts) */
+export const RANGE_REVERSED = "is a range whose start is above its end";
 
 /** One entry as an interval; throws AddressSetError naming `spec.allowed[index]`. */
 export function parseAddressEntry(entry: string, index = 0): AddressInterval {
@@ -71,7 +73,7 @@ export function parseAddressEntry(entry: string, index = 0): AddressInterval {
     const start = address(entry.slice(0, dash), "the start");
     const end = address(entry.slice(dash + 1), "the end");
     if (start.family !== end.family) fail("mixes IPv4 and IPv6: both ends of a range must be of one family");
-    if (start.value > end.value) fail("is a range whose start is above its end");
+    if (start.value > end.value) fail(RANGE_REVERSED);
     return { family: start.family, start: start.value, end: end.value };
   }
   const ip = address(entry, "");

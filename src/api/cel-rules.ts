@@ -4,12 +4,8 @@
  * kind, the schema path of the node that carries the rule and the rule's exact text:
  * ResourceValidator refuses to start when a rule in crds/ has no counterpart, and
  * test/api/crd-types.test.ts checks that no counterpart is left without its rule.
- *
- * Where the operator is stricter than CEL can be, the counterpart says so: a range `a-b`
- * whose start is above its end passes the API server (CEL has no ordering of IP addresses)
- * but is refused here and by the reconciler.
  */
-import { AddressSetError, parseAddressEntry } from "./address-set.ts";
+import { AddressSetError, parseAddressEntry, RANGE_REVERSED } from "./address-set.ts";
 import { DurationError, parseDuration } from "./duration.ts";
 import { DEFAULTS, type Kind } from "./types.ts";
 
@@ -48,6 +44,37 @@ function syncIntervalFloor(value: unknown): true | string | undefined {
   if (typeof ms === "string") return ms;
   return ms >= DEFAULTS.minSyncIntervalSeconds * 1000 ? undefined : true;
 }
+
+/** why parseAddressEntry refuses an entry; undefined when it accepts it (or it is no string) */
+function entryProblem(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  try {
+    parseAddressEntry(value);
+    return undefined;
+  } catch (error) {
+    if (error instanceof AddressSetError) return error.reason;
+    throw error;
+  }
+}
+
+/**
+ * CEL has no ordering of IP addresses, but it can test whether a CIDR contains an address: the
+ * common prefix of a range's ends s and e is found by binary search over prefix lengths (a tree
+ * of `s/m contains e?` tests, of which one path runs: 5 tests for IPv4, 7 for IPv6), and the
+ * bit after it decides: s is below e when that bit of s is 0, i.e. when s's network at that
+ * length is the one at the length before. Each end is bound to a name by mapping a list of one.
+ */
+function prefixSearch(lo: number, hi: number): string {
+  if (hi === lo + 1) return `cidr(s + '/${hi}').masked().ip() == cidr(s + '/${lo}').masked().ip()`;
+  const m = (lo + hi) >> 1;
+  return `(cidr(s + '/${m}').containsIP(e) ? ${prefixSearch(m, hi)} : ${prefixSearch(lo, m)})`;
+}
+
+const RANGE_ORDER_RULE =
+  "!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, " +
+  "[self.substring(self.indexOf('-') + 1)].map(e, " +
+  "!(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || " +
+  `(ip(s).family() == 4 ? ${prefixSearch(0, 32)} : ${prefixSearch(0, 128)}))[0])[0]`;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -94,16 +121,16 @@ export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
     rule:
       "isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && " +
       "isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())",
-    // the same parser the reconciler uses; stricter than CEL only for reversed ranges
+    // the same parser the reconciler uses; the two range rules below say their own reasons
     check: (value) => {
-      if (typeof value !== "string") return undefined;
-      try {
-        parseAddressEntry(value);
-        return undefined;
-      } catch (error) {
-        if (error instanceof AddressSetError) return error.reason;
-        throw error;
-      }
+      const problem = entryProblem(value);
+      return problem === RANGE_REVERSED ? undefined : problem;
     },
+  },
+  {
+    kind: "IPPoolAllocations",
+    path: "spec.allowed[*]",
+    rule: RANGE_ORDER_RULE,
+    check: (value) => (entryProblem(value) === RANGE_REVERSED ? true : undefined),
   },
 ];
