@@ -39,7 +39,7 @@ import {
   type HttpMethod,
   type HttpResponse,
 } from "./transport.ts";
-import type { Allocation, CallOptions, IpPool, ManagerApi } from "./types.ts";
+import type { Allocation, CallOptions, IpPool, ManagerApi, ReleaseAnswer } from "./types.ts";
 
 export { DEFAULT_CLIENT_OPTIONS } from "./client-options.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client-options.ts";
@@ -174,8 +174,8 @@ export class ManagerClient implements ManagerApi {
     return parseAllocationList(response.body);
   }
 
-  /** True only when the manager answered `true` or `<boolean>true</boolean>`. */
-  async releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<boolean> {
+  /** Released only when the manager answered `true` or `<boolean>true</boolean>`. */
+  async releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<ReleaseAnswer> {
     requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
     if (typeof ip !== "string" || tryParseIp(ip) === undefined) {
       throw new NsxDocumentError(`address ${JSON.stringify(ip)?.slice(0, 80)} is not an IP address`);
@@ -187,7 +187,7 @@ export class ManagerClient implements ManagerApi {
       idempotent: false,
       signal: options?.signal,
     });
-    return parseReleaseBody(response.body);
+    return parseReleaseBody(response.body, response.status);
   }
 
   /** Closes the connection pool, letting requests in flight finish; later calls fail. */

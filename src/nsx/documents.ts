@@ -9,7 +9,7 @@
 import type { NsxErrorDetails } from "./errors.ts";
 import { NsxResponseError } from "./errors.ts";
 import { tryParseIp } from "../util/ip.ts";
-import type { Allocation, IpPool, IpRange } from "./types.ts";
+import type { Allocation, IpPool, IpRange, ReleaseAnswer } from "./types.ts";
 import { parseXmlObject } from "./xml.ts";
 
 /** What parseXmlObject gives for one element: its text, or its children by name. */
@@ -179,16 +179,20 @@ export function parseAllocationList(xml: string): Allocation[] {
 }
 
 /**
- * The answer to a release: true only for `true` or `<boolean>true</boolean>` (declaration and
- * whitespace allowed). Any other text is false; XML that is not well-formed or declares a DOCTYPE
- * is refused with an NsxResponseError, as every success body is.
+ * The answer to a release (a 2xx): released only for `true` or `<boolean>true</boolean>`
+ * (declaration and whitespace allowed). Any other text is not a release, and the answer says
+ * what it was; XML that is not well-formed or declares a DOCTYPE is refused with an
+ * NsxResponseError, as every success body is.
  */
-export function parseReleaseBody(body: string): boolean {
+export function parseReleaseBody(body: string, status = 200): ReleaseAnswer {
   const trimmed = body.trim();
-  if (trimmed === "true") return true;
-  if (!trimmed.startsWith("<")) return false;
+  if (trimmed === "") return { released: false, answer: `nothing (an empty ${status})` };
+  const refused = { released: false, answer: JSON.stringify(trimmed.replace(/\s+/g, " ").slice(0, 80)) };
+  if (trimmed === "true") return { released: true, answer: "true" };
+  if (!trimmed.startsWith("<")) return refused;
   const parsed = parseXmlObject(trimmed, "release response");
-  return Object.keys(parsed).length === 1 && parsed["boolean"] === "true";
+  const released = Object.keys(parsed).length === 1 && parsed["boolean"] === "true";
+  return released ? { released, answer: "<boolean>true</boolean>" } : refused;
 }
 
 const SNIPPET_CHARS = 300;

@@ -10,4 +10,4 @@ export type { ManagerClientOptions, RequestEvent, RouteName } from "./client.ts"
 export { EdgeDocument } from "./edge-document.ts";
 export { NsxApiError, NsxDocumentError, NsxError, NsxResponseError, NsxTransportError } from "./errors.ts";
 export type { NsxErrorDetails } from "./errors.ts";
-export type { Allocation, CallOptions, IpPool, IpRange, ManagerApi } from "./types.ts";
+export type { Allocation, CallOptions, IpPool, IpRange, ManagerApi, ReleaseAnswer } from "./types.ts";

@@ -44,8 +44,16 @@ export interface ManagerApi {
   putEdge(edgeId: string, doc: EdgeDocument, options?: CallOptions): Promise<void>;
   listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]>;
   listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]>;
-  /** true only when the manager answered `true` or `<boolean>true</boolean>` */
-  releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<boolean>;
+  releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<ReleaseAnswer>;
+}
+
+/**
+ * What the manager said to a release: released only for `true` or `<boolean>true</boolean>`;
+ * `answer` says what it was otherwise ("nothing (an empty 204)", "\"false\"", ...), for the report.
+ */
+export interface ReleaseAnswer {
+  released: boolean;
+  answer: string;
 }
 
 export interface CallOptions {

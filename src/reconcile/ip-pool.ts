@@ -168,8 +168,8 @@ async function releaseOne(
   for (let attempt = 1; ; attempt++) {
     assertReleasable(config.allowed, action);
     try {
-      const released = await api.releaseAddress(pool.objectId, action.managerIp, call);
-      return released ? "released" : { refused: "the manager answered false" };
+      const { released, answer } = await api.releaseAddress(pool.objectId, action.managerIp, call);
+      return released ? "released" : { refused: `the manager answered ${answer}, not true` };
     } catch (error) {
       const rereadOn = ["NSX_ERR_CONFLICT", "NSX_ERR_NOT_ALLOCATED"];
       if (!(error instanceof NsxError) || !rereadOn.includes(error.code)) throw error;

@@ -108,10 +108,20 @@ describe("the five calls over HTTP", () => {
     { name: "Empty", reason: "no answer is not a yes", body: "", want: false },
   ])("releases an address: $name ($reason)", async ({ body, want }) => {
     const server = await serve((_r, res) => reply(res, 200, body));
-    await expect(client(server.url).releaseAddress("ipaddresspool-1", "2001:db8::5")).resolves.toBe(want);
+    await expect(client(server.url).releaseAddress("ipaddresspool-1", "2001:db8::5")).resolves.toMatchObject({
+      released: want,
+    });
     expect(server.requests[0]).toMatchObject({
       method: "DELETE",
       url: "/api/2.0/services/ipam/pools/ipaddresspool-1/ipaddresses/2001%3Adb8%3A%3A5",
+    });
+  });
+
+  it("says that a 204 without a body is no answer, not false", async () => {
+    const server = await serve((_r, res) => reply(res, 204, ""));
+    await expect(client(server.url).releaseAddress("ipaddresspool-1", "10.0.0.5")).resolves.toEqual({
+      released: false,
+      answer: "nothing (an empty 204)",
     });
   });
 

@@ -125,8 +125,11 @@ describe("the five calls against the simulator", () => {
     const sim = await simulator();
     const { c } = client(sim);
     await control(sim, "POST", "pools/ipaddresspool-2/allocations", { mode: "RESERVE", ip: "2001:db8::15" });
-    await expect(c.releaseAddress("ipaddresspool-2", "2001:db8::15")).resolves.toBe(true);
-    await expect(c.releaseAddress("ipaddresspool-1", "10.0.0.10")).resolves.toBe(true);
+    await expect(c.releaseAddress("ipaddresspool-2", "2001:db8::15")).resolves.toEqual({
+      released: true,
+      answer: "<boolean>true</boolean>",
+    });
+    await expect(c.releaseAddress("ipaddresspool-1", "10.0.0.10")).resolves.toMatchObject({ released: true });
     expect(await c.listAllocations("ipaddresspool-1")).toEqual([]);
     const error = await c.releaseAddress("ipaddresspool-1", "10.0.0.10").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NsxApiError);

@@ -397,7 +397,7 @@ describe("parseReleaseBody", () => {
     },
     { name: "TrueWithTail", reason: "extra text is not the value true", body: "true false", want: false },
   ])("$name: $reason", ({ body, want }) => {
-    expect(parseReleaseBody(body)).toBe(want);
+    expect(parseReleaseBody(body).released).toBe(want);
   });
 
   it.each([
@@ -409,6 +409,25 @@ describe("parseReleaseBody", () => {
     },
   ])("refuses $name: $reason", ({ body }) => {
     expect(() => parseReleaseBody(body)).toThrow(NsxResponseError);
+  });
+
+  it.each([
+    {
+      reason: "an empty 204 is said as such, not as false",
+      body: "",
+      status: 204,
+      answer: "nothing (an empty 204)",
+    },
+    { reason: "an empty 200 too", body: " \n", status: 200, answer: "nothing (an empty 200)" },
+    { reason: "text is quoted", body: "false", status: 200, answer: '"false"' },
+    {
+      reason: "a document on one line, cut",
+      body: `<result>\n  ${"y".repeat(100)}\n</result>`,
+      status: 200,
+      answer: JSON.stringify(`<result> ${"y".repeat(100)}`.slice(0, 80)),
+    },
+  ])("says what a refusal was: $reason", ({ body, status, answer }) => {
+    expect(parseReleaseBody(body, status)).toEqual({ released: false, answer });
   });
 });
 

@@ -16,7 +16,7 @@ import {
 } from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
-import type { Allocation, IpPool, ManagerApi } from "../../src/nsx/types.ts";
+import type { Allocation, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
 import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
 import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
 import { resolveEdgeTenant, resolvePool } from "../../src/reconcile/spec.ts";
@@ -138,13 +138,16 @@ export interface FakeState {
   allocations: Map<string, Allocation[]>;
 }
 
-/** Faults: each call pops the first entry of its list (an Error to throw, or for release a boolean answer). */
+/**
+ * Faults: each call pops the first entry of its list (an Error to throw, or for release the
+ * answer: false for "false", or what the manager said).
+ */
 export interface FakeFaults {
   getEdge?: Error[];
   putEdge?: Error[];
   listPools?: Error[];
   listAllocations?: Error[];
-  releaseAddress?: (Error | boolean)[];
+  releaseAddress?: (Error | false | ReleaseAnswer)[];
 }
 
 export interface FakeManager {
@@ -204,20 +207,21 @@ export function fakeManager(
       },
       async releaseAddress(poolId, ip) {
         const answer = enter(`releaseAddress ${poolId} ${ip}`, "releaseAddress");
-        if (answer === false) return false;
+        if (answer === false) return { released: false, answer: "false" };
+        if (answer !== undefined) return answer;
         const list = fake.state.allocations.get(poolId) ?? [];
         fake.state.allocations.set(
           poolId,
           list.filter((a) => a.ipAddress !== ip),
         );
-        return true;
+        return { released: true, answer: "true" };
       },
       async close() {
         fake.closed = true;
       },
     },
   };
-  function enter(call: string, kind: keyof FakeFaults): boolean | undefined {
+  function enter(call: string, kind: keyof FakeFaults): false | ReleaseAnswer | undefined {
     fake.calls.push(call);
     fake.before?.(call);
     const fault = fake.faults[kind]?.shift();

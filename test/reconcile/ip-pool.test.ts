@@ -67,8 +67,28 @@ describe("the IPPoolAllocations handler", () => {
     ).toEqual(["10.0.0.7"]);
     expect(report.outcome).toMatchObject({
       type: "failed",
-      error: { reason: "ReleaseFailed", message: expect.stringMatching(/10\.0\.0\.7.*answered false/) },
+      error: {
+        reason: "ReleaseFailed",
+        message: expect.stringMatching(/10\.0\.0\.7.*answered false, not true/),
+      },
     });
+  });
+
+  it("says what an empty answer to a release was, rather than calling it false", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [{ released: false, answer: "nothing (an empty 204)" }];
+    const report = await pass(object);
+    expect(report.outcome).toMatchObject({
+      type: "failed",
+      error: {
+        reason: "ReleaseFailed",
+        message: expect.stringMatching(/10\.0\.0\.7.*answered nothing \(an empty 204\), not true/),
+      },
+    });
+    expect(
+      strays(report)?.map((s) => s.ip),
+      "not counted as released",
+    ).toEqual(["10.0.0.7"]);
   });
 
   it("stops releasing after an error that would repeat for every address", async () => {
