@@ -295,16 +295,17 @@ function readDocument(ctx: DocumentContext): Record<string, unknown> | undefined
   if (error !== undefined) {
     // the first error is the mistake; the parser's next ones are mostly its consequences
     const line = error.linePos?.[0].line ?? source.line;
-    result.errors.push(
-      new ManifestError({ ...source, line, detail: `invalid YAML: ${yamlProblem(error.message)}` }),
-    );
+    const detail = `invalid YAML: ${yamlProblem(error.message)}`;
+    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), detail }));
     return undefined;
   }
   let value: unknown;
   try {
     value = doc.toJS(); // throws on too many aliases (a "billion laughs" document)
   } catch (error) {
-    result.errors.push(new ManifestError({ ...source, detail: `invalid YAML: ${problemOf(error)}` }));
+    result.errors.push(
+      new ManifestError({ ...source, ...objectOf(doc), detail: `invalid YAML: ${problemOf(error)}` }),
+    );
     return undefined;
   }
   const shape = shapeProblem(value);
@@ -488,7 +489,12 @@ function shapeProblem(value: unknown): { path: (string | number)[]; detail: stri
 /** The kind, namespace and name a document declares, as far as they can be read without converting it. */
 function objectOf(doc: Document.Parsed): { kind?: string; namespace?: string; name?: string } {
   const text = (path: string[]): string | undefined => {
-    const value: unknown = doc.getIn(path);
+    let value: unknown;
+    try {
+      value = doc.getIn(path);
+    } catch {
+      return undefined; // a document broken enough that even this fails names no object
+    }
     return typeof value === "string" ? value : undefined;
   };
   const kind = text(["kind"]);

@@ -43,7 +43,7 @@ export function renderText(view: PassView, options: { colour: boolean }): string
 function objectLines(object: ObjectView, startedAtMs: number, p: Painter): string[] {
   const header = [
     p.bold(`${object.kind} ${object.namespace}/${object.name}`),
-    object.target && p.dim(object.target),
+    object.target && p.dim(printable(object.target)),
     object.managementPolicy === "Observe" ? p.cyan("[Observe]") : undefined,
   ]
     .filter((s) => s !== undefined && s !== "")
@@ -52,17 +52,19 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
   if (object.state === "paused") return [`${header}  ${p.cyan("[paused]")} ${p.dim("no manager calls")}`];
   if (object.state === "inSync") {
     const message = object.kind === "EdgeTenant" || object.message === "" ? "in sync" : object.message;
-    return [`${header}  ${p.green("✓")} ${message}`];
+    return [`${header}  ${p.green("✓")} ${printable(message)}`];
   }
   const lines = [header, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
   if (object.error !== undefined)
-    lines.push(`  ${p.red("✗")} ${p.red(object.error.reason)}: ${object.error.message}`);
-  else if (object.state === "conflict") lines.push(`  ${p.red("✗")} ${p.red("Conflict")}: ${object.message}`);
+    lines.push(`  ${p.red("✗")} ${p.red(object.error.reason)}: ${printable(object.error.message)}`);
+  else if (object.state === "conflict")
+    lines.push(`  ${p.red("✗")} ${p.red("Conflict")}: ${printable(object.message)}`);
   return lines;
 }
 
 function changeLine(change: ChangeView, startedAtMs: number, p: Painter): string {
-  const why = change.why === undefined ? "" : `: ${change.why}`;
+  // a withheld change's why reads as a sentence: "held back: rerun with --release-strays", ...
+  const why = (otherwise: string) => p.dim(printable(change.why ?? otherwise));
   if (change.type === "setTenant") {
     const { from, to } = change;
     const text = `tenant: ${quote(from)} → ${quote(to)}`;
@@ -74,11 +76,11 @@ function changeLine(change: ChangeView, startedAtMs: number, p: Painter): string
       case "observed":
         return `${p.dim("~")} ${text}  ${p.dim("(observe only: not changed)")}`;
       default:
-        return `${p.dim("·")} ${text}  ${p.dim(`not changed${why}`)}`;
+        return `${p.dim("·")} ${text}  ${why("not changed")}`;
     }
   }
   const { ip, note, firstSeen } = change;
-  const noted = `${ip}  ${note === undefined ? p.dim("(no note)") : `note ${quote(note)}`}`;
+  const noted = `${printable(ip)}  ${note === undefined ? p.dim("(no note)") : `note ${quote(note)}`}`;
   switch (change.result) {
     case "planned":
       return `${p.red("-")} release ${noted}  ${p.dim(strayAge(firstSeen, startedAtMs))}`;
@@ -87,7 +89,7 @@ function changeLine(change: ChangeView, startedAtMs: number, p: Painter): string
     case "observed":
       return `${p.dim("-")} ${noted}  ${p.dim("(observe only: would release)")}`;
     default:
-      return `${p.dim("·")} ${noted}  ${p.dim(`not released${why}`)}`;
+      return `${p.dim("·")} ${noted}  ${why("not released")}`;
   }
 }
 
@@ -138,20 +140,34 @@ function summaryLine(view: PassView, p: Painter): string {
 export function renderManifestErrors(errors: readonly ManifestError[], options: { colour: boolean }): string {
   const p = painter(options.colour);
   const head = p.red(`error: ${plural(errors.length, "invalid manifest")}; no manager was called:`);
-  return [head, ...errors.map((e) => `  ${e.message}`), ""].join("\n");
+  return [head, ...errors.map((e) => `  ${printable(e.message)}`), ""].join("\n");
 }
 
 export function renderSkipped(skipped: readonly SkippedDocument[]): string {
   return skipped
     .map((s) => {
       const what = `${s.apiVersion} ${s.kind} ${s.namespace ?? "default"}/${s.name ?? "(no name)"}`;
-      return `note: skipped ${what} (${s.source.file}:${s.source.line}): not a kind this tool reads\n`;
+      return `note: skipped ${printable(what)} (${s.source.file}:${s.source.line}): not a kind this tool reads\n`;
     })
     .join("");
 }
 
 function quote(text: string | undefined): string {
-  return text === undefined ? "(none)" : JSON.stringify(text);
+  return text === undefined ? "(none)" : printable(JSON.stringify(text));
+}
+
+/**
+ * Text from outside (a manager's names and notes, a manifest's strings) with every control
+ * character escaped (C0, DEL, C1, line and paragraph separators, bidirectional overrides), so
+ * that it cannot start a line of its own, move the cursor or reorder what a reader sees.
+ */
+export function printable(text: string): string {
+  return text.replace(
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) =>
+      ({ "\n": "\\n", "\r": "\\r", "\t": "\\t" })[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function plural(n: number, word: string): string {

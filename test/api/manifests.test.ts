@@ -128,7 +128,7 @@ describe("loadManifests: files and documents", () => {
     expect(set.errors).toHaveLength(1);
     const line = text.split("\n").indexOf(" spec: {}") + 1;
     expect(set.errors[0]?.message).toMatch(
-      new RegExp(`^${join(dir, "x.yaml")}:${line}: document 2: invalid YAML: `),
+      new RegExp(`^${join(dir, "x.yaml")}:${line}: document 2: EdgeTenant default/bad: invalid YAML: `),
     );
   });
 
@@ -168,6 +168,65 @@ describe("loadManifests: files and documents", () => {
       "ROOT/many/2.yaml:7: document 3: Edge default/y: kind: nsxv.io/v1alpha1 has no kind Edge: want one of NSXManager, EdgeTenant, IPPoolAllocations",
     ]);
   });
+});
+
+describe("loadManifests: what kubectl writes, and documents that attack the reader", () => {
+  const tenant = (name: string, extra: { spec?: Record<string, unknown> } = {}) =>
+    objectFor({ name: "", reason: "", kind: "EdgeTenant", spec: extra.spec ?? {} }, name);
+  it("reads each item of a v1 List (kubectl get -o yaml) as an object of its own, with its line", async () => {
+    const list = {
+      apiVersion: "v1",
+      kind: "List",
+      items: [tenant("a"), tenant("b", { spec: { edgeId: "e" } })],
+    };
+    const dir = tree("list", { "x.yaml": yaml(list) });
+    const set = await loadManifests([dir], { validator });
+    expect(names(set)).toEqual(["EdgeTenant/a"]);
+    expect(set.errors.map((e) => [e.objectName, e.field])).toEqual([["b", "spec.edgeId"]]);
+    const text = yaml(list).split("\n");
+    expect(set.errors[0]?.line, "the line of the item's field").toBe(
+      text.findIndex((l) => /edgeId: e$/.test(l)) + 1,
+    );
+  });
+
+  it("refuses a kind it reads under another apiVersion rather than skipping it", async () => {
+    const dir = tree("version", { "x.yaml": yaml({ ...tenant("a"), apiVersion: "nsxv.io/v1" }) });
+    const set = await loadManifests([dir], { validator });
+    expect(set.objects).toEqual([]);
+    expect(set.skipped).toEqual([]);
+    expect(set.errors.map((e) => [e.field, e.detail])).toEqual([
+      ["apiVersion", "EdgeTenant is nsxv.io/v1alpha1, not nsxv.io/v1"],
+    ]);
+  });
+
+  it.each([
+    {
+      name: "AliasCycle",
+      reason: "an alias to its own ancestor",
+      text: "apiVersion: nsxv.io/v1alpha1\nkind: EdgeTenant\nmetadata: {name: a}\nspec: &a {tenant: *a}\n",
+      detail: /cycle/,
+    },
+    {
+      name: "DeepNesting",
+      reason: "nesting no object needs",
+      text: `apiVersion: nsxv.io/v1alpha1\nkind: EdgeTenant\nmetadata: {name: a}\nspec: ${"[".repeat(5000)}${"]".repeat(5000)}\n`,
+      detail: /nest/,
+    },
+  ])(
+    "turns $name ($reason) into an error naming file, line and object, and keeps the other files",
+    async (c) => {
+      const dir = tree(`attack-${c.name}`, { "bad.yaml": c.text, "good.yaml": yaml(tenant("ok")) });
+      const set = await loadManifests([dir], { validator });
+      expect(names(set)).toEqual(["EdgeTenant/ok"]);
+      expect(set.errors).toHaveLength(1);
+      expect(set.errors[0]).toMatchObject({
+        file: join(dir, "bad.yaml"),
+        kind: "EdgeTenant",
+        objectName: "a",
+      });
+      expect(set.errors[0]?.detail).toMatch(c.detail);
+    },
+  );
 });
 
 describe("loadManifests: metadata", () => {
