@@ -7,8 +7,8 @@
  */
 import {
   loadManifests,
+  ManifestError,
   type LoadedObject,
-  type ManifestError,
   type ManifestSource,
   type SkippedDocument,
 } from "../api/manifests.ts";
@@ -24,7 +24,7 @@ import {
   type Reconcile,
   type ReconcileReport,
 } from "../reconcile/index.ts";
-import { DEFAULT_NAMESPACE, refOf } from "../api/refs.ts";
+import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
 import { omitUndefined } from "../reconcile/plan.ts";
 import { CodedError } from "../util/errors.ts";
 import { realClock, type Clock } from "../util/clock.ts";
@@ -116,11 +116,12 @@ export function parseManagerUrls(texts: readonly string[]): Map<string, string> 
 export async function runOneShot(options: OneShotOptions): Promise<OneShotResult> {
   const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
   const set = await loadManifests(o.paths);
-  if (set.errors.length > 0) return { type: "invalid", errors: set.errors, skipped: set.skipped };
+  const errors = [...set.errors, ...missingManagers(set.objects)];
+  if (errors.length > 0) return { type: "invalid", errors, skipped: set.skipped };
   if (set.objects.length === 0) {
     throw new CliInputError(`no NSXManager, EdgeTenant or IPPoolAllocations object in ${o.paths.join(", ")}`);
   }
-  const loaded = overrideUrls(set.objects, o.managerUrls ?? new Map());
+  const loaded = inFileOrder(overrideUrls(set.objects, o.managerUrls ?? new Map()));
   const store = memoryStore({
     objects: loaded.map((l) => l.object),
     secrets: credentialSecrets(loaded, set.secrets, o.env),
@@ -161,6 +162,42 @@ async function reconcileOne(
   // a manager's status tells its dependents whether it authenticated: they make no calls if not
   if (report.status !== undefined) store.put({ ...item.object, status: report.status } as NsxvObject);
   return { object: item.object, source: item.source, report };
+}
+
+/** A dependent whose managerRef names no NSXManager of the files: caught before any call. */
+function missingManagers(objects: readonly LoadedObject[]): ManifestError[] {
+  const managers = new Set(
+    objects.filter((l) => l.object.kind === "NSXManager").map((l) => objectKey(refOf(l.object))),
+  );
+  return objects.flatMap(({ object, source }) => {
+    if (object.kind === "NSXManager") return [];
+    const { namespace, name } = refOf(object);
+    const manager = object.spec.managerRef.name;
+    if (managers.has(objectKey({ kind: "NSXManager", namespace, name: manager }))) return [];
+    const detail = `NSXManager ${namespace}/${manager} is not in the manifests`;
+    return [
+      new ManifestError({
+        ...source,
+        kind: object.kind,
+        namespace,
+        name,
+        field: "spec.managerRef.name",
+        detail,
+      }),
+    ];
+  });
+}
+
+/**
+ * Each object's creationTimestamp set to its place in the files (the first object one second
+ * after the epoch, the next one second later, ...): without a cluster, which of two objects
+ * naming one edge or pool acts is decided by file order, and the conflict says so.
+ */
+function inFileOrder(objects: readonly LoadedObject[]): LoadedObject[] {
+  return objects.map((item, i) => {
+    const metadata = { ...item.object.metadata, creationTimestamp: new Date((i + 1) * 1000).toISOString() };
+    return { ...item, object: { ...item.object, metadata } as NsxvObject };
+  });
 }
 
 function overrideUrls(objects: readonly LoadedObject[], urls: ReadonlyMap<string, string>): LoadedObject[] {

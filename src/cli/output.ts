@@ -16,8 +16,9 @@ import {
   type PlannedAction,
   type ReconcileReport,
 } from "../reconcile/index.ts";
-import { refOf } from "../api/refs.ts";
+import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ObjectOutcome, OneShotResult } from "./oneshot.ts";
+import { VERSION } from "./version.ts";
 
 /** Where commands write; `process` in the binary, captured buffers in tests. */
 export interface CliIo {
@@ -30,20 +31,26 @@ export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, env: process.env };
 }
 
-/** 0: nothing pending (plan) or converged (apply); 2: plan found changes; 1: any error or bad input. */
+/**
+ * 0: nothing pending (plan) or nothing it manages left different (apply); 2: plan found changes,
+ * or apply finished without error but held something back (strays without --release-strays,
+ * maxPerSync reached); 1: any error or bad input.
+ */
 export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
 
 /**
  * Version of the JSON document `--output json` prints:
- * `{ formatVersion, command, releaseStrays, exitCode, summary, objects[], skipped[], manifestErrors[] }`,
- * each object `{ kind, namespace, name, file, line, managementPolicy?, target?, state, message,
- * changes[], error? }`, each change the action (`setTenant`: edgeId, from, to; `releaseAddress`:
- * poolId, ip, managerIp, note, firstSeen) plus `result` and `why`. Fields are only ever added.
+ * `{ formatVersion, version, command, releaseStrays, exitCode, summary, objects[], skipped[],
+ * manifestErrors[] }` (`version`: the tool's), each object `{ kind, namespace, name, file, line,
+ * managementPolicy?, target?, state, message, changes[], error? }`, each change the action
+ * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, note, firstSeen) plus
+ * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
+ * field, detail, message }`. 2: `documentIndex` counts from 1, as the text output does.
  */
-export const JSON_FORMAT_VERSION = 1;
+export const JSON_FORMAT_VERSION = 2;
 
 /** planned: plan would do it; done / notDone: apply did it or not; held: not this pass; observed: Observe */
-export type ChangeResult = "planned" | "done" | "notDone" | "held" | "observed";
+export type ChangeResult = "planned" | "done" | "notDone" | "held" | "never" | "observed";
 /** the action as planned (a union on `type`), and what became of it */
 export type ChangeView = Action & { result: ChangeResult; why?: string };
 export type ObjectState = "inSync" | "changes" | "drifted" | "observedOnly" | "paused" | "conflict" | "error";
@@ -115,7 +122,8 @@ export interface PassView {
 }
 
 export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassView {
-  const objects = result.objects.map((o) => objectView(o, result.mode));
+  const sources = new Map(result.objects.map((o) => [objectKey(refOf(o.object)), o.source]));
+  const objects = result.objects.map((o) => objectView(o, result.mode, (ref) => sources.get(objectKey(ref))));
   const count = (state: ObjectState) => objects.filter((o) => o.state === state).length;
   const changes = objects.flatMap((o) => o.changes);
   const effective = result.mode === "plan" ? "planned" : "done";
@@ -132,19 +140,25 @@ export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassVie
     errors: count("error"),
   };
   const failed = summary.errors + summary.conflicts > 0;
-  const pending = result.mode === "plan" && summary.tenantCorrections + summary.releases > 0;
+  // plan: changes to make; apply: something it manages left different (held back by a flag or a cap)
+  const pending =
+    result.mode === "plan" ? summary.tenantCorrections + summary.releases > 0 : summary.heldBack > 0;
   const exitCode = failed ? EXIT.error : pending ? EXIT.changes : EXIT.ok;
   const { releaseStrays, startedAtMs, skipped } = result;
   return { command: result.mode, releaseStrays, startedAtMs, objects, skipped, summary, exitCode };
 }
 
-function objectView({ object, source, report }: ObjectOutcome, mode: ExecutionMode): ObjectView {
+function objectView(
+  { object, source, report }: ObjectOutcome,
+  mode: ExecutionMode,
+  sourceOf: (ref: ObjectRef) => ManifestSource | undefined,
+): ObjectView {
   const { namespace, name } = refOf(object);
   const status = report.status ?? object.status;
   const policy = object.kind === "NSXManager" ? undefined : (object.spec.managementPolicy ?? "Enforce");
   const changes = report.planned.map((p) => changeView(p, report, mode, policy));
   const target = targetOf(object, status);
-  const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes);
+  const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes, sourceOf);
   return {
     kind: object.kind,
     namespace,
@@ -165,6 +179,7 @@ function stateOf(
   report: ReconcileReport,
   conditions: readonly Condition[],
   changes: readonly ChangeView[],
+  sourceOf: (ref: ObjectRef) => ManifestSource | undefined,
 ): { state: ObjectState; message: string; error?: ErrorView } {
   if (report.outcome.type === "failed") {
     const error = errorView(report.outcome.error);
@@ -173,14 +188,23 @@ function stateOf(
   if (isPaused(object.metadata))
     return { state: "paused", message: `annotation nsxv.io/paused is "true": no manager calls` };
   const conflict = conditions.find((c) => c.type === "Stalled" && c.reason === "Conflict");
-  if (conflict !== undefined) return { state: "conflict", message: conflict.message };
+  if (conflict !== undefined) {
+    const owner = report.conflictOwner;
+    const at = owner === undefined ? undefined : sourceOf(owner);
+    // without a cluster, the first of two objects in the files acts (oneshot.ts gives it the older creationTimestamp)
+    const message =
+      owner === undefined || at === undefined
+        ? conflict.message
+        : `${conflictTarget(object)} is also named by ${formatRef(owner)} (${at.file}:${at.line}), which comes first in the files: this object acts on nothing`;
+    return { state: "conflict", message };
+  }
   const results = new Set(changes.map((c) => c.result));
   const state: ObjectState =
     results.has("planned") || results.has("done") || results.has("notDone")
       ? "changes"
       : results.has("observed")
         ? "observedOnly"
-        : results.has("held")
+        : results.has("held") || results.has("never")
           ? "drifted"
           : "inSync";
   return { state, message: conditions.find((c) => c.type === "Ready")?.message ?? "" };
@@ -195,8 +219,10 @@ function changeView(
   const { action } = planned;
   let result: ChangeResult;
   let why = planned.withheld;
-  if (why !== undefined) result = policy === "Observe" ? "observed" : "held";
-  else if (mode === "plan") result = "planned";
+  if (why !== undefined) {
+    // "never released" is the spec's own choice (maxPerSync 0, an unreadable address): not held back
+    result = policy === "Observe" ? "observed" : why.startsWith("never released") ? "never" : "held";
+  } else if (mode === "plan") result = "planned";
   else if (wasDone(action, report)) result = "done";
   else {
     result = "notDone";
@@ -212,6 +238,16 @@ function wasDone(action: Action, report: ReconcileReport): boolean {
   if (action.type === "setTenant")
     return report.changes.tenantCorrections.some((c) => c.edgeId === action.edgeId && c.to === action.to);
   return report.changes.releases.some((r) => r.poolId === action.poolId && r.ip === action.ip);
+}
+
+/** What two objects of a conflict both name: the edge, or the pool as selected. */
+function conflictTarget(object: NsxvObject): string {
+  if (object.kind === "EdgeTenant") return `edge ${object.spec.edgeId}`;
+  if (object.kind === "IPPoolAllocations") {
+    const { id, name } = object.spec.pool;
+    return id === undefined ? `the pool named ${JSON.stringify(name)}` : `pool ${id}`;
+  }
+  return formatRef(refOf(object));
 }
 
 function targetOf(object: NsxvObject, status: NsxvObject["status"]): string | undefined {
@@ -246,6 +282,7 @@ function errorView(error: ReconcileError): ErrorView {
 export function renderJson(view: PassView): string {
   const document = {
     formatVersion: JSON_FORMAT_VERSION,
+    version: VERSION,
     command: view.command,
     releaseStrays: view.releaseStrays,
     exitCode: view.exitCode,
@@ -267,7 +304,8 @@ export function renderInvalidJson(
   const manifestErrors = errors.map((e) => ({
     file: e.file,
     line: e.line,
-    documentIndex: e.documentIndex,
+    // counted from 1, as the text says "document 1"
+    documentIndex: e.documentIndex === undefined ? undefined : e.documentIndex + 1,
     kind: e.kind,
     namespace: e.namespace,
     name: e.objectName,
@@ -277,10 +315,11 @@ export function renderInvalidJson(
   }));
   const document = {
     formatVersion: JSON_FORMAT_VERSION,
+    version: VERSION,
     command,
     releaseStrays,
     exitCode: EXIT.error,
-    summary: { ...EMPTY_SUMMARY },
+    summary: { ...EMPTY_SUMMARY, errors: errors.length },
     objects: [],
     skipped: skipped.map(skippedJson),
     manifestErrors,

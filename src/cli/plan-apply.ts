@@ -68,7 +68,8 @@ const ONE_SHOT_HELP: Record<ExecutionMode, { description: string; releaseStrays:
       "plan as apply --release-strays would run (releases are planned either way; this drops the hint)",
   },
   apply: {
-    description: "Correct drifted edge tenants and release stray addresses (exit 0: converged, 1: error).",
+    description:
+      "Correct drifted edge tenants and release stray addresses (exit 0: converged, 2: something held back, e.g. strays without --release-strays or maxPerSync reached, 1: error).",
     releaseStrays:
       "release stray addresses now: one pass cannot wait out minStrayAge (maxPerSync still applies)",
   },

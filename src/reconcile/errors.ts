@@ -5,6 +5,7 @@
  * the client's errors are built from method, path and what the manager said, ours from object
  * names and spec fields.
  */
+import type { ObjectRef } from "../api/refs.ts";
 import { NsxError, type NsxErrorCode } from "../nsx/errors.ts";
 import { CodedError } from "../util/errors.ts";
 import type { FailureReason } from "./conditions.ts";
@@ -14,12 +15,21 @@ export class ReconcileError extends CodedError {
   readonly reason: FailureReason;
   /** only a change of the object can fix it: not retried until the object changes */
   readonly terminal: boolean;
+  /** a Conflict's owner: the object that acts on the edge or pool this one names */
+  readonly owner: ObjectRef | undefined;
 
-  constructor(init: { reason: FailureReason; message: string; terminal?: boolean; cause?: unknown }) {
+  constructor(init: {
+    reason: FailureReason;
+    message: string;
+    terminal?: boolean;
+    cause?: unknown;
+    owner?: ObjectRef;
+  }) {
     // stable: `RECONCILE_` + the reason in upper snake case, e.g. `RECONCILE_INVALID_SPEC`
     super(`RECONCILE_${init.reason.replace(/(?<=[a-z])(?=[A-Z])/g, "_").toUpperCase()}`, init.message, init);
     this.reason = init.reason;
     this.terminal = init.terminal ?? false;
+    this.owner = init.owner;
   }
 
   /** Bad spec that the CRD should have refused: terminal. */

@@ -169,25 +169,25 @@ function decide(input: IpPoolPlanInput): Decisions {
       if (pending && releasing) decisions.pending.add(stray.key);
     };
     const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
-    if (stray.parsed === undefined) hold("the manager's text is not an IP address: never released");
-    else if (config.maxPerSync === 0) hold("spec.release.maxPerSync is 0: strays are never released");
+    if (stray.parsed === undefined) hold("never released: the manager's text is not an IP address");
+    else if (config.maxPerSync === 0) hold("never released: spec.release.maxPerSync is 0");
     else if (oneShot !== undefined && !oneShot.releaseStrays)
-      hold("one-shot run without releaseStrays: not released");
+      hold("held back: rerun with --release-strays (one pass cannot wait out minStrayAge)");
     else if (oneShot === undefined && nowMs < dueAtMs) {
       hold(
-        `stray since ${stray.firstSeen}: due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
+        `held back: stray since ${stray.firstSeen}, due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
         true,
       );
       if (releasing)
         decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, dueAtMs - nowMs);
     } else if (counted >= config.maxPerSync) {
-      hold(`spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
+      hold(`held back: spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
       // due now: the next pass comes soon rather than after the whole sync interval
       if (releasing && oneShot === undefined)
         decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, CAPPED_REQUEUE_MS);
     } else {
       counted++;
-      if (!releasing) hold(`managementPolicy ${config.policy}: would release`);
+      if (!releasing) hold(`would release: managementPolicy ${config.policy} changes nothing`);
       else if (input.hold !== undefined) hold(`held: ${input.hold.message}`);
       else {
         assertReleasable(config.allowed, action);

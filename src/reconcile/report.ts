@@ -70,6 +70,8 @@ export interface ReconcileReport {
   wake: ObjectRef[];
   /** the kind's finalizer to add to or remove from the object, when that must change */
   finalizer: FinalizerChange | undefined;
+  /** in a Conflict, the object that owns the edge or pool this one names */
+  conflictOwner: ObjectRef | undefined;
   /** every action decided, withheld ones (Observe, grace period, ...) with why: `plan` prints it */
   planned: PlannedAction[];
   outcome: Outcome;
@@ -84,6 +86,7 @@ export interface Draft {
   pool?: PoolUsage;
   wake?: ObjectRef[];
   finalizer?: FinalizerChange;
+  conflictOwner?: ObjectRef;
   planned?: PlannedAction[];
   outcome: Outcome;
 }
@@ -116,6 +119,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
     pool: draft.pool,
     wake: draft.wake ?? [],
     finalizer: draft.finalizer,
+    conflictOwner: draft.conflictOwner,
     planned: draft.planned ?? [],
     outcome: draft.outcome,
   };
@@ -165,9 +169,9 @@ export function failedDraft(
   const base = options.base ?? { ...pass.object.status };
   const { conditions, event } = failureConditions(base.conditions, error, pass.context, options.ready);
   const status = { ...base, observedGeneration: pass.context.generation, conditions };
-  const outcome: Outcome =
-    error.reason === "Conflict"
-      ? { type: "done", requeueAfterMs: options.resyncMs }
-      : { type: "failed", error };
-  return { status, events: [event], outcome };
+  if (error.reason === "Conflict") {
+    const owner = error.owner === undefined ? {} : { conflictOwner: error.owner };
+    return { status, events: [event], outcome: { type: "done", requeueAfterMs: options.resyncMs }, ...owner };
+  }
+  return { status, events: [event], outcome: { type: "failed", error } };
 }

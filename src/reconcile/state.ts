@@ -139,9 +139,9 @@ export class ReconcilerState {
       new ReconcileError({ reason: "ManagerNotReady", message: `${formatRef(ref)}: ${why}`, cause });
     const manager = await this.store.get(ref);
     if (manager?.kind !== "NSXManager") throw notReady("not found");
-    if (manager.status?.authenticated === false) throw notReady("authentication failed (see its status)");
+    if (manager.status?.authenticated === false) throw notReady("its last check failed to authenticate");
     // its own check could not reach it: every call of a dependent would wait out the same timeout
-    if (manager.status?.reachable === false) throw notReady("unreachable (see its status)");
+    if (manager.status?.reachable === false) throw notReady("its last check could not reach it");
     try {
       return await this.connect(manager);
     } catch (error) {
@@ -208,5 +208,5 @@ export function managerRefOf(object: EdgeTenant | IPPoolAllocations, managerName
 /** The Conflict error of an object that does not own its target. */
 export function conflictError(target: string, winner: ObjectRef): ReconcileError {
   const message = `${target} is owned by ${formatRef(winner)}, which is older; this object acts on nothing until that one is gone`;
-  return new ReconcileError({ reason: "Conflict", message });
+  return new ReconcileError({ reason: "Conflict", message, owner: winner });
 }

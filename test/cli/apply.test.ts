@@ -101,14 +101,14 @@ describe("apply --release-strays on the demo manifests", () => {
 });
 
 describe("apply without --release-strays", () => {
-  it("corrects tenants, releases nothing, and says how to release", async () => {
+  it("corrects tenants, releases nothing, says how to release, and exits 2: something held back", async () => {
     const flags = { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] };
     const io = captureIo();
-    expect(await runOneShotCommand("apply", flags, io)).toBe(0);
+    expect(await runOneShotCommand("apply", flags, io)).toBe(2);
     expect(callsOf(demo.sim)["releaseAddress"] ?? 0).toBe(0);
     expect(callsOf(demo.sim)["putEdge"]).toBe(2);
     expect(io.out()).toContain(
-      `· 10.20.0.12  note "controller-3 (removed)"  not released: one-shot run without releaseStrays`,
+      `· 10.20.0.12  note "controller-3 (removed)"  held back: rerun with --release-strays`,
     );
     expect(io.out()).toContain(
       "Applied: 2 tenant corrections, 0 releases. 1 object observed only, 1 paused, 3 held back.",
@@ -130,9 +130,12 @@ describe("apply honours spec.release", () => {
     );
     const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const first = captureIo();
-    expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, first)).toBe(0);
+    expect(
+      await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, first),
+      "one held back",
+    ).toBe(2);
     expect(first.out()).toContain(
-      '10.20.0.15  note "test-vm jdoe"  not released: spec.release.maxPerSync 1 reached this pass',
+      '10.20.0.15  note "test-vm jdoe"  held back: spec.release.maxPerSync 1 reached this pass',
     );
     expect(demo.sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.20.0.12"]);
     expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, captureIo())).toBe(0);
@@ -147,7 +150,7 @@ describe("apply honours spec.release", () => {
     const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const io = captureIo();
     expect(await runOneShotCommand("apply", { filename: [dir], releaseStrays: true }, io)).toBe(0);
-    expect(io.out()).toContain("maxPerSync is 0: strays are never released");
+    expect(io.out()).toContain("never released: spec.release.maxPerSync is 0");
     expect(callsOf(demo.sim)["releaseAddress"] ?? 0).toBe(0);
     expect(await runOneShotCommand("plan", { filename: [dir] }, captureIo())).toBe(0);
   });
@@ -231,7 +234,7 @@ describe("apply failures name the object and the reason, and exit 1", () => {
     expect(io.out()).toContain("IPPoolAllocations default/ctl");
     expect(io.out()).toContain("✗ Unauthorized: the user lacks the rights: DELETE");
     expect(io.out()).toContain("User does not have the rights to release addresses");
-    expect(io.out()).toContain("not released: not carried out: see the error");
+    expect(io.out()).toContain("not carried out: see the error");
     expect(demo.sim.state.audit.snapshot().releases).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 /** The real binary: `node src/cli/main.ts plan ...` as a child process against an in-process simulator. */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { DEMO_MANIFESTS, startDemoSimulator } from "./helpers.ts";
@@ -44,5 +45,13 @@ describe("nsxv-operator plan (child process)", () => {
     );
     expect(result.code).toBe(2);
     expect(sim.state.counters.snapshot()["putEdge"], "plan made no write").toBeUndefined();
+  });
+});
+
+describe("nsxv-operator --version", () => {
+  it("prints package.json's version and exits 0", async () => {
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    const result = await run(["--version"]);
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: "" });
   });
 });

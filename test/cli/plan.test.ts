@@ -120,7 +120,8 @@ describe("plan output", () => {
     const doc = JSON.parse(io.out());
     expect(exit).toBe(2);
     expect(doc).toMatchObject({
-      formatVersion: 1,
+      formatVersion: 2,
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       command: "plan",
       releaseStrays: false,
       exitCode: 2,
@@ -213,6 +214,48 @@ describe("plan output", () => {
   });
 });
 
+describe("plan without a cluster decides what a cluster would", () => {
+  it("refuses a dependent whose NSXManager is not in the files, before any call", async () => {
+    const dir = dirs.write({ "a.yaml": [secret(), edgeTenant("web", "edge-1", "tenant-blue")] });
+    const io = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
+    expect(io.err()).toMatch(
+      /a\.yaml:\d+: document 2: EdgeTenant default\/web: spec\.managerRef\.name: NSXManager default\/lab is not in the manifests/,
+    );
+    expect(callsOf(demo.sim)).toEqual({});
+  });
+
+  it("lets the first of two objects naming one edge act, and says so in file terms", async () => {
+    const dir = dirs.write({
+      "a.yaml": [manager(demo.sim.url), secret(), edgeTenant("first", "edge-1", "tenant-blue")],
+      "b.yaml": [edgeTenant("second", "edge-1", "tenant-red")],
+    });
+    const io = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
+    expect(io.out()).toContain('~ tenant: "default" → "tenant-blue"');
+    expect(io.out()).toMatch(
+      /✗ Conflict: edge edge-1 is also named by EdgeTenant default\/first \(.*a\.yaml:\d+\), which comes first in the files: this object acts on nothing/,
+    );
+  });
+});
+
+describe("plan text is safe to read", () => {
+  it("escapes control characters from the manager, so a note cannot forge report lines", async () => {
+    // what XML can carry: line breaks, tabs, C1 controls, bidirectional overrides
+    const forged = "ctl\n  ✓ nothing to see\t\u0085\u202ex";
+    demo.sim.state.allocate("ipaddresspool-1", { mode: "RESERVE", ipAddress: "10.20.0.30", note: forged });
+    const io = captureIo();
+    await runOneShotCommand("plan", { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${demo.sim.url}`] }, io);
+    const out = io.out();
+    expect(out).toContain(String.raw`"ctl\n  ✓ nothing to see\t\u0085\u202ex"`);
+    expect(
+      out.split("\n").filter((line) => line.startsWith("  ✓ nothing")),
+      "no forged line",
+    ).toEqual([]);
+    expect(out, "no raw control character reaches the terminal").not.toMatch(/[\t\u0085\u202e]/);
+  });
+});
+
 describe("plan refuses bad input before any manager call", () => {
   const bad = () =>
     dirs.write({
@@ -237,7 +280,12 @@ describe("plan refuses bad input before any manager call", () => {
     const io = captureIo();
     expect(await runOneShotCommand("plan", { filename: [bad()], output: "json" }, io)).toBe(1);
     const doc = JSON.parse(io.out());
-    expect(doc).toMatchObject({ formatVersion: 1, command: "plan", exitCode: 1, objects: [] });
+    expect(doc).toMatchObject({ formatVersion: 2, command: "plan", exitCode: 1, objects: [] });
+    expect(doc.summary.errors, "summary counts the manifest errors").toBe(2);
+    expect(
+      doc.manifestErrors.map((e: { documentIndex: number }) => e.documentIndex),
+      "counted from 1",
+    ).toEqual([3, 1]);
     expect(doc.manifestErrors.map((e: { field: string }) => e.field)).toEqual([
       "spec.edgeId",
       "spec.allowed[1]",
@@ -293,7 +341,7 @@ describe("plan credentials", () => {
     expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
     expect(io.out()).toContain("Unauthorized: the manager refused the credentials");
     expect(io.out()).toMatch(
-      /EdgeTenant default\/web.*\n {2}✗ ManagerNotReady: NSXManager default\/lab: authentication failed/,
+      /EdgeTenant default\/web.*\n {2}✗ ManagerNotReady: NSXManager default\/lab: its last check failed to authenticate/,
     );
     expect(io.out() + io.err()).not.toContain("wrong-password-42");
     expect(demo.sim.state.counters.snapshot(), "the dependents made no call").toEqual({

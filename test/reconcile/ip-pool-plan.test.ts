@@ -236,7 +236,11 @@ const cases: Case[] = [
     now: at(10 * MINUTE),
     want: {
       released: [],
-      withheld: { "10.0.0.7": "Observe: would release", "10.0.0.8": "maxPerSync 1", "10.0.0.9": "due at" },
+      withheld: {
+        "10.0.0.7": "would release: managementPolicy Observe",
+        "10.0.0.8": "maxPerSync 1",
+        "10.0.0.9": "due at",
+      },
       ready: "Drifted",
       reconciling: false,
       requeueAfterMs: undefined,
@@ -252,7 +256,7 @@ const cases: Case[] = [
     oneShot: { releaseStrays: false },
     want: {
       released: [],
-      withheld: { "10.0.0.7": "releaseStrays" },
+      withheld: { "10.0.0.7": "--release-strays" },
       ready: "Drifted",
       requeueAfterMs: undefined,
     },

@@ -169,7 +169,7 @@ describe("dependents", () => {
     const object = poolAllocations({ allowed: [], release: { minStrayAge: "0" } });
     const { fake, pass } = setup({ objects: [manager(), object] });
     fake.state.allocations.set("ipaddresspool-1", allocations("10.0.0.7", "10.0.0.8"));
-    fake.faults.releaseAddress = [true, false];
+    fake.faults.releaseAddress = [{ released: true, answer: "true" }, false];
     const report = await pass(object);
     expect(report.outcome).toMatchObject({
       type: "failed",
@@ -193,14 +193,14 @@ describe("dependents", () => {
       reason: "the NSXManager's own check failed authentication",
       objects: [{ ...manager(), status: { authenticated: false } }],
       secrets: [credentials()],
-      message: "NSXManager ns/nsx: authentication failed (see its status)",
+      message: "NSXManager ns/nsx: its last check failed to authenticate",
     },
     {
       name: "ManagerUnreachable",
       reason: "the NSXManager's own check could not reach it: a dependent would wait out the same timeout",
       objects: [{ ...manager(), status: { reachable: false } }],
       secrets: [credentials()],
-      message: "NSXManager ns/nsx: unreachable (see its status)",
+      message: "NSXManager ns/nsx: its last check could not reach it",
     },
     {
       name: "SecretMissing",
