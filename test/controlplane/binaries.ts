@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
 const REPO_ROOT = join(dirname(BUILD_SCRIPT), "..", "..");
-export const BINARY_NAMES = ["etcd", "kube-apiserver", "kubectl"] as const;
+export const BINARY_NAMES = ["etcd", "kube-apiserver", "kubectl", "kstatus"] as const;
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
 
@@ -41,7 +41,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
   const binDir = controlPlaneBinDir();
   if (missingIn(binDir).length > 0 && options.build) {
     console.warn(
-      `[controlplane] building kube-apiserver, kubectl and etcd into ${binDir} (once; minutes when cold)`,
+      `[controlplane] building kube-apiserver, kubectl, etcd and kstatus into ${binDir} (once; minutes when cold)`,
     );
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once.
+# Builds kube-apiserver, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
+# and kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) beside them.
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
 # that requires it and replaces each staging module with its published v0.N.P can.
@@ -8,9 +9,10 @@
 set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ]; }; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -54,6 +56,14 @@ if [ ! -x "$out/etcd" ]; then
   go mod init nsxv-operator.test/etcd >/dev/null 2>&1
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
   go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 >&2
+fi
+if [ ! -x "$out/kstatus" ]; then
+  mkdir -p "$work/kstatus" && cd "$work/kstatus"
+  cp "$root/test/kstatus/main.go" .
+  go mod init nsxv-operator.test/kstatus >/dev/null 2>&1
+  go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >&2
+  go mod tidy >&2
+  go build -trimpath -ldflags "-s -w" -o "$out/kstatus" . >&2
 fi
 echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
 echo "$out"

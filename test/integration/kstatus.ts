@@ -1,51 +1,28 @@
 /**
- * The rules kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, what Flux's health checks use) applies to
- * a custom resource without type-specific rules, in its order:
- * 1. metadata.deletionTimestamp set → Terminating;
- * 2. status.observedGeneration present and != metadata.generation → InProgress;
- * 3. a condition Reconciling=True → InProgress; Stalled=True → Failed;
- * 4. a Ready condition: True → Current, False or Unknown → InProgress;
- * 5. otherwise Current (no known conditions means nothing is pending).
- * A test helper: the integration tests check that converged objects read as Current.
+ * What kstatus (sigs.k8s.io/cli-utils/pkg/kstatus, the library Flux, kpt and cli-utils' apply use)
+ * says of objects, asked of the real library: test/kstatus/main.go, which
+ * test/controlplane/build.sh builds beside the control plane binaries.
  */
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { controlPlaneBinDir } from "../controlplane/binaries.ts";
 
-export type KStatus = "Current" | "InProgress" | "Failed" | "Terminating";
+export type KStatus = "Current" | "InProgress" | "Failed" | "Terminating" | "NotFound" | "Unknown";
 
 export interface KStatusResult {
   status: KStatus;
   message: string;
 }
 
-interface Readable {
-  metadata?: { generation?: number; deletionTimestamp?: string };
-  status?: {
-    observedGeneration?: number;
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-  };
+/** kstatus's verdict on each object, in order, as the API server returned them */
+export function kstatusOf(objects: readonly object[]): KStatusResult[] {
+  const output = execFileSync(join(controlPlaneBinDir(), "kstatus"), {
+    input: JSON.stringify(objects),
+    encoding: "utf8",
+  });
+  return JSON.parse(output) as KStatusResult[];
 }
 
-export function computeKStatus(object: Readable): KStatusResult {
-  if (object.metadata?.deletionTimestamp)
-    return { status: "Terminating", message: "Resource scheduled for deletion" };
-  const generation = object.metadata?.generation;
-  const observed = object.status?.observedGeneration;
-  if (generation !== undefined && observed !== undefined && observed !== generation) {
-    return {
-      status: "InProgress",
-      message: `generation is ${generation}, but latest observed generation is ${observed}`,
-    };
-  }
-  const conditions = object.status?.conditions ?? [];
-  for (const c of conditions) {
-    if (c.type === "Reconciling" && c.status === "True")
-      return { status: "InProgress", message: c.message ?? "" };
-    if (c.type === "Stalled" && c.status === "True") return { status: "Failed", message: c.message ?? "" };
-  }
-  const ready = conditions.find((c) => c.type === "Ready");
-  if (ready !== undefined) {
-    return ready.status === "True"
-      ? { status: "Current", message: "Resource is Ready" }
-      : { status: "InProgress", message: ready.message ?? "" };
-  }
-  return { status: "Current", message: "Resource is current" };
+export function kstatus(object: object): KStatusResult {
+  return kstatusOf([object])[0]!;
 }

@@ -21,7 +21,7 @@ import {
   KubectlError,
   waitFor,
 } from "../controlplane/testing.ts";
-import { computeKStatus } from "./kstatus.ts";
+import { kstatus } from "./kstatus.ts";
 import {
   CRDS_DIR,
   EXAMPLES_DIR,
@@ -134,7 +134,7 @@ describeWithControlPlane("operator: EdgeTenant", (cp) => {
     for (const c of web.status?.conditions ?? [])
       expect(c.observedGeneration, c.type).toBe(web.metadata.generation);
     expect(condition(web, "Synced")?.status).toBe("True");
-    expect(computeKStatus(web)).toEqual({ status: "Current", message: "Resource is Ready" });
+    expect(kstatus(web)).toEqual({ status: "Current", message: "Resource is Ready" });
     expect(web.status?.observedTenant).toBe("tenant-blue");
     const manager = await k8s.waitFor(
       "NSXManager",
@@ -142,7 +142,7 @@ describeWithControlPlane("operator: EdgeTenant", (cp) => {
       "Ready",
       (o) => condition(o, "Ready")?.status === "True",
     );
-    expect(computeKStatus(manager).status).toBe("Current");
+    expect(kstatus(manager).status).toBe("Current");
   });
 
   it("a tenant changed out of band on the manager is corrected within the sync interval", async () => {
@@ -245,7 +245,7 @@ describeWithControlPlane("operator: EdgeTenant", (cp) => {
     );
     expect(condition(copy, "Stalled")?.reason).toBe("Conflict");
     expect(condition(copy, "Synced")?.reason).toBe("Conflict");
-    expect(computeKStatus(copy).status).toBe("Failed");
+    expect(kstatus(copy).status).toBe("Failed");
     expect(tenantOn(demo, "edge-1")).toBe("tenant-blue");
   });
 

@@ -13,7 +13,7 @@ import {
   installCrds,
   waitFor,
 } from "../controlplane/testing.ts";
-import { computeKStatus } from "./kstatus.ts";
+import { kstatus } from "./kstatus.ts";
 import { CRDS_DIR, Resources, condition, startTestOperator, type TestOperator } from "./operator-harness.ts";
 
 const strays = (prefix: string, from: number, count: number) =>
@@ -121,7 +121,7 @@ describeWithControlPlane("operator: IPPoolAllocations", (cp) => {
       strays("10.0.0", 10, 5).map((s) => s.ip),
     );
     expect(settled.status?.usedAddressCount).toBe(3);
-    expect(computeKStatus(settled).status).toBe("Current");
+    expect(kstatus(settled).status).toBe("Current");
   });
 
   it("a second object for the same pool is Stalled with reason Conflict and releases nothing", async () => {
@@ -147,7 +147,7 @@ describeWithControlPlane("operator: IPPoolAllocations", (cp) => {
       (o) => condition(o, "Stalled")?.status === "True",
     );
     expect(condition(copy, "Stalled")?.reason).toBe("Conflict");
-    expect(computeKStatus(copy).status).toBe("Failed");
+    expect(kstatus(copy).status).toBe("Failed");
     // the older object owns the pool: it releases 10.0.0.40 (a stray to it), the younger released nothing
     await waitFor("10.0.0.40 released by apps", async () =>
       releases("ipaddresspool-1").some((r) => r.ip === "10.0.0.40") ? true : undefined,

@@ -1,0 +1,132 @@
+/**
+ * Ready tells the truth, as kstatus reads it: the objects the operator writes on a real API server
+ * are judged by the real kstatus library (test/kstatus/main.go) in the fault scenarios where a
+ * green light would be a lie. Each scenario has a simulator of its own, so that its faults touch
+ * nothing else.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
+import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
+import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import { kstatus } from "./kstatus.ts";
+import {
+  CRDS_DIR,
+  Resources,
+  SYNC_INTERVAL_MS,
+  condition,
+  startTestOperator,
+  tenantOn,
+  type TestOperator,
+} from "./operator-harness.ts";
+
+/** "at once": far below a resync, with room for a busy machine */
+const AT_ONCE_MS = 5_000;
+
+describeWithControlPlane("kstatus never reads Current what the operator knows is not so", (cp) => {
+  const kc = cp.makeKubeConfig();
+  let k8s: Resources;
+  let operator: TestOperator;
+  const sims: RunningSimulator[] = [];
+
+  beforeAll(async () => {
+    await installCrds(kc, CRDS_DIR);
+    k8s = new Resources(kc, await createTestNamespace(kc, "nsxv-kstatus"));
+    operator = await startTestOperator(kc, k8s.namespace);
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  /** a simulator with edge-1 carrying "old", its NSXManager, and an EdgeTenant wanting `tenant` */
+  async function scene(name: string, tenant: string, annotations?: Record<string, string>) {
+    const sim = await startSimulator({ state: { edges: [{ generate: { count: 1, tenant: "old" } }] } });
+    sims.push(sim);
+    await k8s.manager(name, sim.url);
+    await k8s.create<EdgeTenant>({
+      kind: "EdgeTenant",
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { managerRef: { name }, edgeId: "edge-1", tenant, syncInterval: "1h" },
+    });
+    return sim;
+  }
+
+  const current = async (kind: "EdgeTenant" | "NSXManager", name: string) =>
+    k8s.waitFor(kind, name, "kstatus Current", (o) => kstatus(o).status === "Current");
+
+  /** not Current now, nor during a few sync intervals after */
+  async function neverCurrent(kind: "EdgeTenant" | "NSXManager", name: string, why: string) {
+    const until = Date.now() + SYNC_INTERVAL_MS * 1.5;
+    let last: NsxvObject;
+    do {
+      last = await k8s.get(kind, name);
+      const verdict = kstatus(last);
+      expect(
+        verdict.status,
+        `${why}; kstatus: ${JSON.stringify(verdict)}; status: ${JSON.stringify(last.status)}`,
+      ).toMatch(/^(InProgress|Failed)$/);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } while (Date.now() < until);
+    return last;
+  }
+
+  it("a tenant read as drifted whose PUT keeps failing is not Ready", async () => {
+    const sim = await scene("put-fails", "new");
+    sim.state.faults.add({ route: "putEdge", kind: "status", status: 500, count: 1_000 });
+    const failed = await k8s.waitFor(
+      "EdgeTenant",
+      "put-fails",
+      "Synced False",
+      (o) => condition(o, "Synced")?.status === "False",
+    );
+    expect(condition(failed, "Ready")).toMatchObject({ status: "False" });
+    await neverCurrent("EdgeTenant", "put-fails", "the edge is known to be drifted");
+    expect(tenantOn(sim, "edge-1")).toBe("old");
+  });
+
+  it("a new generation that bad credentials keep from being applied is not Ready", async () => {
+    const sim = await scene("bad-creds", "first");
+    await current("EdgeTenant", "bad-creds");
+    expect(tenantOn(sim, "edge-1")).toBe("first");
+    await k8s.replaceSecret("bad-creds-credentials", { username: "admin", password: "wrong" });
+    await k8s.patch("EdgeTenant", "bad-creds", { spec: { tenant: "second" } });
+    await neverCurrent("EdgeTenant", "bad-creds", "generation 2 was never applied");
+    await k8s.waitFor(
+      "NSXManager",
+      "bad-creds",
+      "Unauthorized",
+      (o) => condition(o, "Ready")?.reason === "Unauthorized",
+    );
+    await neverCurrent("NSXManager", "bad-creds", "the manager refuses the credentials");
+    expect(tenantOn(sim, "edge-1")).toBe("first");
+  });
+
+  it("a paused object whose manager state was never observed is not Ready", async () => {
+    await scene("paused", "new", { "nsxv.io/paused": "true" });
+    const paused = await k8s.waitFor(
+      "EdgeTenant",
+      "paused",
+      "paused",
+      (o) => condition(o, "Synced")?.reason === "ReconcilePaused",
+    );
+    expect(paused.status?.observedGeneration, "paused status carries observedGeneration").toBe(
+      paused.metadata.generation,
+    );
+    await neverCurrent("EdgeTenant", "paused", "nothing is known of the edge");
+  });
+
+  it("an NSXManager whose dependents are refused with 403 turns not-Ready at once", async () => {
+    const sim = await scene("denied", "first");
+    await current("EdgeTenant", "denied");
+    await current("NSXManager", "denied");
+    sim.state.faults.add({ route: "*", kind: "status", status: 403, count: 1_000 });
+    const startedMs = Date.now();
+    // a spec change makes the dependent call at once; the manager's own check is not due
+    await k8s.patch("EdgeTenant", "denied", { spec: { tenant: "second" } });
+    await k8s.waitFor("NSXManager", "denied", "not Ready", (o) => condition(o, "Ready")?.status !== "True");
+    expect(Date.now() - startedMs, "woken by its dependent's 403").toBeLessThan(AT_ONCE_MS);
+    await neverCurrent("NSXManager", "denied", "its dependents are refused");
+    await neverCurrent("EdgeTenant", "denied", "its generation was refused");
+  });
+});
