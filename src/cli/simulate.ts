@@ -46,7 +46,12 @@ export function simulateCommand(): Command {
       } catch (error) {
         this.error(`error: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const simulator = await startSimulator(options);
+      let simulator: Awaited<ReturnType<typeof startSimulator>>;
+      try {
+        simulator = await startSimulator(options);
+      } catch (error) {
+        this.error(`error: ${listenProblem(error, flags)}`);
+      }
       process.stdout.write(`nsx manager simulator listening on ${simulator.url}\n`);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
@@ -54,6 +59,19 @@ export function simulateCommand(): Command {
       });
       await simulator.close();
     });
+}
+
+/** Why the simulator could not listen, in one line that says what to do. */
+function listenProblem(error: unknown, flags: SimulateFlags): string {
+  const code = (error as { code?: unknown }).code;
+  const where = `${flags.host}:${flags.port}`;
+  if (code === "EADDRINUSE")
+    return `port ${flags.port} on ${flags.host} is in use: stop what listens there, or pick another with --port (0 picks a free one)`;
+  if (code === "EACCES")
+    return `not allowed to listen on ${where}: ports below 1024 need privileges; pick another with --port`;
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")
+    return `cannot listen on ${where}: ${flags.host} is not an address of this machine (--host)`;
+  return `cannot listen on ${where}: ${error instanceof Error ? error.message : String(error)}`;
 }
 
 async function optionsFrom(flags: SimulateFlags): Promise<SimulatorOptions> {

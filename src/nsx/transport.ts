@@ -77,6 +77,13 @@ const CONNECT_FAILURES: Record<string, string> = {
 
 const RESPONSE_TIMEOUTS = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
+/** OpenSSL's answer to a first record that is not TLS: most often a plain HTTP server on that port. */
+function isPlainHttp(code: string, message: string): boolean {
+  return (
+    code === "ERR_SSL_WRONG_VERSION_NUMBER" || (code === "EPROTO" && /wrong version number/i.test(message))
+  );
+}
+
 /** Certificate and handshake failures: permanent until someone fixes the CA or the certificate. */
 function isTlsFailure(code: string): boolean {
   return /CERT|SELF_SIGNED|VERIFY|^ERR_SSL_|^ERR_TLS_|^EPROTO$/.test(code);
@@ -208,7 +215,10 @@ export class HttpTransport {
     if (connectFailure !== undefined) reason = `${connectFailure} (${code})`;
     else if (RESPONSE_TIMEOUTS.has(code))
       reason = `no complete response within ${this.#options.requestTimeoutMs} ms`;
-    else if (isTlsFailure(code)) {
+    else if (isPlainHttp(code, safeCause.message)) {
+      reason = `the server at ${this.#options.origin} does not speak TLS: use http:// if it is meant to be plain HTTP`;
+      transient = false;
+    } else if (isTlsFailure(code)) {
       reason = `TLS handshake failed: ${safeCause.message} (set ca, or insecureSkipVerify for a test manager)`;
       transient = false;
     } else reason = `network error: ${safeCause.message}`;

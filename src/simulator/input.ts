@@ -21,11 +21,20 @@ export function fieldPath(path: string, key: string | number): string {
   return path === "" ? key : `${path}.${key}`;
 }
 
-export function asObject(value: unknown, path: string): JsonObject {
+/** `shape` names the fields expected (`{start, end}`), for a message that says what to write. */
+export function asObject(value: unknown, path: string, shape?: string): JsonObject {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new SimulatorInputError(path, "must be an object");
+    const want = shape === undefined ? "an object" : `an object ${shape}`;
+    throw new SimulatorInputError(path, `must be ${want}, not ${describeValue(value)}`);
   }
   return value as JsonObject;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string") return `the text ${JSON.stringify(value.slice(0, 60))}`;
+  return `${typeof value === "number" ? "the number" : `a ${typeof value}`} ${String(value)}`;
 }
 
 export function asArray(value: unknown, path: string): unknown[] {

@@ -348,7 +348,7 @@ function parseRanges(obj: JsonObject, path: string): PoolRange[] {
 }
 
 function parseRange(value: unknown, path: string): PoolRange {
-  const obj = asObject(value, path);
+  const obj = asObject(value, path, "{start, end}");
   rejectUnknownKeys(obj, ["start", "end"], path);
   const start: IpAddress = reqIp(obj, "start", path);
   const end: IpAddress = reqIp(obj, "end", path);

@@ -1,6 +1,9 @@
 /** The real binary: `node src/cli/main.ts plan ...` as a child process against an in-process simulator. */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { DEMO_MANIFESTS, startDemoSimulator } from "./helpers.ts";
@@ -53,5 +56,39 @@ describe("nsxv-operator --version", () => {
     const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
     const result = await run(["--version"]);
     expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+});
+
+describe("nsxv-operator simulate on a busy port", () => {
+  it("says so in one line, with what to do, and exits 1", async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const result = await run(["simulate", "--port", String(port)]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `error: port ${port} on 127.0.0.1 is in use: stop what listens there, or pick another with --port (0 picks a free one)\n`,
+      );
+    } finally {
+      busy.close();
+    }
+  });
+});
+
+describe("nsxv-operator simulate with a bad state file", () => {
+  it("names the field and the shape it wants, and exits 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "nsxv-state-"));
+    const file = join(dir, "state.yaml");
+    writeFileSync(file, "pools:\n  - id: ipaddresspool-1\n    name: p\n    ranges: [10.0.0.1-10.0.0.9]\n");
+    try {
+      const result = await run(["simulate", "--state", file]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        'error: pools[0].ranges[0]: must be an object {start, end}, not the text "10.0.0.1-10.0.0.9"\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -239,6 +239,21 @@ describe("plan without a cluster decides what a cluster would", () => {
   });
 });
 
+describe("plan against a URL of the wrong scheme", () => {
+  it("says that the manager does not speak TLS and to use http://", async () => {
+    const io = captureIo();
+    const https = demo.sim.url.replace("http://", "https://");
+    const exit = await runOneShotCommand(
+      "plan",
+      { filename: [DEMO_MANIFESTS], managerUrl: [`lab=${https}`] },
+      io,
+    );
+    expect(exit).toBe(1);
+    expect(io.out()).toContain(`the server at ${https} does not speak TLS: use http://`);
+    expect(io.out()).not.toContain("SSL routines");
+  });
+});
+
 describe("plan text is safe to read", () => {
   it("escapes control characters from the manager, so a note cannot forge report lines", async () => {
     // what XML can carry: line breaks, tabs, C1 controls, bidirectional overrides

@@ -77,7 +77,10 @@ export function lookupTool(name: string, installHint: string): ToolLookup {
       // not in this PATH entry
     }
   }
-  return { path: undefined, missingReason: `${name} is not on PATH: ${installHint}` };
+  const missingReason = `${name} is not on PATH: ${installHint}`;
+  // a skip that says nothing looks like a pass: say which tests wait for what, and how to get it
+  if (!IN_CI) console.warn(`[skipped] the tests that need ${missingReason}`);
+  return { path: undefined, missingReason };
 }
 
 /** CI must run every check: there a missing tool is a failure, not a skip. */

@@ -296,6 +296,18 @@ describe("TLS", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("says that a plain HTTP server does not speak TLS, rather than OpenSSL's text and a CA hint", async () => {
+    const server = await serve((_r, res) => reply(res, 200, POOLS));
+    const { c, events } = client(server.url.replace("http://", "https://"));
+    const error = await c.listPools("globalroot-0").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxTransportError);
+    expect((error as Error).message).toMatch(
+      /the server at https:\/\/127\.0\.0\.1:\d+ does not speak TLS: use http:\/\//,
+    );
+    expect((error as Error).message).not.toMatch(/SSL routines|set ca/);
+    expect(events, "not worth repeating").toHaveLength(1);
+  });
+
   it("skips verification only when insecureSkipVerify is set", async () => {
     const server = await serve((_r, res) => reply(res, 200, POOLS), { tls: true });
     const { c } = client(server.url, { insecureSkipVerify: true });
