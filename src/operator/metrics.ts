@@ -59,10 +59,26 @@ export interface OperatorMetricsBundle {
 
 const MANAGER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/**
+ * prom-client's process and Node.js metrics, except its three gauges named `*_total`
+ * (nodejs_active_handles_total, _requests_total, _resources_total), which Prometheus' naming
+ * rules (`promtool check metrics`) reserve for counters; `nodejs_active_handles`,
+ * `nodejs_active_requests` and `nodejs_active_resources` carry the same counts by type.
+ */
+function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of [
+    "nodejs_active_handles_total",
+    "nodejs_active_requests_total",
+    "nodejs_active_resources_total",
+  ])
+    registry.removeSingleMetric(name);
+}
+
 /** Registers every metric of the operator and returns the registry with the typed facade. */
 export function createOperatorMetrics(options: MetricsOptions = {}): OperatorMetricsBundle {
   const registry = options.registry ?? new Registry();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics ?? true) collectProcessMetrics(registry);
   const registers = [registry];
   const poolLabels = ["namespace", "name", "pool"] as const;
   const managerRequests = new Counter({
