@@ -215,6 +215,20 @@ describe("plan output", () => {
 });
 
 describe("plan without a cluster decides what a cluster would", () => {
+  it("reads a kubectl List item by item: no object goes unread", async () => {
+    const list = {
+      apiVersion: "v1",
+      kind: "List",
+      items: [manager(demo.sim.url), secret(), edgeTenant("web", "edge-1", "tenant-blue")],
+    };
+    const dir = dirs.write({ "list.yaml": [list] });
+    const io = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(2);
+    expect(io.out()).toContain("EdgeTenant default/web");
+    expect(io.out()).toContain('~ tenant: "default" → "tenant-blue"');
+    expect(io.err(), "nothing skipped").toBe("");
+  });
+
   it("refuses a dependent whose NSXManager is not in the files, before any call", async () => {
     const dir = dirs.write({ "a.yaml": [secret(), edgeTenant("web", "edge-1", "tenant-blue")] });
     const io = captureIo();
