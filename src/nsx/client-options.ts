@@ -7,7 +7,15 @@ import { NsxDocumentError } from "./errors.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 
 /** The route names the `onRequest` hook reports; one per call, plus the token request. */
-export type RouteName = "getEdge" | "putEdge" | "listPools" | "listAllocations" | "releaseAddress" | "token";
+export type RouteName =
+  | "listEdges"
+  | "getEdge"
+  | "getEdgeSummary"
+  | "putEdge"
+  | "listPools"
+  | "listAllocations"
+  | "releaseAddress"
+  | "token";
 
 /** One attempt, as the metrics layer counts it. */
 export interface RequestEvent {

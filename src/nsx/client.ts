@@ -17,6 +17,8 @@ import {
   parseAllocationList,
   parseAuthToken,
   parseErrorBody,
+  parseEdgePage,
+  parseEdgeSummary,
   parsePoolList,
   parseReleaseBody,
 } from "./documents.ts";
@@ -39,7 +41,15 @@ import {
   type HttpMethod,
   type HttpResponse,
 } from "./transport.ts";
-import type { Allocation, CallOptions, IpPool, ManagerApi, ReleaseAnswer } from "./types.ts";
+import type {
+  Allocation,
+  CallOptions,
+  EdgePage,
+  EdgeSummary,
+  IpPool,
+  ManagerApi,
+  ReleaseAnswer,
+} from "./types.ts";
 
 export { DEFAULT_CLIENT_OPTIONS } from "./client-options.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client-options.ts";
@@ -156,6 +166,58 @@ export class ManagerClient implements ManagerApi {
       idempotent: false,
       signal: options?.signal,
     });
+  }
+
+  /** One page of the manager's edge list (pageSize 1 to 1024; the manager's default is 256). */
+  async getEdgePage(startIndex: number, pageSize: number, options?: CallOptions): Promise<EdgePage> {
+    if (
+      !Number.isSafeInteger(startIndex) ||
+      startIndex < 0 ||
+      !Number.isSafeInteger(pageSize) ||
+      pageSize < 1
+    ) {
+      throw new NsxDocumentError(
+        `edge list: startIndex ${startIndex} and pageSize ${pageSize} must be integers ≥ 0 and ≥ 1`,
+      );
+    }
+    const query = `startIndex=${startIndex}&pageSize=${pageSize}`;
+    const response = await this.#call(this.#get("listEdges", `/api/4.0/edges?${query}`, options));
+    return parseEdgePage(response.body);
+  }
+
+  /**
+   * Every edge, following the pages until `startIndex + pageSize` reaches `totalCount`, as VMware's
+   * clients do. `onPage` hears the count so far and the total, for progress on long lists.
+   */
+  async listEdges(
+    options: CallOptions & { pageSize?: number; onPage?: (fetched: number, total: number) => void } = {},
+  ): Promise<EdgeSummary[]> {
+    const pageSize = options.pageSize ?? 1024;
+    // by id: an edge created while paging can shift one already read onto the next page
+    const edges = new Map<string, EdgeSummary>();
+    for (let startIndex = 0; ;) {
+      const page = await this.getEdgePage(startIndex, pageSize, options);
+      for (const edge of page.edges) edges.set(edge.id, edge);
+      options.onPage?.(edges.size, page.totalCount);
+      const next = startIndex + page.edges.length;
+      if (next >= page.totalCount) break;
+      if (page.edges.length === 0) {
+        throw new NsxResponseError(
+          `edge list: the manager counts ${page.totalCount} edges but the page at ${startIndex} is empty`,
+        );
+      }
+      // the manager may cap a page below what was asked: go on from what it sent
+      startIndex = next;
+    }
+    return [...edges.values()];
+  }
+
+  async getEdgeSummary(edgeId: string, options?: CallOptions): Promise<EdgeSummary> {
+    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    const response = await this.#call(
+      this.#get("getEdgeSummary", `/api/4.0/edges/${edgeId}/summary`, options),
+    );
+    return parseEdgeSummary(response.body);
   }
 
   async listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]> {

@@ -9,7 +9,7 @@
 import type { NsxErrorDetails } from "./errors.ts";
 import { NsxResponseError } from "./errors.ts";
 import { tryParseIp } from "../util/ip.ts";
-import type { Allocation, IpPool, IpRange, ReleaseAnswer } from "./types.ts";
+import type { Allocation, EdgePage, EdgeSummary, IpPool, IpRange, ReleaseAnswer } from "./types.ts";
 import { parseXmlObject } from "./xml.ts";
 
 /** What parseXmlObject gives for one element: its text, or its children by name. */
@@ -148,6 +148,53 @@ function parsePool(element: unknown, index: number): IpPool {
 export function parsePoolList(xml: string): IpPool[] {
   const root = readRoot(xml, POOLS_WHAT, "ipamAddressPools", ["ipamAddressPool", "ipRangeDto"]);
   return elements(root, "ipamAddressPool").map(parsePool);
+}
+
+const EDGES_WHAT = "edge list";
+
+function readEdgeSummary(element: unknown, label: string): EdgeSummary {
+  const fields = new FieldReader(element, label);
+  const id = fields.optionalString("objectId") ?? fields.requiredString("id");
+  if (!/^edge-[0-9]+$/.test(id))
+    fields.fail("objectId", `is not edge-<n>: ${JSON.stringify(id.slice(0, 60))}`);
+  const summary: EdgeSummary = { id };
+  const optional = {
+    name: fields.optionalString("name"),
+    tenant: fields.optionalString("tenantId"),
+    datacenterMoid: fields.optionalString("datacenterMoid"),
+    datacenterName: fields.optionalString("datacenterName"),
+    edgeType: fields.optionalString("edgeType"),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) summary[key as keyof typeof optional] = value;
+  }
+  const revision = fields.optionalNumber("revision");
+  if (revision !== undefined) summary.revision = revision;
+  return summary;
+}
+
+/** One edge's `<edgeSummary>` (GET /api/4.0/edges/{id}/summary). */
+export function parseEdgeSummary(xml: string): EdgeSummary {
+  return readEdgeSummary(readRoot(xml, "edge summary", "edgeSummary", []), "edge summary");
+}
+
+/** `<pagedEdgeList><edgePage><pagingInfo/>` and zero, one or many `<edgeSummary>`. */
+export function parseEdgePage(xml: string): EdgePage {
+  const root = readRoot(xml, EDGES_WHAT, "pagedEdgeList", ["edgeSummary"]);
+  const page = isObject(root) ? root["edgePage"] : undefined;
+  const paging = new FieldReader(
+    isObject(page) ? page["pagingInfo"] : undefined,
+    `${EDGES_WHAT}: pagingInfo`,
+  );
+  const edges = elements(page, "edgeSummary").map((e, i) =>
+    readEdgeSummary(e, `${EDGES_WHAT}: edgeSummary #${i + 1}`),
+  );
+  return {
+    edges,
+    startIndex: paging.requiredNumber("startIndex"),
+    pageSize: paging.requiredNumber("pageSize"),
+    totalCount: paging.requiredNumber("totalCount"),
+  };
 }
 
 const ALLOCATIONS_WHAT = "allocation list";

@@ -35,6 +35,29 @@ export interface Allocation {
   subnetId?: string;
 }
 
+/** One edge in the manager's paged edge list (`edgeSummary`); fields a summary lacks stay absent. */
+export interface EdgeSummary {
+  /** `edge-<n>` */
+  id: string;
+  name?: string;
+  /** `tenantId` */
+  tenant?: string;
+  datacenterMoid?: string;
+  datacenterName?: string;
+  /** gatewayServices or distributedRouter */
+  edgeType?: string;
+  /** the edge's version */
+  revision?: number;
+}
+
+/** One page of `GET /api/4.0/edges` and where it sits in the whole list. */
+export interface EdgePage {
+  edges: EdgeSummary[];
+  startIndex: number;
+  pageSize: number;
+  totalCount: number;
+}
+
 /**
  * The five calls, as the reconcile executor sees them. `ManagerClient` implements this over
  * HTTP; tests may pass a fake object literal.

@@ -93,6 +93,14 @@ export function isXmlText(text: string): boolean {
   return !INVALID_CHAR.test(text);
 }
 
+/** The first character an XML 1.0 document cannot carry, as U+XXXX with its offset; undefined when none. */
+export function invalidXmlChar(text: string): { codePoint: string; index: number } | undefined {
+  const found = INVALID_CHAR.exec(text);
+  if (found === null) return undefined;
+  const hex = (found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+  return { codePoint: `U+${hex}`, index: found.index };
+}
+
 /** Escapes text content; `\r` too, so that it survives the reader's line-end normalisation. */
 export function escapeXmlText(text: string): string {
   return text.replace(/[&<>\r]/g, (c) =>

@@ -2,7 +2,8 @@
  * Authentication as an NSX-v manager does it: HTTP Basic on every call, and from 6.4 a token from
  * POST /api/2.0/services/auth/token sent as `Authorization: AUTHTOKEN <value>`, valid until it
  * expires. Rotating the credentials makes the old ones fail and, unless told otherwise, revokes
- * the tokens issued so far.
+ * the tokens issued so far. An optional second account has the Auditor role: it reads, and its
+ * writes are answered 403, as a manager answers a user without the rights.
  */
 import { randomBytes } from "node:crypto";
 
@@ -24,14 +25,18 @@ export interface IssuedToken {
 /** Tokens kept at most; expired ones are swept when this is reached. */
 const MAX_TOKENS = 10_000;
 
-export type AuthResult = { ok: true; scheme: "basic" | "token" } | { ok: false; reason: string };
+export type Role = "enterpriseAdmin" | "auditor";
+
+export type AuthResult = { ok: true; scheme: "basic" | "token"; role: Role } | { ok: false; reason: string };
 
 export class AuthStore {
   #credentials: Credentials;
-  readonly #tokens = new Map<string, number>();
+  readonly #auditor: Credentials | undefined;
+  readonly #tokens = new Map<string, { validToMs: number; role: Role }>();
 
-  constructor(credentials: Credentials) {
+  constructor(credentials: Credentials, auditor?: Credentials) {
     this.#credentials = { ...credentials };
+    this.#auditor = auditor === undefined ? undefined : { ...auditor };
   }
 
   get username(): string {
@@ -46,44 +51,45 @@ export class AuthStore {
     const value = space === -1 ? "" : header.slice(space + 1).trim();
     if (scheme === "basic") {
       if (!options.allowBasic) return { ok: false, reason: "basic authentication is disabled" };
-      return this.#checkBasic(value)
-        ? { ok: true, scheme: "basic" }
-        : { ok: false, reason: "bad credentials" };
+      const role = this.#checkBasic(value);
+      return role === undefined
+        ? { ok: false, reason: "bad credentials" }
+        : { ok: true, scheme: "basic", role };
     }
     if (scheme === "authtoken") {
-      const validTo = this.#tokens.get(value);
-      if (validTo === undefined) return { ok: false, reason: "unknown token" };
-      if (validTo <= options.nowMs) return { ok: false, reason: "token expired" };
-      return { ok: true, scheme: "token" };
+      const token = this.#tokens.get(value);
+      if (token === undefined) return { ok: false, reason: "unknown token" };
+      if (token.validToMs <= options.nowMs) return { ok: false, reason: "token expired" };
+      return { ok: true, scheme: "token", role: token.role };
     }
     return { ok: false, reason: `unsupported scheme ${scheme}` };
   }
 
-  #checkBasic(encoded: string): boolean {
+  #checkBasic(encoded: string): Role | undefined {
     const decoded = Buffer.from(encoded, "base64").toString("utf8");
     const colon = decoded.indexOf(":");
-    if (colon === -1) return false;
-    return (
-      decoded.slice(0, colon) === this.#credentials.username &&
-      decoded.slice(colon + 1) === this.#credentials.password
-    );
+    if (colon === -1) return undefined;
+    const [username, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
+    const matches = (c: Credentials | undefined) => c?.username === username && c.password === password;
+    if (matches(this.#credentials)) return "enterpriseAdmin";
+    return matches(this.#auditor) ? "auditor" : undefined;
   }
 
   /** A JWT-shaped opaque value; clients must not look inside, and nothing here reads it back. */
-  issue(options: { nowMs: number; ttlMs: number }): IssuedToken {
+  issue(options: { nowMs: number; ttlMs: number; role: Role }): IssuedToken {
     if (this.#tokens.size >= MAX_TOKENS) this.#sweep(options.nowMs);
     const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
     const validToMs = options.nowMs + options.ttlMs;
     const value = [
       part({ alg: "HS256", typ: "JWT" }),
       part({
-        sub: this.#credentials.username,
+        sub: options.role === "auditor" ? this.#auditor?.username : this.#credentials.username,
         iat: Math.floor(options.nowMs / 1000),
         exp: Math.floor(validToMs / 1000),
       }),
       randomBytes(32).toString("base64url"),
     ].join(".");
-    this.#tokens.set(value, validToMs);
+    this.#tokens.set(value, { validToMs, role: options.role });
     return { value, validToMs };
   }
 
@@ -93,7 +99,7 @@ export class AuthStore {
   }
 
   #sweep(nowMs: number): void {
-    for (const [value, validTo] of this.#tokens) if (validTo <= nowMs) this.#tokens.delete(value);
+    for (const [value, token] of this.#tokens) if (token.validToMs <= nowMs) this.#tokens.delete(value);
     // still full of live tokens: drop the oldest, as a manager's session table would
     for (const value of this.#tokens.keys()) {
       if (this.#tokens.size < MAX_TOKENS) break;

@@ -19,13 +19,17 @@ import {
   reqString,
   type JsonObject,
 } from "./input.ts";
+import { EDGE_MODULE, ERROR_CODES, faultError } from "./error-codes.ts";
 import { createRandom, type Random } from "./random.ts";
 import { ERROR_SHAPES, type ErrorShape, type NsxErrorEntry } from "./xml.ts";
 
 export const API_ROUTES = [
+  "listEdges",
   "getEdge",
+  "getEdgeSummary",
   "putEdge",
   "listPools",
+  "getPool",
   "listAllocations",
   "releaseAddress",
   "allocate",
@@ -189,9 +193,9 @@ function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
         status: 409,
         errors: [
           {
-            errorCode: "409",
+            errorCode: String(ERROR_CODES.edgeModified),
             details: "The object was modified by another request. Read it again and retry.",
-            moduleName: "vShield Edge",
+            moduleName: EDGE_MODULE,
           },
         ],
         shape: spec.shape,
@@ -213,13 +217,10 @@ function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
   }
 }
 
-/** 500s from real managers often carry only errorCode 100; the rest say what they are. */
+/** A module's code for the status (a 500 carries 100, as real ones often do), never the status itself. */
 function injectedError(status: number): NsxErrorEntry {
-  return {
-    errorCode: status === 500 ? "100" : String(status),
-    details: `Simulated fault: HTTP ${status}.`,
-    moduleName: "core-services",
-  };
+  const { errorCode, moduleName } = faultError(status);
+  return { errorCode: String(errorCode), details: `Simulated fault: HTTP ${status}.`, moduleName };
 }
 
 function view(fault: Fault): FaultView {

@@ -18,7 +18,7 @@ export type {
   GenerateEdgesInput,
   ScopeInput,
 } from "./state-file.ts";
-export { SimulatorState, PUT_MUTABLE_FIELDS, type StateDump, type StoredEdge } from "./state.ts";
+export { SimulatorState, type StateDump, type StoredEdge } from "./state.ts";
 export { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
 export { SimulatorInputError } from "./input.ts";
 export { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";

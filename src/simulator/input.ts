@@ -2,6 +2,7 @@
  * Readers for the simulator's untrusted inputs (the state file, control API bodies): each check
  * names the field it refuses, e.g. `pools[1].ranges[0].start: not an IP address`.
  */
+import { invalidXmlChar } from "../nsx/xml.ts";
 import { CodedError } from "../util/errors.ts";
 import { tryParseIp, type IpAddress } from "../util/ip.ts";
 
@@ -55,6 +56,14 @@ export function optString(obj: JsonObject, key: string, path: string): string | 
   const value = obj[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") throw new SimulatorInputError(fieldPath(path, key), "must be a string");
+  // every text given to the simulator ends up in an XML answer: one it cannot carry would break them all
+  const bad = invalidXmlChar(value);
+  if (bad !== undefined) {
+    throw new SimulatorInputError(
+      fieldPath(path, key),
+      `has a character XML cannot carry (${bad.codePoint} at offset ${bad.index})`,
+    );
+  }
   return value;
 }
 

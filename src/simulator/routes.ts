@@ -1,23 +1,32 @@
 /**
  * The manager API the simulator serves: the five calls of the spec (edge read and replace, pool
- * list, allocation list, release), the allocation call real managers also have, and the 6.4 token
- * call. Handlers are synchronous over SimulatorState, so concurrent requests see each call whole.
+ * list, allocation list, release), and what real managers also have and clients use: the paged
+ * edge list and one edge's summary, one pool, REST allocation, and the 6.4 token call. Handlers
+ * are synchronous over SimulatorState, so concurrent requests see each call whole.
  *
- * Error answers (status, errorCode, module), where the field notes give no code the HTTP status
- * is used as errorCode:
- *   unknown edge or scope        404  202     core-services  "The requested object : X could not be found. ..."
- *   unknown pool                 400  120054  core-services  (404 202 with settings.missingPoolStatus 404)
- *   release of a non-allocated   400  120056  core-services
- *   RESERVE of a taken / outside 400  120056  core-services
- *   ALLOCATE with none free      400  120051  core-services
- *   bad XML, id mismatch         400  400     vShield Edge / core-services
- *   stale PUT (setting)          409  409     vShield Edge
- *   wrong Content-Type           415  415     core-services
- *   bad or missing credentials   401  401     core-services, with WWW-Authenticate: Basic
+ * Errors (status, errorCode from error-codes.ts, module):
+ *   unknown edge, scope or pool (404 setting)  404  202      core-services  "The requested object : X could not be found. ..."
+ *   unknown pool                               400  120054   core-services
+ *   release of a non-allocated address         400  120056   core-services
+ *   RESERVE of a taken address / outside       400  120056   core-services
+ *   ALLOCATE with none free                    400  120051   core-services
+ *   bad request body or query parameter        400  210      core-services
+ *   edge document not well-formed or unmodelled 400 10001    vShield Edge
+ *   edge id in the document ≠ path             400  10002    vShield Edge
+ *   stale PUT (rejectStaleVersion)             409  10003    vShield Edge
+ *   wrong Content-Type                         415  212      core-services
+ *   no API at the path                         404  213      core-services
+ *   method not allowed                         405  214      core-services, with Allow
+ *   bad or missing credentials                 401  220      core-services, with WWW-Authenticate: Basic
+ *   a write by the Auditor account             403  229      core-services
  */
 import { NsxDocumentError, NsxResponseError } from "../nsx/errors.ts";
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { parseXmlObject } from "../nsx/xml.ts";
+import type { Role } from "./auth.ts";
+import { parseEdgeListQuery, pagedEdgeList, summaryOf, EdgeListQueryError } from "./edge-list.ts";
+import { modelToXmlNode } from "./edge-model.ts";
+import { CORE_SERVICES, EDGE_MODULE, ERROR_CODES } from "./error-codes.ts";
 import type { ApiRoute } from "./faults.ts";
 import type { Pool } from "./pools.ts";
 import type { PutEdgeResult, SimulatorState } from "./state.ts";
@@ -49,7 +58,10 @@ type RouteTable = { pattern: string[]; methods: Partial<Record<string, ApiRoute>
 
 /** `*` matches one segment, whose value becomes a param */
 const ROUTES: RouteTable = [
+  { pattern: ["api", "4.0", "edges"], methods: { GET: "listEdges" } },
   { pattern: ["api", "4.0", "edges", "*"], methods: { GET: "getEdge", PUT: "putEdge" } },
+  { pattern: ["api", "4.0", "edges", "*", "summary"], methods: { GET: "getEdgeSummary" } },
+  { pattern: ["api", "2.0", "services", "ipam", "pools", "*"], methods: { GET: "getPool" } },
   { pattern: ["api", "2.0", "services", "ipam", "pools", "scope", "*"], methods: { GET: "listPools" } },
   {
     pattern: ["api", "2.0", "services", "ipam", "pools", "*", "ipaddresses"],
@@ -87,12 +99,12 @@ export function unknownRouteResponse(
     return {
       status: 405,
       ...(match.allow !== undefined ? { headers: { Allow: match.allow } } : {}),
-      errors: [{ errorCode: "405", details: `Method not allowed on ${path}.`, moduleName: "core-services" }],
+      errors: [coreError(ERROR_CODES.methodNotAllowed, `Method not allowed on ${path}.`)],
     };
   }
   return {
     status: 404,
-    errors: [{ errorCode: "404", details: `No API at ${path}.`, moduleName: "core-services" }],
+    errors: [coreError(ERROR_CODES.noSuchApi, `No API at ${path}.`)],
   };
 }
 
@@ -100,9 +112,12 @@ export function unauthorizedResponse(reason: string): ApiResponse {
   return {
     status: 401,
     headers: { "WWW-Authenticate": 'Basic realm="NSX Manager"' },
-    errors: [{ errorCode: "401", details: `Authentication failed: ${reason}.`, moduleName: "core-services" }],
+    errors: [coreError(ERROR_CODES.authenticationFailed, `Authentication failed: ${reason}.`)],
   };
 }
+
+/** Calls that change the manager: the Auditor role may not make them. */
+const WRITES: ReadonlySet<ApiRoute> = new Set(["putEdge", "releaseAddress", "allocate"]);
 
 /** Runs one authenticated call. */
 export function handleApi(
@@ -110,9 +125,24 @@ export function handleApi(
   route: ApiRoute,
   params: string[],
   req: ApiRequest,
+  role: Role,
 ): ApiResponse {
+  if (role === "auditor" && WRITES.has(route)) {
+    return {
+      status: 403,
+      errors: [
+        coreError(ERROR_CODES.notPermitted, "User does not have the rights to perform this operation."),
+      ],
+    };
+  }
   const [first = "", second = ""] = params;
   switch (route) {
+    case "listEdges":
+      return listEdges(state, req);
+    case "getEdgeSummary":
+      return getEdgeSummary(state, first);
+    case "getPool":
+      return getPool(state, first);
     case "getEdge":
       return getEdge(state, first);
     case "putEdge":
@@ -126,13 +156,39 @@ export function handleApi(
     case "allocate":
       return withPool(state, first, (pool) => allocate(state, pool, req));
     case "token":
-      return token(state, req);
+      return token(state, req, role);
   }
 }
 
 function getEdge(state: SimulatorState, id: string): ApiResponse {
   const edge = state.edge(id);
   return edge === undefined ? notFound(id) : { status: 200, body: edge.bytes };
+}
+
+function listEdges(state: SimulatorState, req: ApiRequest): ApiResponse {
+  try {
+    const page = pagedEdgeList(state.edges(), state.manager, parseEdgeListQuery(req.query));
+    return { status: 200, body: renderDocument(page, { pretty: state.settings.prettyXml }) };
+  } catch (error) {
+    if (error instanceof EdgeListQueryError) return badRequest(error.message);
+    throw error;
+  }
+}
+
+function getEdgeSummary(state: SimulatorState, id: string): ApiResponse {
+  const edge = state.edge(id);
+  if (edge === undefined) return notFound(id);
+  const summary = modelToXmlNode(summaryOf(edge, state.manager));
+  return { status: 200, body: renderDocument(summary, { pretty: state.settings.prettyXml }) };
+}
+
+function getPool(state: SimulatorState, id: string): ApiResponse {
+  const pool = state.pool(id);
+  if (pool === undefined) return notFound(id);
+  return {
+    status: 200,
+    body: renderDocument(pool.toXml(state.manager), { pretty: state.settings.prettyXml }),
+  };
 }
 
 function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiResponse {
@@ -145,12 +201,12 @@ function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiRespons
   } catch (error) {
     const details =
       error instanceof NsxResponseError ? error.message : "The request body is not an edge document.";
-    return badRequest(details, "vShield Edge");
+    return edgeError(ERROR_CODES.invalidEdgeDocument, details);
   }
   if (doc.id !== id) {
-    return badRequest(
+    return edgeError(
+      ERROR_CODES.edgeIdMismatch,
       `The edge id in the document (${doc.id}) does not match the path (${id}).`,
-      "vShield Edge",
     );
   }
   let result: PutEdgeResult;
@@ -158,18 +214,19 @@ function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiRespons
     result = state.putEdge(id, doc);
   } catch (error) {
     // e.g. two <version> elements: which one the manager would read is unknown
-    if (error instanceof NsxDocumentError) return badRequest(error.message, "vShield Edge");
+    if (error instanceof NsxDocumentError) return edgeError(ERROR_CODES.invalidEdgeDocument, error.message);
     throw error;
   }
   if (result.ok) return { status: 204 };
   if (result.reason === "missing") return notFound(id);
+  if (result.reason === "unmodelled") return edgeError(ERROR_CODES.invalidEdgeDocument, result.message);
   return {
     status: 409,
     errors: [
       {
-        errorCode: "409",
+        errorCode: String(ERROR_CODES.edgeModified),
         details: `Edge ${id} is at version ${result.storedVersion}; the document sent is version ${result.sentVersion}. Read it again and retry.`,
-        moduleName: "vShield Edge",
+        moduleName: EDGE_MODULE,
       },
     ],
   };
@@ -189,7 +246,7 @@ function withPool(state: SimulatorState, poolId: string, then: (pool: Pool) => A
   const pool = state.pool(poolId);
   if (pool !== undefined) return then(pool);
   if (state.settings.missingPoolStatus === 404) return notFound(poolId);
-  return ipamError(120054, `The IP pool ${poolId} does not exist.`);
+  return ipamError(ERROR_CODES.poolNotFound, `The IP pool ${poolId} does not exist.`);
 }
 
 function allocationsResponse(state: SimulatorState, pool: Pool): ApiResponse {
@@ -203,7 +260,10 @@ function allocationsResponse(state: SimulatorState, pool: Pool): ApiResponse {
 function release(state: SimulatorState, pool: Pool, ip: string): ApiResponse {
   const record = state.release(pool, ip);
   if (record === undefined) {
-    return ipamError(120056, `The IP address ${ip} is not allocated from the IP pool ${pool.id}.`);
+    return ipamError(
+      ERROR_CODES.addressNotAllocated,
+      `The IP address ${ip} is not allocated from the IP pool ${pool.id}.`,
+    );
   }
   return { status: 200, body: booleanDocument(true) };
 }
@@ -215,27 +275,28 @@ function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiRespon
   try {
     const parsed = parseXmlObject(req.body.toString("utf8"), "ipAddressRequest");
     if (typeof parsed.ipAddressRequest !== "object" || parsed.ipAddressRequest === null) {
-      return badRequest("The request body must be an <ipAddressRequest> document.", "core-services");
+      return badRequest("The request body must be an <ipAddressRequest> document.");
     }
     request = parsed.ipAddressRequest as Record<string, unknown>;
   } catch (error) {
-    return badRequest(error instanceof Error ? error.message : String(error), "core-services");
+    return badRequest(error instanceof Error ? error.message : String(error));
   }
   const mode = typeof request.allocationMode === "string" ? request.allocationMode : "ALLOCATE";
   const ipAddress = typeof request.ipAddress === "string" ? request.ipAddress : undefined;
   const note = typeof request.allocationNote === "string" ? request.allocationNote : undefined;
   if (mode !== "ALLOCATE" && mode !== "RESERVE") {
-    return badRequest(`allocationMode must be ALLOCATE or RESERVE, not ${mode}.`, "core-services");
+    return badRequest(`allocationMode must be ALLOCATE or RESERVE, not ${mode}.`);
   }
   if (mode === "RESERVE" && (ipAddress === undefined || ipAddress === "")) {
-    return badRequest("RESERVE needs an <ipAddress>.", "core-services");
+    return badRequest("RESERVE needs an <ipAddress>.");
   }
   const result = state.allocate(pool.id, {
     mode,
     ...(ipAddress ? { ipAddress } : {}),
     ...(note ? { note } : {}),
   });
-  if (result === undefined) return ipamError(120054, `The IP pool ${pool.id} does not exist.`);
+  if (result === undefined)
+    return ipamError(ERROR_CODES.poolNotFound, `The IP pool ${pool.id} does not exist.`);
   if (result.ok) {
     return {
       status: 200,
@@ -243,18 +304,28 @@ function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiRespon
     };
   }
   if (result.reason === "exhausted")
-    return ipamError(120051, `The IP pool ${pool.id} has no free address left.`);
+    return ipamError(ERROR_CODES.poolExhausted, `The IP pool ${pool.id} has no free address left.`);
   if (result.reason === "taken") {
-    return ipamError(120056, `The IP address ${ipAddress} is already allocated from the IP pool ${pool.id}.`);
+    return ipamError(
+      ERROR_CODES.addressNotAllocated,
+      `The IP address ${ipAddress} is already allocated from the IP pool ${pool.id}.`,
+    );
   }
-  return ipamError(120056, `The IP address ${ipAddress} is not inside the ranges of the IP pool ${pool.id}.`);
+  return ipamError(
+    ERROR_CODES.addressNotAllocated,
+    `The IP address ${ipAddress} is not inside the ranges of the IP pool ${pool.id}.`,
+  );
 }
 
-function token(state: SimulatorState, req: ApiRequest): ApiResponse {
+function token(state: SimulatorState, req: ApiRequest, role: Role): ApiResponse {
   const minutes = req.query.get("expiresInMinutes");
   const ttlMs =
     minutes !== null && /^\d+$/.test(minutes) && Number(minutes) > 0 ? Number(minutes) * 60_000 : undefined;
-  const issued = state.auth.issue({ nowMs: state.clock.now(), ttlMs: ttlMs ?? state.settings.tokenTtlMs });
+  const issued = state.auth.issue({
+    nowMs: state.clock.now(),
+    ttlMs: ttlMs ?? state.settings.tokenTtlMs,
+    role,
+  });
   return { status: 200, body: tokenDocument(issued, { pretty: state.settings.prettyXml }) };
 }
 
@@ -264,11 +335,10 @@ function requireXml(req: ApiRequest): ApiResponse | undefined {
   return {
     status: 415,
     errors: [
-      {
-        errorCode: "415",
-        details: `Unsupported Content-Type ${req.contentType ?? "(none)"}: send application/xml.`,
-        moduleName: "core-services",
-      },
+      coreError(
+        ERROR_CODES.unsupportedMediaType,
+        `Unsupported Content-Type ${req.contentType ?? "(none)"}: send application/xml.`,
+      ),
     ],
   };
 }
@@ -278,19 +348,27 @@ function notFound(id: string): ApiResponse {
     status: 404,
     errors: [
       {
-        errorCode: "202",
+        errorCode: String(ERROR_CODES.objectNotFound),
         details: `The requested object : ${id} could not be found. Object identifiers are case sensitive.`,
-        moduleName: "core-services",
+        moduleName: CORE_SERVICES,
         data: { objectId: id },
       },
     ],
   };
 }
 
-function badRequest(details: string, moduleName: string): ApiResponse {
-  return { status: 400, errors: [{ errorCode: "400", details, moduleName }] };
+function coreError(code: number, details: string): NsxErrorEntry {
+  return { errorCode: String(code), details, moduleName: CORE_SERVICES };
+}
+
+function badRequest(details: string): ApiResponse {
+  return { status: 400, errors: [coreError(ERROR_CODES.invalidRequest, details)] };
+}
+
+function edgeError(code: number, details: string): ApiResponse {
+  return { status: 400, errors: [{ errorCode: String(code), details, moduleName: EDGE_MODULE }] };
 }
 
 function ipamError(code: number, details: string): ApiResponse {
-  return { status: 400, errors: [{ errorCode: String(code), details, moduleName: "core-services" }] };
+  return { status: 400, errors: [coreError(code, details)] };
 }

@@ -12,6 +12,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Role } from "./auth.ts";
 import { handleControl } from "./control.ts";
 import type { FaultPlan } from "./faults.ts";
 import {
@@ -124,8 +125,9 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
       authorization: req.headers.authorization,
       body,
     };
+    const auth = authenticate(state, match.route, request);
     response =
-      authenticate(state, match.route, request) ?? handleApi(state, match.route, match.params, request);
+      "refused" in auth ? auth.refused : handleApi(state, match.route, match.params, request, auth.role);
   }
   if (plan.resetAfterAction) {
     state.counters.count(routeName, "reset");
@@ -136,17 +138,21 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
   await send(state, res, response, plan, signal);
 }
 
-/** undefined when the caller may go on, else the 401 */
-function authenticate(state: SimulatorState, route: string, req: ApiRequest): ApiResponse | undefined {
+/** the caller's role when it may go on, else the 401 */
+function authenticate(
+  state: SimulatorState,
+  route: string,
+  req: ApiRequest,
+): { role: Role } | { refused: ApiResponse } {
   const tokenCall = route === "token";
   const result = state.auth.check(req.authorization, {
     allowBasic: tokenCall || state.settings.basicAuthEnabled,
     nowMs: state.clock.now(),
   });
-  if (!result.ok) return unauthorizedResponse(result.reason);
+  if (!result.ok) return { refused: unauthorizedResponse(result.reason) };
   if (tokenCall && result.scheme !== "basic")
-    return unauthorizedResponse("a token is issued only for Basic credentials");
-  return undefined;
+    return { refused: unauthorizedResponse("a token is issued only for Basic credentials") };
+  return { role: result.role };
 }
 
 async function send(

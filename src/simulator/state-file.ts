@@ -81,6 +81,8 @@ export interface PoolInput {
 export interface SimulatorStateInput {
   /** default admin / default */
   credentials?: CredentialsInput;
+  /** a second account with NSX's Auditor role: it may read; writes are answered 403 */
+  auditor?: CredentialsInput;
   /** the manager's UUID, shown in pool documents */
   vsmUuid?: string;
   settings?: Partial<SimulatorSettings>;
@@ -93,6 +95,7 @@ export interface SimulatorStateInput {
 /** What the state is built from: every field checked, edge texts not yet parsed. */
 export interface ValidatedState {
   credentials?: CredentialsInput;
+  auditor?: CredentialsInput;
   vsmUuid?: string;
   settings: Partial<SimulatorSettings>;
   scopes: ScopeInfo[];
@@ -146,7 +149,7 @@ async function readEdgeFile(baseDir: string, file: string, where: string): Promi
   }
 }
 
-const TOP_KEYS = ["credentials", "vsmUuid", "settings", "scopes", "edges", "pools"];
+const TOP_KEYS = ["credentials", "auditor", "vsmUuid", "settings", "scopes", "edges", "pools"];
 
 /** Checks every field; `xmlFile`s are read relative to baseDir (default: the working directory). */
 export function validateStateInput(value: unknown, options: { baseDir?: string } = {}): ValidatedState {
@@ -162,6 +165,7 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
     pools: [],
   };
   if (obj.credentials !== undefined) out.credentials = parseCredentials(obj.credentials, "credentials");
+  if (obj.auditor !== undefined) out.auditor = parseCredentials(obj.auditor, "auditor");
   const vsmUuid = optString(obj, "vsmUuid", "");
   if (vsmUuid !== undefined) out.vsmUuid = vsmUuid;
   const ids = new Map<string, number>();

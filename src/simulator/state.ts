@@ -7,6 +7,16 @@
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { createHash } from "node:crypto";
 import { Audit, Counters } from "./audit.ts";
+import {
+  EdgeModelError,
+  edgeModelOf,
+  followDerivedSummary,
+  modelsEqualExcept,
+  renderEdgeModel,
+  replaceChild,
+  setChildText,
+  type EdgeModel,
+} from "./edge-model.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
 import { FaultSet } from "./faults.ts";
 import { SimulatorInputError } from "./input.ts";
@@ -31,13 +41,22 @@ export interface StoredEdge {
   readonly bytes: Buffer;
 }
 
-/** The elements a PUT may change without losing anything: spec 4.2. */
-export const PUT_MUTABLE_FIELDS: readonly string[] = ["tenant", "description", "version"];
+/**
+ * Children of `<edge>` a PUT may leave out or change without losing anything: spec 4.2 (tenant,
+ * description, version) and the summary, which the manager derives and never takes from a client.
+ */
+export const PUT_IGNORED_FIELDS: ReadonlySet<string> = new Set([
+  "tenant",
+  "description",
+  "version",
+  "edgeSummary",
+]);
 
 export type PutEdgeResult =
   | { ok: true; edge: StoredEdge }
   | { ok: false; reason: "missing" }
-  | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number };
+  | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number }
+  | { ok: false; reason: "unmodelled"; message: string };
 
 export interface AllocationRequest {
   mode: "ALLOCATE" | "RESERVE";
@@ -78,7 +97,10 @@ export class SimulatorState {
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
     const valid = validateStateInput(input ?? {});
     this.settings = { ...DEFAULT_SETTINGS, ...valid.settings, ...overrides.settings };
-    this.auth = new AuthStore(overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS);
+    this.auth = new AuthStore(
+      overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS,
+      valid.auditor,
+    );
     const vsmUuid = valid.vsmUuid ?? "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10";
     this.manager = { vsmUuid, nodeId: uuidFrom(vsmUuid) };
     for (const scope of valid.scopes) this.#scopes.set(scope.id, scope);
@@ -102,19 +124,28 @@ export class SimulatorState {
   }
 
   /**
-   * The PUT of spec 4.2: the whole sent document is stored, except that the stored description
-   * stays and the version becomes the stored one plus one. A sent document that differs from the
-   * stored one outside tenant, description and version is audited as lost content.
+   * The PUT of spec 4.2, as a manager stores it: the sent document becomes the edge's model (its
+   * formatting is not kept; GETs answer in the manager's format), except that the stored
+   * description and summary stay, the summary's derived fields follow the edge, and the version
+   * becomes the stored one plus one. A sent document whose information differs from the stored
+   * one outside PUT_IGNORED_FIELDS is stored as sent and audited as lost content.
    */
   putEdge(id: string, sent: EdgeDocument): PutEdgeResult {
     const stored = this.#edges.get(id);
     if (stored === undefined) return { ok: false, reason: "missing" };
+    let next: EdgeModel;
+    try {
+      next = edgeModelOf(sent.serialize());
+    } catch (error) {
+      if (error instanceof EdgeModelError) return { ok: false, reason: "unmodelled", message: error.message };
+      throw error;
+    }
     const sentVersion = sent.version;
     if (this.settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version) {
       return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion };
     }
-    const lostContent = !EdgeDocument.equalExcept(stored.doc, sent, [...PUT_MUTABLE_FIELDS]);
-    if (lostContent) {
+    const current = edgeModelOf(stored.text);
+    if (!modelsEqualExcept(current, next, PUT_IGNORED_FIELDS)) {
       this.audit.addViolation({
         kind: "lostContent",
         edgeId: id,
@@ -127,22 +158,31 @@ export class SimulatorState {
             : "the sent document differs from the stored one outside tenant, description and version",
       });
     }
-    const next = lostContent ? withStoredDescription(sent.clone(), stored.doc) : stored.doc.clone();
-    // equal but for tenant, description and version: the stored text with the sent tenant
-    const tenant = sent.tenant;
-    if (!lostContent && tenant !== undefined) next.setTenant(tenant);
-    next.setField("version", String(stored.version + 1));
-    return { ok: true, edge: this.#store(next) };
+    for (const kept of ["description", "edgeSummary"]) {
+      replaceChild(
+        next,
+        kept,
+        current.children.find((c) => c.name === kept),
+      );
+    }
+    setChildText(next, "version", String(stored.version + 1));
+    return { ok: true, edge: this.#storeModel(next) };
   }
 
   /** An out-of-band change (another client, the UI): sets top-level fields and raises the version. */
   changeEdge(id: string, fields: Record<string, string>): StoredEdge | undefined {
     const stored = this.#edges.get(id);
     if (stored === undefined) return undefined;
-    const next = stored.doc.clone();
-    for (const [name, value] of Object.entries(fields)) if (name !== "version") next.setField(name, value);
-    next.setField("version", fields.version ?? String(stored.version + 1));
-    return this.#store(next);
+    // EdgeDocument.setField refuses what a field cannot be (a name that is no XML name, a repeated field)
+    const changed = stored.doc.clone();
+    for (const [name, value] of Object.entries(fields)) if (name !== "version") changed.setField(name, value);
+    changed.setField("version", fields.version ?? String(stored.version + 1));
+    return this.#storeModel(edgeModelOf(changed.serialize()));
+  }
+
+  #storeModel(model: EdgeModel): StoredEdge {
+    followDerivedSummary(model);
+    return this.#store(EdgeDocument.parse(renderEdgeModel(model, { pretty: this.settings.prettyXml })));
   }
 
   /** Adds an edge, or replaces one as another client would (its version then rises). */
@@ -280,6 +320,12 @@ export function parseEdge(xml: string, path: string): EdgeDocument {
   } catch (cause) {
     throw new SimulatorInputError(path, cause instanceof Error ? cause.message : String(cause), { cause });
   }
+  try {
+    edgeModelOf(xml);
+  } catch (cause) {
+    if (cause instanceof EdgeModelError) throw new SimulatorInputError(path, cause.message, { cause });
+    throw cause;
+  }
   if (!/^edge-\d+$/.test(doc.id))
     throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
   const version = doc.getField("version");
@@ -287,17 +333,6 @@ export function parseEdge(xml: string, path: string): EdgeDocument {
     throw new SimulatorInputError(path, `version ${JSON.stringify(version)} is not an integer`);
   }
   return doc;
-}
-
-/**
- * spec 4.2 rule 3: a description sent in a PUT does not change the stored one. EdgeDocument has no
- * way to remove an element, so a description sent for an edge that has none stays in this case.
- */
-function withStoredDescription(next: EdgeDocument, stored: EdgeDocument): EdgeDocument {
-  const description = stored.description;
-  if (description !== undefined && next.description !== description)
-    next.setField("description", description);
-  return next;
 }
 
 /** a stable node UUID derived from the manager's */

@@ -9,6 +9,8 @@ export interface XmlNode {
   name: string;
   /** text, child elements, or nothing for an empty element */
   content: string | XmlNode[] | undefined;
+  /** name and decoded value; written with double quotes */
+  attributes?: readonly (readonly [string, string])[];
 }
 
 export type XmlContent = string | number | boolean | readonly (XmlNode | undefined)[] | undefined;
@@ -52,20 +54,33 @@ export function renderElement(node: XmlNode, options: RenderOptions & { depth?: 
 /** depth -1 means compact */
 function writeNode(node: XmlNode, out: string[], depth: number): void {
   const indent = depth >= 0 ? "  ".repeat(depth) : "";
+  const start = node.name + attributesText(node.attributes);
   if (node.content === undefined || (Array.isArray(node.content) && node.content.length === 0)) {
-    out.push(`${indent}<${node.name}/>`);
+    out.push(`${indent}<${start}/>`);
     return;
   }
   if (typeof node.content === "string") {
-    out.push(`${indent}<${node.name}>${escapeXmlText(node.content)}</${node.name}>`);
+    out.push(`${indent}<${start}>${escapeXmlText(node.content)}</${node.name}>`);
     return;
   }
-  out.push(`${indent}<${node.name}>`);
+  out.push(`${indent}<${start}>`);
   for (const child of node.content) {
     if (depth >= 0) out.push("\n");
     writeNode(child, out, depth >= 0 ? depth + 1 : -1);
   }
   out.push(depth >= 0 ? `\n${indent}</${node.name}>` : `</${node.name}>`);
+}
+
+function attributesText(attributes: XmlNode["attributes"]): string {
+  let text = "";
+  for (const [name, value] of attributes ?? []) {
+    // tab, newline and CR as references: a reader normalises them to spaces otherwise
+    const escaped = escapeXmlText(value).replace(/["\t\n]/g, (c) =>
+      c === '"' ? "&quot;" : c === "\t" ? "&#9;" : "&#10;",
+    );
+    text += ` ${name}="${escaped}"`;
+  }
+  return text;
 }
 
 /** What a manager says in an error document; every field but errorCode is optional in the wild. */

@@ -79,7 +79,12 @@ const CASES: FaultCase[] = [
     visible: {
       kind: "EdgeTenant",
       reason: "Unreachable",
-      message: [`GET ${edgePath}: HTTP 503`, "Simulated fault: HTTP 503.", "errorCode 503"],
+      message: [
+        `GET ${edgePath}: HTTP 503`,
+        "Simulated fault: HTTP 503.",
+        "errorCode 10020",
+        "module vShield Edge",
+      ],
     },
     requests: [{ route: "getEdge", status: "503" }],
     exact: { getEdge: { "503": attempts, "200": 1 }, putEdge: { "204": 1 } },
@@ -91,7 +96,7 @@ const CASES: FaultCase[] = [
     visible: {
       kind: "IPPoolAllocations",
       reason: "Unreachable",
-      message: [`GET ${allocationsPath}: HTTP 502`, "errorCode 502"],
+      message: [`GET ${allocationsPath}: HTTP 502`, "errorCode 100"],
     },
     requests: [{ route: "listAllocations", status: "502" }],
     exact: { releaseAddress: { "200": 3 } },

@@ -374,3 +374,57 @@ describe("options and lifecycle", () => {
     expect(server.requests.map((r) => r.url)).toEqual(["/api/2.0/services/ipam/pools/scope/a"]);
   });
 });
+
+describe("listEdges against managers that page in their own way", () => {
+  const page = (startIndex: number, total: number, ids: number[], pageSize = 2): string =>
+    `${DECL}<pagedEdgeList><edgePage><pagingInfo><pageSize>${pageSize}</pageSize><startIndex>${startIndex}</startIndex>` +
+    `<totalCount>${total}</totalCount><sortOrderAscending>true</sortOrderAscending><sortBy>id</sortBy></pagingInfo>` +
+    ids.map((n) => `<edgeSummary><objectId>edge-${n}</objectId><name>e${n}</name></edgeSummary>`).join("") +
+    "</edgePage></pagedEdgeList>";
+
+  it("goes on from what a page holds when the manager sends fewer than asked", async () => {
+    const server = await serve((r, res) => {
+      const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
+      reply(
+        res,
+        200,
+        page(
+          start,
+          3,
+          [start + 1].filter((n) => n <= 3),
+          1,
+        ),
+      );
+    });
+    const edges = await client(server.url).listEdges({ pageSize: 1024 });
+    expect(edges.map((e) => e.id)).toEqual(["edge-1", "edge-2", "edge-3"]);
+    expect(server.requests.map((r) => r.url)).toEqual([
+      "/api/4.0/edges?startIndex=0&pageSize=1024",
+      "/api/4.0/edges?startIndex=1&pageSize=1024",
+      "/api/4.0/edges?startIndex=2&pageSize=1024",
+    ]);
+  });
+
+  it("refuses a list whose page is empty before the count it gives: an import must not miss edges", async () => {
+    const server = await serve((_r, res) => reply(res, 200, page(0, 5, [])));
+    await expect(client(server.url).listEdges()).rejects.toThrow(
+      "edge list: the manager counts 5 edges but the page at 0 is empty",
+    );
+  });
+
+  it("names the summary and the field that cannot be read", async () => {
+    const server = await serve((_r, res) =>
+      reply(
+        res,
+        200,
+        page(0, 1, []).replace(
+          "</pagingInfo>",
+          "</pagingInfo><edgeSummary><objectId>vm-1</objectId></edgeSummary>",
+        ),
+      ),
+    );
+    await expect(client(server.url).listEdges()).rejects.toThrow(
+      'edge list: edgeSummary #1: objectId is not edge-<n>: "vm-1"',
+    );
+  });
+});

@@ -327,3 +327,46 @@ describe("authentication against the simulator", () => {
     await expect(c.getEdge("edge-1")).resolves.toMatchObject({ id: "edge-1" });
   });
 });
+
+describe("edge list and summaries", () => {
+  it("listEdges follows every page (600 edges, pages of 256) and reports progress", async () => {
+    const sim = await simulator({
+      state: { edges: [{ generate: { count: 600, firewallRules: 0, tenant: "t-many" } }] },
+    });
+    const progress: [number, number][] = [];
+    const edges = await client(sim).c.listEdges({
+      pageSize: 256,
+      onPage: (fetched, total) => progress.push([fetched, total]),
+    });
+    expect(edges).toHaveLength(600);
+    expect(new Set(edges.map((e) => e.id)).size).toBe(600);
+    expect(edges[599]).toMatchObject({ id: "edge-600", tenant: "t-many", revision: 1 });
+    expect(progress).toEqual([
+      [256, 600],
+      [512, 600],
+      [600, 600],
+    ]);
+    expect(sim.state.counters.snapshot()).toMatchObject({ listEdges: { "200": 3 } });
+  });
+
+  it("listEdges retries a page answered 503 and reads small pages to the end", async () => {
+    const sim = await simulator({ state: { edges: [{ generate: { count: 5, firewallRules: 0 } }] } });
+    await control(sim, "POST", "faults", { route: "listEdges", kind: "status", status: 503, count: 1 });
+    const edges = await client(sim).c.listEdges({ pageSize: 2 });
+    expect(edges.map((e) => e.id)).toEqual(["edge-1", "edge-2", "edge-3", "edge-4", "edge-5"]);
+  });
+
+  it("getEdgeSummary reads one edge's summary; an unknown edge is NSX_ERR_NOT_FOUND", async () => {
+    const sim = await simulator();
+    expect(await client(sim).c.getEdgeSummary("edge-2")).toMatchObject({
+      id: "edge-2",
+      tenant: "t-old",
+      edgeType: "gatewayServices",
+    });
+    const error = await client(sim)
+      .c.getEdgeSummary("edge-77")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxApiError);
+    expect((error as NsxApiError).code).toBe("NSX_ERR_NOT_FOUND");
+  });
+});

@@ -46,7 +46,7 @@ describe("basic authentication", () => {
     expect(reply.status).toBe(status);
     if (status === 401) {
       expect(reply.headers["www-authenticate"]).toBe('Basic realm="NSX Manager"');
-      expect(xml(reply.text).error).toMatchObject({ errorCode: "401", moduleName: "core-services" });
+      expect(xml(reply.text).error).toMatchObject({ errorCode: "220", moduleName: "core-services" });
     }
   });
 

@@ -95,7 +95,7 @@ describe("PUT edge", () => {
     const text = smallEdge().replace("<featureConfig/>", "");
     expect((await put(text)).status).toBe(204);
     expect(await violations()).toHaveLength(1);
-    expect((await t.api("GET", EDGE)).text).toContain("<features></features>");
+    expect((await t.api("GET", EDGE)).text).toContain("<features/>");
   });
 
   it("audits a PUT based on a stale read as an overwrite", async () => {
@@ -113,7 +113,7 @@ describe("PUT edge", () => {
     await t.control("PATCH", "edges/edge-7", { tenant: "drift" });
     const reply = await put(stale.setTenant("t"));
     expect(reply.status).toBe(409);
-    expect(xml(reply.text).error).toMatchObject({ errorCode: "409", moduleName: "vShield Edge" });
+    expect(xml(reply.text).error).toMatchObject({ errorCode: "10003", moduleName: "vShield Edge" });
     expect((await getEdge()).tenant).toBe("drift");
     expect((await put((await getEdge()).setTenant("t"))).status).toBe(204);
   });
@@ -177,5 +177,82 @@ describe("PUT edge", () => {
     expect(after.tenant).toMatch(/^t-\d+$/);
     const { json } = await t.control<{ putEdge: Record<string, number> }>("GET", "counters");
     expect(json.putEdge).toEqual({ "204": 20 });
+  });
+});
+
+describe("PUT edge: stored as the manager's model", () => {
+  /** the same information as `text` in another client's formatting */
+  function reformatted(text: string): string {
+    return text
+      .replaceAll("><", ">\n  <")
+      .replace(
+        '<?xml version="1.0" encoding="UTF-8"?>\n',
+        "<?xml version='1.0'?>\n<!-- sent by another client -->\n",
+      )
+      .replace("<name>dlr-07</name>", "<name><![CDATA[dlr-07]]></name>")
+      .replace("<tunnels/>", "<tunnels ></tunnels >");
+  }
+
+  it("a formatting-only change is no lost content, and the GET answers in the manager's format", async () => {
+    const sent = reformatted(smallEdge()).replace("<tenant>default</tenant>", "<tenant>t-fmt</tenant>");
+    expect((await put(sent)).status).toBe(204);
+    expect(await violations()).toEqual([]);
+    const after = (await t.api("GET", EDGE)).text;
+    expect(
+      after.startsWith('<?xml version="1.0" encoding="UTF-8"?><edge><id>edge-7</id><version>5</version>'),
+    ).toBe(true);
+    expect(after).not.toContain("another client");
+    expect(after).not.toContain("CDATA");
+    expect(after).not.toContain("\n");
+    expect(after).toContain("<name>dlr-07</name>");
+    expect(after).toContain("<tenant>t-fmt</tenant>");
+  });
+
+  it("writes two-space indentation when prettyXml is set", async () => {
+    await t.control("PUT", "settings", { prettyXml: true });
+    expect((await put(smallEdge().replace("<tenant>default</tenant>", "<tenant>p</tenant>"))).status).toBe(
+      204,
+    );
+    const after = (await t.api("GET", EDGE)).text;
+    expect(after).toContain(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>edge-7</id>\n  <version>5</version>',
+    );
+    expect(await violations()).toEqual([]);
+  });
+
+  it("keeps attributes, compares them as a set, and escapes text it writes back", async () => {
+    const before = smallEdge("edge-7", '<nat a="1" b="x &amp; y"><enabled>a &lt; b</enabled></nat>');
+    await t.control("PUT", "edges/edge-7", { xml: before });
+    const sent = before
+      .replace('<nat a="1" b="x &amp; y">', "<nat b='x &#38; y'  a='1' >")
+      .replace("<tenant>default</tenant>", "<tenant>t-attr</tenant>");
+    expect((await put(sent)).status).toBe(204);
+    expect(await violations()).toEqual([]);
+    expect((await t.api("GET", EDGE)).text).toContain(
+      '<nat b="x &amp; y" a="1"><enabled>a &lt; b</enabled></nat>',
+    );
+  });
+
+  it("the summary's name, tenantId and revision follow the edge", async () => {
+    const doc = (await getEdge("/api/4.0/edges/edge-1")).setTenant("tenant-followed");
+    expect((await put(doc, "/api/4.0/edges/edge-1")).status).toBe(204);
+    expect(await violations()).toEqual([]);
+    await t.control("PATCH", "edges/edge-1", { name: "renamed" });
+    const edge = xml((await t.api("GET", "/api/4.0/edges/edge-1")).text).edge as Record<string, unknown>;
+    expect(edge.edgeSummary).toMatchObject({ tenantId: "tenant-followed", name: "renamed", revision: "3" });
+    const summary = xml((await t.api("GET", "/api/4.0/edges/edge-1/summary")).text).edgeSummary;
+    expect(summary).toMatchObject({
+      id: "edge-1",
+      tenantId: "tenant-followed",
+      name: "renamed",
+      revision: "3",
+    });
+  });
+
+  it("refuses text beside child elements with a vShield Edge error, storing nothing", async () => {
+    const reply = await put(smallEdge().replace("<vnics/>", "<vnics>stray<vnic/></vnics>"));
+    expect(reply.status).toBe(400);
+    expect(xml(reply.text).error).toMatchObject({ errorCode: "10001", moduleName: "vShield Edge" });
+    expect((await getEdge()).version).toBe(4);
   });
 });

@@ -157,7 +157,7 @@ describe("conflict", () => {
     const body = smallEdge().replace("<tenant>default</tenant>", "<tenant>t</tenant>");
     const first = await t.api("PUT", EDGE, { body });
     expect(first.status).toBe(409);
-    expect(xml(first.text).error).toMatchObject({ errorCode: "409", moduleName: "vShield Edge" });
+    expect(xml(first.text).error).toMatchObject({ errorCode: "10003", moduleName: "vShield Edge" });
     expect(t.state.edge("edge-7")?.version).toBe(4);
     expect((await t.api("PUT", EDGE, { body })).status).toBe(204);
   });

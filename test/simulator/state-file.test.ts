@@ -96,6 +96,18 @@ describe("validation", () => {
     { name: "UnknownTop", input: { pool: [] }, error: "pool: unknown field", reason: "a typo at the top" },
     { name: "PoolsNotList", input: { pools: {} }, error: "pools: must be a list", reason: "pools is a list" },
     {
+      name: "ControlCharInNote",
+      input: { pools: [pool({ allocations: [{ ip: "10.0.0.1", note: "ctl\u001b[31m" }] })] },
+      error: "pools[0].allocations[0].note: has a character XML cannot carry (U+001B at offset 3)",
+      reason: "every answer listing the note would be invalid XML",
+    },
+    {
+      name: "AuditorWithoutPassword",
+      input: { auditor: { username: "auditor" } },
+      error: "auditor.password: is required",
+      reason: "the Auditor account logs in like the other",
+    },
+    {
       name: "NoPoolId",
       input: { pools: [{ name: "p", ranges: [range] }] },
       error: "pools[0].id: is required",
