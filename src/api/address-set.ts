@@ -10,7 +10,7 @@
  * rejected, as CEL `isIP` rejects them: an IPv4 pool's addresses are written as IPv4.
  */
 import { CodedError } from "../util/errors.ts";
-import { IP_BITS, isIpv4Mapped, tryParseIp, type IpAddress, type IpFamily } from "../util/ip.ts";
+import { formatIp, IP_BITS, isIpv4Mapped, tryParseIp, type IpAddress, type IpFamily } from "../util/ip.ts";
 
 /** An inclusive interval of addresses of one family. */
 export interface AddressInterval {
@@ -136,6 +136,14 @@ export class AddressSet {
     return intersectionSize(this.#intervals[4], other[4]) + intersectionSize(this.#intervals[6], other[6]);
   }
 
+  /**
+   * The set as the fewest `spec.allowed` entries that say exactly it, IPv4 first: each run of
+   * adjacent addresses as one address, a CIDR when the run is exactly an aligned block, or a range.
+   */
+  entries(): string[] {
+    return [...this.#intervals[4], ...this.#intervals[6]].map(entryOf);
+  }
+
   /** how many addresses the set holds, both families together */
   get size(): bigint {
     let total = 0n;
@@ -144,6 +152,16 @@ export class AddressSet {
     }
     return total;
   }
+}
+
+function entryOf({ family, start, end }: AddressInterval): string {
+  const first = formatIp({ family, value: start });
+  if (start === end) return first;
+  const size = end - start + 1n;
+  const hostBits = size.toString(2).length - 1;
+  // a power of two, starting on a multiple of itself: a CIDR block
+  if (size === 1n << BigInt(hostBits) && start % size === 0n) return `${first}/${IP_BITS[family] - hostBits}`;
+  return `${first}-${formatIp({ family, value: end })}`;
 }
 
 function mergeByFamily(intervals: readonly AddressInterval[]): Record<IpFamily, AddressInterval[]> {

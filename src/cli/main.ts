@@ -2,6 +2,7 @@
 /** The nsxv-operator command line: argument parsing and wiring only; each command lives in its own module. */
 import { Command } from "commander";
 import { demoCommand } from "./demo.ts";
+import { importCommand } from "./import.ts";
 import { applyCommand, planCommand } from "./plan-apply.ts";
 import { runCommand } from "./run.ts";
 import { simulateCommand } from "./simulate.ts";
@@ -16,6 +17,7 @@ const program = new Command("nsxv-operator")
 program.addCommand(planCommand());
 program.addCommand(applyCommand());
 program.addCommand(demoCommand());
+program.addCommand(importCommand());
 program.addCommand(runCommand());
 program.addCommand(simulateCommand());
 

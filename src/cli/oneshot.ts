@@ -267,7 +267,7 @@ function concurrencyLimit(managers: readonly NSXManager[]): number {
 }
 
 /** fn over items with at most `limit` running at once; results in the order of items. */
-async function mapBounded<T, R>(
+export async function mapBounded<T, R>(
   items: readonly T[],
   limit: number,
   fn: (item: T) => Promise<R>,

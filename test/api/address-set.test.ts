@@ -356,3 +356,46 @@ describe("AddressSet", () => {
     expect(parsedMs).toBeLessThan(1500);
   });
 });
+
+describe("AddressSet.entries", () => {
+  it.each([
+    { name: "Single", input: ["10.0.0.5"], entries: ["10.0.0.5"], reason: "one address stays an address" },
+    {
+      name: "Run",
+      input: ["10.0.0.7", "10.0.0.5", "10.0.0.6"],
+      entries: ["10.0.0.5-10.0.0.7"],
+      reason: "adjacent addresses in any order merge into one range",
+    },
+    {
+      name: "AlignedBlock",
+      input: ["10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7"],
+      entries: ["10.0.0.4/30"],
+      reason: "exactly an aligned power-of-two block is a CIDR",
+    },
+    {
+      name: "UnalignedFour",
+      input: ["10.0.0.5", "10.0.0.6", "10.0.0.7", "10.0.0.8"],
+      entries: ["10.0.0.5-10.0.0.8"],
+      reason: "four addresses off a boundary are no CIDR: a range says it exactly",
+    },
+    {
+      name: "Gap",
+      input: ["10.0.0.1", "10.0.0.3"],
+      entries: ["10.0.0.1", "10.0.0.3"],
+      reason: "a gap is never filled",
+    },
+    {
+      name: "BothFamilies",
+      input: ["2001:db8::11", "10.0.0.1", "2001:0db8::10"],
+      entries: ["10.0.0.1", "2001:db8::10/127"],
+      reason: "IPv4 first, IPv6 by value, written as RFC 5952",
+    },
+    { name: "Empty", input: [], entries: [], reason: "nothing allocated, nothing allowed" },
+  ])("$name: $reason", ({ input, entries }) => {
+    const set = AddressSet.parse(input);
+    expect(set.entries()).toEqual(entries);
+    const again = AddressSet.parse(entries);
+    for (const ip of input) expect(again.has(ip)).toBe(true);
+    expect(again.size).toBe(set.size);
+  });
+});
