@@ -225,6 +225,23 @@ describe.skipIf(kubectl.path === undefined)("deploy/optional/monitoring (rendere
       ? undefined
       : renderKustomization(kubectl.path, repoPath("deploy")).find((object) => object.kind === "Service");
 
+  it("ships the Grafana dashboard in a ConfigMap that Grafana's dashboard sidecar picks up", () => {
+    const map = objects.find((object) => object.kind === "ConfigMap") as
+      | {
+          metadata: { name: string; namespace: string; labels: Record<string, string> };
+          data: Record<string, string>;
+        }
+      | undefined;
+    expect(map?.metadata).toMatchObject({
+      name: "nsxv-operator-dashboard",
+      namespace: NAMESPACE,
+      labels: { grafana_dashboard: "1" },
+    });
+    expect(map?.data["grafana-dashboard.json"]).toBe(
+      readRepoFile("deploy/optional/monitoring/grafana-dashboard.json"),
+    );
+  });
+
   it("the ServiceMonitor scrapes the metrics Service's `metrics` port", () => {
     const monitor = objects.find((object) => object.kind === "ServiceMonitor") as ServiceMonitor | undefined;
     expect(monitor?.metadata.namespace).toBe(NAMESPACE);
