@@ -7,7 +7,7 @@ import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { ManagementPolicy } from "../api/types.ts";
-import { ManagerClient } from "../nsx/client.ts";
+import { DEFAULT_CLIENT_OPTIONS, ManagerClient } from "../nsx/client.ts";
 import type { ManagerClientOptions } from "../nsx/client-options.ts";
 import type { EdgeSummary } from "../nsx/types.ts";
 import {
@@ -34,6 +34,8 @@ export interface ImportFlags {
   caFile?: string;
   insecureSkipVerify: boolean;
   auth: "basic" | "token";
+  /** the client's pace; default its own (DEFAULT_CLIENT_OPTIONS.requestsPerSecond) */
+  requestsPerSecond?: number;
 }
 
 /** What tests replace: the client. */
@@ -71,6 +73,7 @@ export async function runImport(flags: ImportFlags, io: CliIo, deps: ImportDeps 
       auth: flags.auth,
       insecureSkipVerify: flags.insecureSkipVerify,
       ...(ca !== undefined ? { ca } : {}),
+      ...(flags.requestsPerSecond !== undefined ? { requestsPerSecond: flags.requestsPerSecond } : {}),
     });
   } catch (error) {
     io.stderr.write(`error: ${messageOf(error)}\n`);
@@ -181,6 +184,11 @@ function regex(text: string): RegExp {
   }
 }
 
+function positiveInteger(text: string): number {
+  if (!/^[1-9][0-9]*$/.test(text)) throw new InvalidArgumentError("must be a whole number above 0");
+  return Number(text);
+}
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function dnsLabel(text: string): string {
@@ -213,6 +221,11 @@ export function importCommand(): Command {
         .default("kind"),
     )
     .option("--force", "overwrite files that exist", false)
+    .option(
+      "--requests-per-second <n>",
+      `calls per second at most (default ${DEFAULT_CLIENT_OPTIONS.requestsPerSecond}, as the operator's own pace)`,
+      positiveInteger,
+    )
     .option("--ca-file <file>", "PEM bundle of CAs to trust (self-signed managers)")
     .option("--insecure-skip-verify", "do not verify the manager's certificate (test managers only)", false)
     .addOption(

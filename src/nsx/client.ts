@@ -192,7 +192,8 @@ export class ManagerClient implements ManagerApi {
   async listEdges(
     options: CallOptions & { pageSize?: number; onPage?: (fetched: number, total: number) => void } = {},
   ): Promise<EdgeSummary[]> {
-    const pageSize = options.pageSize ?? 1024;
+    // the manager's own default: a manager that caps pages lower is followed all the same
+    const pageSize = options.pageSize ?? 256;
     // by id: an edge created while paging can shift one already read onto the next page
     const edges = new Map<string, EdgeSummary>();
     for (let startIndex = 0; ;) {

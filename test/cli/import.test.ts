@@ -10,6 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { runImport, type ImportFlags } from "../../src/cli/import.ts";
 import { importManifests, uniqueName } from "../../src/cli/import-manifests.ts";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
+import { ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
 import { loadManifests } from "../../src/api/manifests.ts";
 import type { ObjectMeta } from "../../src/api/types.ts";
 import {
@@ -150,6 +151,23 @@ describe("nsxv-operator import", () => {
     expect(sim!.state.counters.snapshot().putEdge).toEqual(before.putEdge);
   });
 
+  it("600 edges come over the manager's three pages of 256, and plan over them has nothing to change", async () => {
+    await start({ edges: [{ generate: { count: 600, firewallRules: 0, tenant: "bulk" } }] });
+    const f = flags({ requestsPerSecond: 2000 });
+    const io = captureIo({ env: ENV });
+    expect(await runImport(f, io)).toBe(0);
+    expect(io.err()).toContain(
+      "listing edges: 256 of 600\nlisting edges: 512 of 600\nlisting edges: 600 of 600\n",
+    );
+    expect(sim!.state.counters.snapshot().listEdges).toEqual({ "200": 3 });
+    expect((await objectsIn(f.output)).filter((o) => o.kind === "EdgeTenant")).toHaveLength(600);
+    const plan = captureIo({ env: ENV });
+    // the plan's client as fast as the import's: the pace is not what this test is about
+    const createClient = (o: ManagerClientOptions) => new ManagerClient({ ...o, requestsPerSecond: 2000 });
+    expect(await runOneShotCommand("plan", { filename: [f.output] }, plan, { createClient })).toBe(0);
+    expect(plan.out()).toContain("No changes.");
+  });
+
   it("with --management-policy Enforce, plan and apply still have nothing to change", async () => {
     await start();
     const f = flags({ managementPolicy: "Enforce", edgeName: /^web$/i, poolName: /^controllers$/ });
@@ -220,7 +238,7 @@ describe("nsxv-operator import", () => {
     const io = captureIo({ env: { NSX_USERNAME: "admin", NSX_PASSWORD: "wrong" } });
     const f = flags();
     expect(await runImport(f, io)).toBe(1);
-    expect(io.err()).toMatch(/^error: GET \/api\/4\.0\/edges\?startIndex=0&pageSize=1024: HTTP 401/m);
+    expect(io.err()).toMatch(/^error: GET \/api\/4\.0\/edges\?startIndex=0&pageSize=256: HTTP 401/m);
     expect(() => readdirSync(f.output)).toThrow();
   });
 });
