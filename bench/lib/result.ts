@@ -78,6 +78,11 @@ export function below(value: number, max: number, unit = ""): Target {
   return { text: `< ${max}${unit}`, met: value < max };
 }
 
+/** `value <= max` */
+export function atMost(value: number, max: number, unit = ""): Target {
+  return { text: `<= ${max}${unit}`, met: value <= max };
+}
+
 /** `value == want` */
 export function exactly(value: number, want: number): Target {
   return { text: `= ${want}`, met: value === want };

@@ -78,10 +78,27 @@ function childIndexes(parent: XmlElement, name: string): number[] {
 }
 
 export class EdgeDocument {
-  readonly #doc: XmlDocument;
+  /**
+   * From parse, a scan: `<edge>` and its direct children, every byte checked but deeper elements
+   * not kept (most reads only look at the tenant and version). The whole tree is built from
+   * `#text` the first time something needs it (a change, a copy, the text, a deep field).
+   */
+  #doc: XmlDocument;
+  /** the text read, while #doc is a scan; undefined once the tree is whole */
+  #text: string | undefined;
 
-  private constructor(doc: XmlDocument) {
+  private constructor(doc: XmlDocument, text: string | undefined) {
     this.#doc = doc;
+    this.#text = text;
+  }
+
+  /** the whole tree, built on first need from the text the scan checked */
+  #tree(): XmlDocument {
+    if (this.#text !== undefined) {
+      this.#doc = parseXmlDocument(this.#text, WHAT);
+      this.#text = undefined;
+    }
+    return this.#doc;
   }
 
   /**
@@ -90,11 +107,11 @@ export class EdgeDocument {
    * `<edge>`, it has no `<id>` (or an empty one), or a field with a typed getter appears twice.
    */
   static parse(xml: string): EdgeDocument {
-    const doc = parseXmlDocument(xml, WHAT);
+    const doc = parseXmlDocument(xml, WHAT, { materializeDepth: 1 });
     if (doc.root.name !== "edge") {
       throw new NsxResponseError(`${WHAT}: root element is <${doc.root.name}>, expected <edge>`);
     }
-    const edge = new EdgeDocument(doc);
+    const edge = new EdgeDocument(doc, xml);
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
@@ -146,9 +163,11 @@ export class EdgeDocument {
    * text included), exactly as written, not trimmed; "" when empty, undefined when absent.
    */
   getField(name: string): string | undefined {
-    const root = this.#doc.root;
-    const index = childIndexes(root, name)[0];
-    return index === undefined ? undefined : textContent(root.children[index] as XmlElement);
+    const index = childIndexes(this.#doc.root, name)[0];
+    if (index === undefined) return undefined;
+    const field = this.#doc.root.children[index] as XmlElement;
+    // a field with child elements: the scan kept only its own text, the tree has all of it
+    return textContent(field.partial ? (this.#tree().root.children[index] as XmlElement) : field);
   }
 
   /**
@@ -166,7 +185,7 @@ export class EdgeDocument {
     if (!isXmlText(value)) {
       throw new NsxDocumentError(`${WHAT}: the value for <${name}> has characters XML cannot carry`);
     }
-    const root = this.#doc.root;
+    const root = this.#tree().root;
     const found = childIndexes(root, name);
     if (found.length > 1) {
       throw new NsxDocumentError(
@@ -197,17 +216,18 @@ export class EdgeDocument {
   }
 
   clone(): EdgeDocument {
+    // a scan is never changed: the copy shares it and builds its own tree when it needs one
+    if (this.#text !== undefined) return new EdgeDocument(this.#doc, this.#text);
     const doc = this.#doc;
-    return new EdgeDocument({
-      prolog: [...doc.prolog],
-      root: cloneElement(doc.root),
-      epilog: [...doc.epilog],
-    });
+    return new EdgeDocument(
+      { prolog: [...doc.prolog], root: cloneElement(doc.root), epilog: [...doc.epilog] },
+      undefined,
+    );
   }
 
   /** The document as read, with only what was set changed. */
   serialize(): string {
-    return serializeXml(this.#doc);
+    return this.#text ?? serializeXml(this.#doc);
   }
 
   /**
@@ -219,11 +239,12 @@ export class EdgeDocument {
    */
   static equalExcept(a: EdgeDocument, b: EdgeDocument, fields: readonly string[]): boolean {
     const skip = new Set(fields);
-    const ra = a.#doc.root;
-    const rb = b.#doc.root;
+    const [da, db] = [a.#tree(), b.#tree()];
+    const ra = da.root;
+    const rb = db.root;
     return (
-      nodeListsEqual(a.#doc.prolog, b.#doc.prolog) &&
-      nodeListsEqual(a.#doc.epilog, b.#doc.epilog) &&
+      nodeListsEqual(da.prolog, db.prolog) &&
+      nodeListsEqual(da.epilog, db.epilog) &&
       ra.name === rb.name &&
       attributesEqual(ra.attributes, rb.attributes) &&
       nodeListsEqual(withoutFields(ra.children, skip), withoutFields(rb.children, skip))

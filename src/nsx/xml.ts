@@ -40,6 +40,8 @@ export interface XmlElement {
   children: XmlNode[];
   /** as written, `</name>`; "" when selfClosing */
   endTag: string;
+  /** set by a scan (ParseOptions.materializeDepth) on an element whose child elements were checked but not kept */
+  partial?: true;
 }
 
 export type XmlNode = XmlElement | XmlLeaf;
@@ -76,12 +78,34 @@ const XML_DECLARATION = new RegExp(
 const XML_NAME = new RegExp(`^${NAME}$`, "u");
 const WHITESPACE = /^[ \t\r\n]*$/;
 const INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+/** every text INVALID_CHAR refuses has one of these (surrogates: paired ones are fine, INVALID_CHAR decides) */
+const MAYBE_INVALID_CHAR = /[\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/;
 /** an `&` that starts none of the five entities or a character reference */
 const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 const CHARACTER_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
 const NAMED_REFERENCE = new RegExp(`&(${NAME});`, "uy");
 const DECODE = /&(?:(amp|lt|gt|quot|apos)|#([0-9]+)|#x([0-9a-fA-F]+));/g;
 const NO_ATTRIBUTES: readonly XmlAttribute[] = Object.freeze([]);
+/** character codes the tokenizer branches on */
+const SLASH = 47;
+const BANG = 33;
+const QUESTION = 63;
+const GT = 62;
+
+/** A-Z a-z _ : — the ASCII characters NAME_START allows */
+function isAsciiNameStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 58;
+}
+
+/** and - . 0-9 after the first */
+function isAsciiNameChar(c: number): boolean {
+  return isAsciiNameStart(c) || (c >= 48 && c <= 57) || c === 45 || c === 46;
+}
+
+function indexOrEnd(text: string, search: string, from: number): number {
+  const at = text.indexOf(search, from);
+  return at === -1 ? text.length : at;
+}
 const PREDEFINED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
 export function isXmlName(name: string): boolean {
@@ -124,6 +148,15 @@ function isXmlCodePoint(cp: number): boolean {
   return cp <= 0x10ffff && isXmlText(String.fromCodePoint(cp));
 }
 
+export interface ParseOptions {
+  /**
+   * Keep elements only down to this depth (the root is 0); deeper ones are checked as thoroughly
+   * but not kept, and their parent is marked `partial`. A scan: what the tree of a converged
+   * edge is never needed for. Default: keep everything.
+   */
+  materializeDepth?: number;
+}
+
 /** One pass over a document; positions index `text`. */
 class Tokenizer {
   readonly #text: string;
@@ -132,16 +165,24 @@ class Tokenizer {
   readonly #prolog: XmlLeaf[] = [];
   readonly #epilog: XmlLeaf[] = [];
   readonly #stack: XmlElement[] = [];
+  /** names of the open elements below materializeDepth, innermost last: checked, not kept */
+  readonly #unkept: string[] = [];
+  readonly #keepDepth: number;
   #root: XmlElement | undefined;
+  /** positions of the next `]]>` and `&` at or after the last text checked (text.length: none) */
+  #nextCdataEnd = -1;
+  #nextAmpersand = -1;
 
-  constructor(text: string, what: string) {
+  constructor(text: string, what: string, options: ParseOptions = {}) {
     this.#text = text;
     this.#what = what;
+    this.#keepDepth = options.materializeDepth ?? Infinity;
   }
 
   run(): XmlDocument {
     const text = this.#text;
-    const bad = INVALID_CHAR.exec(text);
+    // the u-flag check only for text with a character that may be invalid: it is slow on long text
+    const bad = MAYBE_INVALID_CHAR.test(text) ? INVALID_CHAR.exec(text) : null;
     if (bad) {
       this.#fail(bad.index, `character U+${bad[0].codePointAt(0)?.toString(16).toUpperCase()} not allowed`);
     }
@@ -154,8 +195,8 @@ class Tokenizer {
       if (lt === -1) break;
       this.#markup();
     }
-    const open = this.#stack.at(-1);
-    if (open) this.#fail(text.length, `<${open.name}> is not closed`);
+    const open = this.#unkept.at(-1) ?? this.#stack.at(-1)?.name;
+    if (open !== undefined) this.#fail(text.length, `<${open}> is not closed`);
     if (!this.#root) this.#fail(text.length, "no root element");
     return { prolog: this.#prolog, root: this.#root, epilog: this.#epilog };
   }
@@ -175,6 +216,10 @@ class Tokenizer {
 
   /** appends text[pos, end) as a leaf where it belongs, and moves past it */
   #leaf(kind: XmlLeafKind, end: number): void {
+    if (this.#unkept.length > 0) {
+      this.#pos = end;
+      return;
+    }
     const leaf: XmlLeaf = { kind, raw: this.#text.slice(this.#pos, end) };
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(leaf);
@@ -193,13 +238,19 @@ class Tokenizer {
   }
 
   #characterData(end: number): void {
-    const raw = this.#text.slice(this.#pos, end);
+    const pos = this.#pos;
     if (this.#stack.length === 0) {
-      if (!WHITESPACE.test(raw)) this.#fail(this.#pos, "text outside the root element");
+      if (!WHITESPACE.test(this.#text.slice(pos, end))) this.#fail(pos, "text outside the root element");
     } else {
-      const cdataEnd = raw.indexOf("]]>");
-      if (cdataEnd !== -1) this.#fail(this.#pos + cdataEnd, "']]>' in text");
-      this.#checkReferences(raw, this.#pos);
+      // the next `]]>` and `&` found once, not searched for in every text: most text has neither
+      if (this.#nextCdataEnd < pos) this.#nextCdataEnd = indexOrEnd(this.#text, "]]>", pos);
+      if (this.#nextCdataEnd < end) this.#fail(this.#nextCdataEnd, "']]>' in text");
+      if (this.#nextAmpersand < pos) this.#nextAmpersand = indexOrEnd(this.#text, "&", pos);
+      if (this.#nextAmpersand < end) this.#checkReferences(this.#text.slice(pos, end), pos);
+    }
+    if (this.#unkept.length > 0) {
+      this.#pos = end;
+      return;
     }
     this.#leaf("text", end);
   }
@@ -227,7 +278,10 @@ class Tokenizer {
   #markup(): void {
     const text = this.#text;
     const pos = this.#pos;
-    if (text.startsWith("</", pos)) return this.#endTag();
+    // one character decides for nearly every tag: no chain of startsWith
+    const next = text.charCodeAt(pos + 1);
+    if (next === SLASH) return this.#endTag();
+    if (next !== BANG && next !== QUESTION) return this.#startTag();
     if (text.startsWith("<!--", pos)) {
       const end = text.indexOf("-->", pos + 4);
       if (end === -1) this.#fail(pos, "unterminated comment");
@@ -262,14 +316,24 @@ class Tokenizer {
   }
 
   #startTag(): void {
+    if (this.#unkept.length > 0 && this.#plainUnkeptTag()) return;
     START_TAG.lastIndex = this.#pos;
     const m = START_TAG.exec(this.#text);
     if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
     if (this.#root && this.#stack.length === 0) this.#fail(this.#pos, "a second root element");
-    if (this.#stack.length >= MAX_XML_DEPTH) {
+    const depth = this.#stack.length + this.#unkept.length;
+    if (depth >= MAX_XML_DEPTH) {
       this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
     }
     const selfClosing = m[3] === "/";
+    if (depth > this.#keepDepth) {
+      this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length);
+      const parent = this.#stack.at(-1);
+      if (parent && this.#unkept.length === 0) parent.partial = true;
+      if (!selfClosing) this.#unkept.push(m[1]);
+      this.#pos += m[0].length;
+      return;
+    }
     const element: XmlElement = {
       kind: "element",
       name: m[1],
@@ -284,6 +348,31 @@ class Tokenizer {
     else this.#root = element;
     if (!selfClosing) this.#stack.push(element);
     this.#pos += m[0].length;
+  }
+
+  /**
+   * A start tag inside an element not kept, read without a regex when it is the common kind (an
+   * ASCII name, no attributes): true when it was; false leaves it to the general path.
+   */
+  #plainUnkeptTag(): boolean {
+    const text = this.#text;
+    const start = this.#pos + 1;
+    let i = start;
+    let c = text.charCodeAt(i);
+    if (!isAsciiNameStart(c)) return false;
+    do c = text.charCodeAt(++i);
+    while (isAsciiNameChar(c));
+    const nameEnd = i;
+    while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(++i);
+    const selfClosing = c === SLASH;
+    if (selfClosing) c = text.charCodeAt(++i);
+    if (c !== GT) return false;
+    if (this.#stack.length + this.#unkept.length >= MAX_XML_DEPTH) {
+      this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
+    }
+    if (!selfClosing) this.#unkept.push(text.slice(start, nameEnd));
+    this.#pos = i + 1;
+    return true;
   }
 
   #attributes(raw: string, offset: number): readonly XmlAttribute[] {
@@ -304,22 +393,36 @@ class Tokenizer {
 
   #endTag(): void {
     const text = this.#text;
+    const unkept = this.#unkept.pop();
+    if (unkept !== undefined) {
+      const end = this.#endOf(unkept);
+      if (end === -1) this.#mismatch(unkept);
+      this.#pos = end + 1;
+      return;
+    }
     const open = this.#stack.pop();
     // fast path, no regex: the end tag of the open element, as it nearly always is
-    if (open && text.startsWith(open.name, this.#pos + 2)) {
-      let end = this.#pos + 2 + open.name.length;
-      while (end < text.length && " \t\r\n".includes(text.charAt(end))) end++;
-      if (text.charAt(end) === ">") {
-        open.endTag = text.slice(this.#pos, end + 1);
-        this.#pos = end + 1;
-        return;
-      }
-    }
+    const end = open === undefined ? -1 : this.#endOf(open.name);
+    if (open === undefined || end === -1) this.#mismatch(open?.name);
+    open.endTag = text.slice(this.#pos, end + 1);
+    this.#pos = end + 1;
+  }
+
+  /** where the end tag of `name` at pos ends (its `>`), no regex: it nearly always is that one; -1 if not */
+  #endOf(name: string): number {
+    const text = this.#text;
+    if (!text.startsWith(name, this.#pos + 2)) return -1;
+    let end = this.#pos + 2 + name.length;
+    while (end < text.length && " \t\r\n".includes(text.charAt(end))) end++;
+    return text.charAt(end) === ">" ? end : -1;
+  }
+
+  #mismatch(open: string | undefined): never {
     END_TAG.lastIndex = this.#pos;
-    const m = END_TAG.exec(text);
+    const m = END_TAG.exec(this.#text);
     if (!m) this.#fail(this.#pos, "malformed end tag");
-    if (!open) this.#fail(this.#pos, `</${m[1]}> without a start tag`);
-    this.#fail(this.#pos, `</${m[1]}> closes <${open.name}>`);
+    if (open === undefined) this.#fail(this.#pos, `</${m[1]}> without a start tag`);
+    this.#fail(this.#pos, `</${m[1]}> closes <${open}>`);
   }
 }
 
@@ -328,8 +431,8 @@ class Tokenizer {
  * ENTITY declaration and any entity reference other than the predefined five and character
  * references. Errors are NsxResponseError naming `what`.
  */
-export function parseXmlDocument(text: string, what: string): XmlDocument {
-  return new Tokenizer(text, what).run();
+export function parseXmlDocument(text: string, what: string, options?: ParseOptions): XmlDocument {
+  return new Tokenizer(text, what, options).run();
 }
 
 /** throws NsxResponseError(`${what}: ...`) unless text is well-formed XML without DOCTYPE/ENTITY */

@@ -407,3 +407,30 @@ describe("a large edge", () => {
     expect(elapsedMs).toBeLessThan(10_000); // about 0.1 s alone; generous for a loaded machine
   });
 });
+
+describe("a read is a scan; the tree is built when needed", () => {
+  const text =
+    '<?xml version="1.0"?>\n<edge>\n  <id>edge-4</id>\n  <tenant>a<b>&amp;b</b><!-- c --></tenant>\n' +
+    "  <features><nat><rule>x</rule></nat></features>\n</edge>\n";
+
+  it("reads a field with child elements whole, as the full tree would", () => {
+    expect(EdgeDocument.parse(text).tenant).toBe("a&b");
+  });
+
+  it("gives the text back as read, and a copy changed is written from the whole tree", () => {
+    const doc = EdgeDocument.parse(text);
+    expect(doc.serialize()).toBe(text);
+    const changed = doc.clone().setField("description", "d");
+    expect(changed.serialize()).toContain("<features><nat><rule>x</rule></nat></features>");
+    expect(changed.serialize()).toContain("<description>d</description>");
+    expect(doc.serialize()).toBe(text);
+    expect(EdgeDocument.equalExcept(doc, changed, ["description"])).toBe(true);
+  });
+
+  it("still refuses what is wrong deep inside, before anything is read from it", () => {
+    expect(() => EdgeDocument.parse(text.replace("<rule>x</rule>", "<rule>&nbsp;</rule>"))).toThrow(
+      /undefined entity reference &nbsp;/,
+    );
+    expect(() => EdgeDocument.parse(text.replace("</nat>", "</rule>"))).toThrow(/<\/rule> closes <nat>/);
+  });
+});

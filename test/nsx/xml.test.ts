@@ -117,6 +117,34 @@ describe("assertSafeXml refuses", () => {
     expect(error.message).toMatch(message);
   });
 
+  it.each([
+    ...cases,
+    {
+      name: "DeepEntity",
+      reason: "deep inside",
+      text: "<a><b><c x='1'>&nbsp;</c></b></a>",
+      message: /&nbsp;/,
+    },
+    {
+      name: "DeepMismatch",
+      reason: "deep inside",
+      text: "<a><b><c></b></c></a>",
+      message: /<\/b> closes <c>/,
+    },
+    { name: "DeepCdataEnd", reason: "deep inside", text: "<a><b>x<c/>]]></b></a>", message: /]]>/ },
+  ])("a scan (materializeDepth 0) refuses $name with the same words", ({ text, message }) => {
+    const full = (() => {
+      try {
+        parseXmlDocument(text, "test body");
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    })();
+    expect(full).toMatch(message);
+    expect(() => parseXmlDocument(text, "test body", { materializeDepth: 0 })).toThrow(full);
+  });
+
   it("reports line and column of a syntax error", () => {
     expect(refusal("<a>\n  <b>\n</a>").message).toMatch(/line 3, column 1/);
   });
@@ -164,6 +192,13 @@ describe("assertSafeXml accepts and the tree round-trips byte for byte", () => {
   it.each(cases)("$name: $reason", ({ text }) => {
     expect(() => assertSafeXml(text, "test body")).not.toThrow();
     expect(serializeXml(parseXmlDocument(text, "test body"))).toBe(text);
+    // a scan accepts what the full parse accepts; what it keeps is marked partial where cut
+    const scan = parseXmlDocument(text, "test body", { materializeDepth: 0 });
+    expect(scan.root.children.some((c) => c.kind === "element")).toBe(false);
+    const hasChildElements = parseXmlDocument(text, "test body").root.children.some(
+      (c) => c.kind === "element",
+    );
+    expect(scan.root.partial === true).toBe(hasChildElements);
   });
 });
 
