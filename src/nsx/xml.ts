@@ -79,7 +79,7 @@ const XML_NAME = new RegExp(`^${NAME}$`, "u");
 const WHITESPACE = /^[ \t\r\n]*$/;
 const INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 /** every text INVALID_CHAR refuses has one of these (surrogates: paired ones are fine, INVALID_CHAR decides) */
-const MAYBE_INVALID_CHAR = /[\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/;
+const MAYBE_INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD]/;
 /** an `&` that starts none of the five entities or a character reference */
 const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 const CHARACTER_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
