@@ -52,8 +52,15 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     return sim;
   }
 
+  // kstatus reads an object with no status yet as Current (it cannot tell): wait for the
+  // operator's first status of this generation too, or a check can pass before the operator ran
   const current = async (kind: "EdgeTenant" | "NSXManager", name: string) =>
-    k8s.waitFor(kind, name, "kstatus Current", (o) => kstatus(o).status === "Current");
+    k8s.waitFor(
+      kind,
+      name,
+      "kstatus Current",
+      (o) => o.status?.observedGeneration === o.metadata.generation && kstatus(o).status === "Current",
+    );
 
   /** not Current now, nor during a few sync intervals after */
   async function neverCurrent(kind: "EdgeTenant" | "NSXManager", name: string, why: string) {
