@@ -16,6 +16,7 @@ import {
   CLIENT_THROUGHPUT_FULL,
   CLIENT_THROUGHPUT_QUICK,
 } from "./client-throughput.ts";
+import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cli-footprint.ts";
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
 import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
 import { machineInfo, type MachineInfo } from "./lib/machine.ts";
@@ -59,6 +60,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: "steady-state",
     byDefault: true,
     run: (quick) => benchSteadyState(quick ? STEADY_STATE_QUICK : STEADY_STATE_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "cli-footprint",
+    byDefault: true,
+    run: (quick) => benchCliFootprint(quick ? CLI_FOOTPRINT_QUICK : CLI_FOOTPRINT_FULL),
     limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
   },
   {

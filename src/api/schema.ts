@@ -127,7 +127,8 @@ interface BoundRule {
 }
 
 interface KindValidator {
-  validate: ValidateFunction;
+  /** compiled on the first object of the kind: a one-shot pass over one edge never needs the others */
+  validate: () => ValidateFunction;
   rules: BoundRule[];
   lists: SchemaEntry[];
 }
@@ -155,7 +156,9 @@ export class ResourceValidator {
         ["set", "map"].includes(node["x-kubernetes-list-type"] ?? ""),
       );
       const rules = entries.flatMap((entry) => bindRules(crd, entry, counterparts));
-      kinds.set(crd.kind, { validate: ajv.compile(closed(crd.schema)), rules, lists });
+      let compiled: ValidateFunction | undefined;
+      const validate = () => (compiled ??= ajv.compile(closed(crd.schema)));
+      kinds.set(crd.kind, { validate, rules, lists });
     }
     return new ResourceValidator(kinds);
   }
@@ -170,9 +173,8 @@ export class ResourceValidator {
     const validator = this.#kinds.get(kind);
     if (validator === undefined) throw new CrdError(`no CRD loaded for kind ${kind}`);
     const value = pruneNulls(structuredClone(object));
-    const issues = validator.validate(value)
-      ? []
-      : (validator.validate.errors ?? []).map((e) => issueOf(e, value));
+    const validate = validator.validate();
+    const issues = validate(value) ? [] : (validate.errors ?? []).map((e) => issueOf(e, value));
     // like the API server, rules are not evaluated on values that already failed the schema
     const failed = (field: string): boolean =>
       issues.some((i) => nested(i.field, field) || nested(field, i.field));

@@ -79,24 +79,28 @@ function childIndexes(parent: XmlElement, name: string): number[] {
 
 export class EdgeDocument {
   /**
-   * From parse, a scan: `<edge>` and its direct children, every byte checked but deeper elements
-   * not kept (most reads only look at the tenant and version). The whole tree is built from
-   * `#text` the first time something needs it (a change, a copy, the text, a deep field).
+   * From parse, a scan: `<edge>` and its direct children, every byte checked, the content of a
+   * field with child elements kept as one span of its text (most reads look only at the tenant
+   * and version, and a write changes only top-level fields: neither needs more). The whole tree
+   * is built when something needs it (a deep field's text, a comparison).
    */
   #doc: XmlDocument;
-  /** the text read, while #doc is a scan; undefined once the tree is whole */
+  /** true while #doc is a scan */
+  #partial: boolean;
+  /** the text read, while nothing was changed */
   #text: string | undefined;
 
-  private constructor(doc: XmlDocument, text: string | undefined) {
+  private constructor(doc: XmlDocument, partial: boolean, text: string | undefined) {
     this.#doc = doc;
+    this.#partial = partial;
     this.#text = text;
   }
 
-  /** the whole tree, built on first need from the text the scan checked */
+  /** the whole tree, built on first need from the text (as read, or as changed) */
   #tree(): XmlDocument {
-    if (this.#text !== undefined) {
-      this.#doc = parseXmlDocument(this.#text, WHAT);
-      this.#text = undefined;
+    if (this.#partial) {
+      this.#doc = parseXmlDocument(this.#text ?? serializeXml(this.#doc), WHAT);
+      this.#partial = false;
     }
     return this.#doc;
   }
@@ -111,7 +115,7 @@ export class EdgeDocument {
     if (doc.root.name !== "edge") {
       throw new NsxResponseError(`${WHAT}: root element is <${doc.root.name}>, expected <edge>`);
     }
-    const edge = new EdgeDocument(doc, xml);
+    const edge = new EdgeDocument(doc, true, xml);
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
@@ -185,7 +189,8 @@ export class EdgeDocument {
     if (!isXmlText(value)) {
       throw new NsxDocumentError(`${WHAT}: the value for <${name}> has characters XML cannot carry`);
     }
-    const root = this.#tree().root;
+    // a scan holds every direct child of <edge>: what setField changes
+    const root = this.#doc.root;
     const found = childIndexes(root, name);
     if (found.length > 1) {
       throw new NsxDocumentError(
@@ -208,6 +213,7 @@ export class EdgeDocument {
       };
       insertChild(root, element);
     }
+    this.#text = undefined;
     return this;
   }
 
@@ -216,12 +222,11 @@ export class EdgeDocument {
   }
 
   clone(): EdgeDocument {
-    // a scan is never changed: the copy shares it and builds its own tree when it needs one
-    if (this.#text !== undefined) return new EdgeDocument(this.#doc, this.#text);
     const doc = this.#doc;
     return new EdgeDocument(
       { prolog: [...doc.prolog], root: cloneElement(doc.root), epilog: [...doc.epilog] },
-      undefined,
+      this.#partial,
+      this.#text,
     );
   }
 

@@ -16,7 +16,8 @@
 import { XMLParser } from "fast-xml-parser";
 import { NsxResponseError } from "./errors.ts";
 
-export type XmlLeafKind = "text" | "cdata" | "comment" | "pi" | "declaration";
+/** `raw`: the content of a `partial` element as written, kept as one unread span by a scan */
+export type XmlLeafKind = "text" | "cdata" | "comment" | "pi" | "declaration" | "raw";
 
 /** A token kept as written. Leaves are never mutated: a change replaces them. */
 export interface XmlLeaf {
@@ -40,7 +41,10 @@ export interface XmlElement {
   children: XmlNode[];
   /** as written, `</name>`; "" when selfClosing */
   endTag: string;
-  /** set by a scan (ParseOptions.materializeDepth) on an element whose child elements were checked but not kept */
+  /**
+   * Set by a scan (ParseOptions.materializeDepth) on an element whose child elements were checked
+   * but not kept: its children are then one `raw` leaf, its content exactly as written.
+   */
   partial?: true;
 }
 
@@ -165,6 +169,8 @@ class Tokenizer {
   readonly #prolog: XmlLeaf[] = [];
   readonly #epilog: XmlLeaf[] = [];
   readonly #stack: XmlElement[] = [];
+  /** where the content of each element of #stack starts (after its start tag) */
+  readonly #contentStarts: number[] = [];
   /** names of the open elements below materializeDepth, innermost last: checked, not kept */
   readonly #unkept: string[] = [];
   readonly #keepDepth: number;
@@ -346,8 +352,11 @@ class Tokenizer {
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(element);
     else this.#root = element;
-    if (!selfClosing) this.#stack.push(element);
     this.#pos += m[0].length;
+    if (!selfClosing) {
+      this.#stack.push(element);
+      this.#contentStarts.push(this.#pos);
+    }
   }
 
   /**
@@ -401,9 +410,11 @@ class Tokenizer {
       return;
     }
     const open = this.#stack.pop();
+    const contentStart = this.#contentStarts.pop() ?? this.#pos;
     // fast path, no regex: the end tag of the open element, as it nearly always is
     const end = open === undefined ? -1 : this.#endOf(open.name);
     if (open === undefined || end === -1) this.#mismatch(open?.name);
+    if (open.partial) open.children = [{ kind: "raw", raw: text.slice(contentStart, this.#pos) }];
     open.endTag = text.slice(this.#pos, end + 1);
     this.#pos = end + 1;
   }
@@ -459,6 +470,7 @@ function writeNode(node: XmlNode, out: string): string {
 
 /** The decoded text of the node and its descendants (CDATA included, comments and PIs not). */
 export function textContent(node: XmlNode): string {
+  if (node.kind === "raw") throw new Error("textContent of a span a scan did not read: parse the whole tree");
   if (node.kind === "text") return decodeXmlText(node.raw);
   if (node.kind === "cdata") return node.raw.slice(9, -3);
   if (node.kind !== "element") return "";

@@ -5,6 +5,7 @@
  * (the fleet converged, a pass in sync wrote nothing).
  */
 import { describe, expect, it } from "vitest";
+import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchClientThroughput } from "../../bench/client-throughput.ts";
 import { benchConvergence } from "../../bench/convergence.ts";
 import { benchEdgeDocument } from "../../bench/edge-document.ts";
@@ -49,6 +50,13 @@ const CASES: Case[] = [
             "roundTrip median",
             "roundTrip p95",
           ],
+  },
+  {
+    name: "CliFootprint",
+    reason: "the built CLI corrects a drifted edge in a child process whose peak RSS and wall time are read",
+    run: () => benchCliFootprint({ cases: [{ label: "1 edge", edges: 1 }], runs: 1 }),
+    metrics: ["peak RSS", "wall", "edges corrected", "lost-content PUTs"],
+    exact: { "edges corrected": 1, "lost-content PUTs": 0 },
   },
   {
     name: "ClientThroughput",

@@ -276,7 +276,10 @@ spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue }
           for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
             lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
             buffered = buffered.slice(nl + 1);
-            if (lines.at(-1)?.msg === "status changed" && lines.at(-1)?.kind === "EdgeTenant") resolve();
+            // a first status may say the manager is not ready yet: wait for the write itself
+            if (sim.state.edge("edge-1")?.doc.tenant === "blue" && lines.at(-1)?.kind === "EdgeTenant") {
+              resolve();
+            }
           }
         });
       });

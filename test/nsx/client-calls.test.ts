@@ -314,7 +314,7 @@ describe("options and lifecycle", () => {
       maxRetries: 3,
       baseDelayMs: 200,
       maxDelayMs: 5_000,
-      maxResponseBytes: 64 * 1024 * 1024,
+      maxResponseBytes: 32 * 1024 * 1024,
       insecureSkipVerify: false,
     });
   });

@@ -1,0 +1,181 @@
+/**
+ * What one `apply` costs the machine it runs on: peak RSS and wall time of the built CLI
+ * (`dist/`, what users and the image run) in a child process, against the simulator in this one.
+ * Cases: one drifted edge (the smallest useful pass), 1000 drifted small edges, and edges of
+ * 10 MB and 31 MB (near the 32 MiB maxResponseBytes admits), each corrected without lost content.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+import { startSimulator, type RunningSimulator, type SimulatorStateInput } from "../src/simulator/index.ts";
+import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT } from "./lib/fixtures.ts";
+import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
+
+export interface CliFootprintCase {
+  label: string;
+  edges: number;
+  /** each edge about this large; the generator's default (~35 KB) when undefined */
+  targetBytes?: number;
+  /** firewall rules per edge when targetBytes is undefined */
+  firewallRules?: number;
+  rssTargetMiB?: number;
+  wallTargetMs?: number;
+}
+
+export interface CliFootprintOptions {
+  cases: readonly CliFootprintCase[];
+  /** runs per case; the median is reported */
+  runs: number;
+}
+
+export const CLI_FOOTPRINT_FULL: CliFootprintOptions = {
+  cases: [
+    { label: "1 edge", edges: 1, rssTargetMiB: 100, wallTargetMs: 300 },
+    { label: "1000 small edges", edges: 1000, firewallRules: 0, rssTargetMiB: 160 },
+    { label: "1 edge of 10 MB", edges: 1, targetBytes: 10 << 20, rssTargetMiB: 200 },
+    { label: "1 edge of 31 MB", edges: 1, targetBytes: 31 << 20 },
+  ],
+  runs: 3,
+};
+
+export const CLI_FOOTPRINT_QUICK: CliFootprintOptions = {
+  cases: [
+    { label: "1 edge", edges: 1, rssTargetMiB: 100, wallTargetMs: 300 },
+    { label: "1 edge of 10 MB", edges: 1, targetBytes: 10 << 20, rssTargetMiB: 200 },
+  ],
+  runs: 1,
+};
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const CLI = join(ROOT, "dist/cli/main.js");
+
+export async function benchCliFootprint(options: CliFootprintOptions): Promise<BenchResult> {
+  const result = new ResultBuilder("cli-footprint");
+  await build();
+  const dir = mkdtempSync(join(tmpdir(), "nsxv-footprint-"));
+  try {
+    for (const c of options.cases) await runCase(result, c, options.runs, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  result.note(
+    "`node dist/cli/main.js apply -f DIR` in a child process, its peak RSS from process.resourceUsage() " +
+      "at exit; the simulator runs in the benchmark's process. Each run starts from drifted edges.",
+  );
+  return result.build();
+}
+
+async function runCase(result: ResultBuilder, c: CliFootprintCase, runs: number, dir: string): Promise<void> {
+  const rss: number[] = [];
+  const wall: number[] = [];
+  let lost = 0;
+  let corrected = 0;
+  for (let run = 0; run < runs; run++) {
+    const sim = await startSimulator({ state: state(c), settings: { maxRequestBytes: 64 << 20 } });
+    try {
+      const manifests = join(dir, `${c.label.replace(/\W+/g, "-")}-${run}.yaml`);
+      writeManifests(manifests, sim, c.edges);
+      const measured = await applyOnce(manifests, join(dir, "rss"));
+      rss.push(measured.maxRssKiB / 1024);
+      wall.push(measured.wallMs);
+      lost += sim.state.audit.snapshot().violations.length;
+      corrected += sim.state.edges().filter((e) => e.doc.tenant === DESIRED_TENANT).length;
+    } finally {
+      await sim.close();
+    }
+  }
+  const rssMiB = median(rss);
+  const wallMs = median(wall);
+  const add = (metric: string, value: number, unit: string, target?: ReturnType<typeof atMost>) =>
+    result.add({ case: c.label, metric, value, unit, ...(target ? { target } : {}) });
+  add(
+    "peak RSS",
+    rssMiB,
+    "MiB",
+    c.rssTargetMiB === undefined ? undefined : atMost(rssMiB, c.rssTargetMiB, " MiB"),
+  );
+  add("wall", wallMs, "ms", c.wallTargetMs === undefined ? undefined : atMost(wallMs, c.wallTargetMs, " ms"));
+  add("edges corrected", corrected / runs, "edges", exactly(corrected / runs, c.edges));
+  add("lost-content PUTs", lost, "PUTs", exactly(lost, 0));
+}
+
+function state(c: CliFootprintCase): SimulatorStateInput {
+  const size = c.targetBytes !== undefined ? { targetBytes: c.targetBytes } : {};
+  const rules = c.firewallRules !== undefined ? { firewallRules: c.firewallRules } : {};
+  return {
+    credentials: { ...CREDENTIALS },
+    edges: [{ generate: { count: c.edges, tenant: DRIFTED_TENANT, pretty: false, ...size, ...rules } }],
+  };
+}
+
+function writeManifests(file: string, sim: RunningSimulator, edges: number): void {
+  const manager = {
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "NSXManager",
+    metadata: { name: "nsx" },
+    spec: { url: sim.url, credentialsSecretRef: { name: "nsx-credentials" }, requestsPerSecond: 1000 },
+  };
+  const tenants = Array.from({ length: edges }, (_, i) => ({
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "EdgeTenant",
+    metadata: { name: `edge-${i + 1}` },
+    spec: { managerRef: { name: "nsx" }, edgeId: `edge-${i + 1}`, tenant: DESIRED_TENANT },
+  }));
+  writeFileSync(file, [manager, ...tenants].map((o) => stringify(o)).join("---\n"));
+}
+
+/** One `apply` of the built CLI; its peak RSS written at exit by a preloaded snippet. */
+function applyOnce(manifests: string, rssFile: string): Promise<{ maxRssKiB: number; wallMs: number }> {
+  const hook = `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)));`;
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["--require", writeHook(rssFile, hook), CLI, "apply", "-f", manifests],
+    {
+      env: {
+        ...process.env,
+        NSX_USERNAME: CREDENTIALS.username,
+        NSX_PASSWORD: CREDENTIALS.password,
+        NO_COLOR: "1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.on("exit", (code) => {
+      const wallMs = performance.now() - started;
+      if (code !== 0) reject(new Error(`apply exited ${code}: ${output.slice(-800)}`));
+      else resolve({ maxRssKiB: Number(readFileSync(rssFile, "utf8")), wallMs });
+    });
+  });
+}
+
+function writeHook(rssFile: string, code: string): string {
+  const file = `${rssFile}.cjs`;
+  writeFileSync(file, code);
+  return file;
+}
+
+/** dist/ as `npm run build` makes it, built once per benchmark run */
+async function build(): Promise<void> {
+  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+  if (!existsSync(tsc)) throw new Error("typescript is not installed: run npm ci");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+      cwd: ROOT,
+      stdio: "inherit",
+    });
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited ${code}`))));
+  });
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
