@@ -116,7 +116,7 @@ export function parseManagerUrls(texts: readonly string[]): Map<string, string> 
 export async function runOneShot(options: OneShotOptions): Promise<OneShotResult> {
   const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
   const set = await loadManifests(o.paths);
-  const errors = [...set.errors, ...missingManagers(set.objects)];
+  const errors = [...set.errors, ...missingManagers(set.objects, set.errors)];
   if (errors.length > 0) return { type: "invalid", errors, skipped: set.skipped };
   if (set.objects.length === 0) {
     throw new CliInputError(`no NSXManager, EdgeTenant or IPPoolAllocations object in ${o.paths.join(", ")}`);
@@ -164,11 +164,22 @@ async function reconcileOne(
   return { object: item.object, source: item.source, report };
 }
 
-/** A dependent whose managerRef names no NSXManager of the files: caught before any call. */
-function missingManagers(objects: readonly LoadedObject[]): ManifestError[] {
-  const managers = new Set(
-    objects.filter((l) => l.object.kind === "NSXManager").map((l) => objectKey(refOf(l.object))),
-  );
+/**
+ * A dependent whose managerRef names no NSXManager of the files: caught before any call. A
+ * manager that is in the files but invalid has its own error: its dependents are not blamed.
+ */
+function missingManagers(
+  objects: readonly LoadedObject[],
+  errors: readonly ManifestError[],
+): ManifestError[] {
+  const managers = new Set([
+    ...objects.filter((l) => l.object.kind === "NSXManager").map((l) => objectKey(refOf(l.object))),
+    ...errors
+      .filter((e) => e.kind === "NSXManager" && e.objectName !== undefined)
+      .map((e) =>
+        objectKey({ kind: "NSXManager", namespace: e.namespace ?? DEFAULT_NAMESPACE, name: e.objectName! }),
+      ),
+  ]);
   return objects.flatMap(({ object, source }) => {
     if (object.kind === "NSXManager") return [];
     const { namespace, name } = refOf(object);

@@ -239,6 +239,22 @@ describe("plan without a cluster decides what a cluster would", () => {
     expect(callsOf(demo.sim)).toEqual({});
   });
 
+  it("blames an invalid NSXManager once, not its dependents as missing", async () => {
+    const dir = dirs.write({
+      "a.yaml": [
+        manager(demo.sim.url, { requestsPerSecond: 10_000 }),
+        secret(),
+        edgeTenant("web", "edge-1", "t"),
+      ],
+    });
+    const io = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io)).toBe(1);
+    expect(io.err()).toMatch(/NSXManager default\/lab: spec\.requestsPerSecond: Invalid value: 10000/);
+    expect(io.err()).not.toContain("is not in the manifests");
+    expect(io.err()).toContain("1 invalid manifest");
+    expect(callsOf(demo.sim)).toEqual({});
+  });
+
   it("lets the first of two objects naming one edge act, and says so in file terms", async () => {
     const dir = dirs.write({
       "a.yaml": [manager(demo.sim.url), secret(), edgeTenant("first", "edge-1", "tenant-blue")],
