@@ -148,6 +148,8 @@ export function reportScale(
   add("first pass complete", run.synced ? 1 : 0, "bool", exactly(run.synced ? 1 : 0, 1));
   add("peak RSS", peakMiB, "MiB", below(peakMiB, 256, " MiB"));
   add("live heap (after a full GC)", run.after.liveHeapBytes / MIB, "MiB");
+  add("peak V8 heap (total)", run.after.peakHeapTotalBytes / MIB, "MiB");
+  add("peak off-heap (Buffers)", run.after.peakExternalBytes / MIB, "MiB");
   const changeMs = run.changeMs ?? Number.NaN;
   add("change → PUT seen", changeMs, "ms", below(changeMs, 1000, " ms"));
   if (run.changeMs === undefined) {

@@ -7,10 +7,8 @@
  * reading of every manifest), "report", "stop". Child → parent: { synced }, { changed },
  * { reloaded }, { report }, or { error }.
  */
-import { KubeConfig } from "@kubernetes/client-node";
 import type { EdgeTenant } from "../../src/api/types.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
-import { KubernetesSource } from "../../src/source/kubernetes.ts";
 import type { DesiredStateSource } from "../../src/source/source.ts";
 import { credentialsSecret, edgeTenantObject, fleetObjects } from "./fixtures.ts";
 import { MemorySource } from "./memory-source.ts";
@@ -19,6 +17,14 @@ import { startOperator, type RunningOperator } from "./wiring.ts";
 
 /** epoch ms at which the source announced EdgeTenant edge-1 after the first pass */
 let changeEmittedAtMs: number | undefined;
+
+/** the largest V8 heap and off-heap (Buffers) seen, sampled: what a peak RSS is made of */
+const peaks = { heapTotalBytes: 0, externalBytes: 0 };
+setInterval(() => {
+  const m = process.memoryUsage();
+  peaks.heapTotalBytes = Math.max(peaks.heapTotalBytes, m.heapTotal);
+  peaks.externalBytes = Math.max(peaks.externalBytes, m.external);
+}, 50).unref();
 
 function report(op: RunningOperator): ScaleChildReport {
   const memory = process.memoryUsage();
@@ -29,13 +35,16 @@ function report(op: RunningOperator): ScaleChildReport {
     rssBytes: memory.rss,
     heapUsedBytes: memory.heapUsed,
     liveHeapBytes: process.memoryUsage().heapUsed,
+    peakHeapTotalBytes: peaks.heapTotalBytes,
+    peakExternalBytes: peaks.externalBytes,
     changeEmittedAtMs,
     reconciled: op.probe.reconciled,
     errors: op.probe.errors.slice(0, 10),
   };
 }
 
-function sourceFor(start: ScaleChildStart): DesiredStateSource {
+/** client-node only for the cluster source: it would weigh on the others' RSS */
+async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
   const { source } = start;
   switch (source.type) {
     case "memory":
@@ -46,6 +55,8 @@ function sourceFor(start: ScaleChildStart): DesiredStateSource {
     case "directory":
       return new DirectorySource({ dir: source.dir });
     case "cluster": {
+      const { KubeConfig } = await import("@kubernetes/client-node");
+      const { KubernetesSource } = await import("../../src/source/kubernetes.ts");
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromFile(source.kubeconfigPath);
       return new KubernetesSource({ kubeConfig, namespace: source.namespace });
@@ -77,7 +88,7 @@ async function main(start: ScaleChildStart): Promise<void> {
   // the NSXManager and every EdgeTenant and IPPoolAllocations
   const objects = 1 + start.fleet.edges + start.fleet.pools;
   let firstPassDone = false;
-  const source = sourceFor(start);
+  const source = await sourceFor(start);
   const began = performance.now();
   const op = startOperator({
     source: watched(source, () => firstPassDone),

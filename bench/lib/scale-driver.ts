@@ -37,7 +37,12 @@ export interface ScaleRun {
 
 export async function runScale(options: ScaleRunOptions): Promise<ScaleRun> {
   const child = fork(CHILD, [], {
-    execArgv: ["--expose-gc"],
+    execArgv: [
+      "--expose-gc",
+      ...(options.start.heapLimitMiB !== undefined
+        ? [`--max-old-space-size=${options.start.heapLimitMiB}`]
+        : []),
+    ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   try {

@@ -30,6 +30,9 @@ export interface ScaleChildReport {
   heapUsedBytes: number;
   /** heap in use right after a full garbage collection: what the operator keeps alive */
   liveHeapBytes: number;
+  /** the largest process.memoryUsage().heapTotal and .external seen while it ran */
+  peakHeapTotalBytes: number;
+  peakExternalBytes: number;
   /** epoch ms at which the source announced the changed object (EdgeTenant edge-1), if it did */
   changeEmittedAtMs: number | undefined;
   reconciled: number;

@@ -1,20 +1,8 @@
 #!/usr/bin/env node
 /** The nsxv-operator command line: argument parsing and wiring only; each command lives in its own module. */
 import { Command } from "commander";
+import { COMMANDS } from "./commands.ts";
 import { VERSION } from "./version.ts";
-
-/**
- * Each command's module, loaded only when it runs: `plan` need not load the operator's logger,
- * metrics and Kubernetes wiring (a third of a one-shot pass's start-up). Help loads them all.
- */
-const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
-  plan: async () => (await import("./plan-apply.ts")).planCommand(),
-  apply: async () => (await import("./plan-apply.ts")).applyCommand(),
-  demo: async () => (await import("./demo.ts")).demoCommand(),
-  import: async () => (await import("./import.ts")).importCommand(),
-  run: async () => (await import("./run.ts")).runCommand(),
-  simulate: async () => (await import("./simulate.ts")).simulateCommand(),
-};
 
 const program = new Command("nsxv-operator")
   .description(
@@ -25,6 +13,7 @@ const program = new Command("nsxv-operator")
 const args = process.argv.slice(2);
 const named = args.find((arg) => !arg.startsWith("-"));
 const versionOnly = named === undefined && (args.includes("-V") || args.includes("--version"));
+// only the command named is loaded; help (no command) lists them all
 const load =
   named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : versionOnly ? [] : Object.keys(COMMANDS);
 for (const name of load) program.addCommand(await COMMANDS[name]!());

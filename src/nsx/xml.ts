@@ -11,9 +11,8 @@
  * serialising is concatenation, which makes "nothing lost" true by construction. The tokenizer is
  * also the safety check, because it refuses every DOCTYPE and entity declaration (XXE and
  * billion-laughs safe: nothing is ever expanded) and every entity reference without a DTD.
- * The small documents are then handed to fast-xml-parser only after that check.
+ * The small documents are read from the same tree (parseXmlObject).
  */
-import { XMLParser } from "fast-xml-parser";
 import { NsxResponseError } from "./errors.ts";
 
 /** `raw`: the content of a `partial` element as written, kept as one unread span by a scan */
@@ -448,7 +447,8 @@ export function parseXmlDocument(text: string, what: string, options?: ParseOpti
 
 /** throws NsxResponseError(`${what}: ...`) unless text is well-formed XML without DOCTYPE/ENTITY */
 export function assertSafeXml(text: string, what: string): void {
-  parseXmlDocument(text, what);
+  // a scan: every byte checked, nothing below the root kept (a 5000-pool list is 4 MB)
+  parseXmlDocument(text, what, { materializeDepth: 0 });
 }
 
 /** The document as text: every token as it was read, or as it was set. */
@@ -491,36 +491,48 @@ export interface XmlObjectOptions {
 
 /**
  * Parses a small manager document (pool list, allocation list, error body, `<boolean>`) into
- * plain JS after assertSafeXml. The result is `{ [rootName]: value }` where a value is:
- * the element's text (entities decoded, CDATA as is, trimmed; "" for an empty element) when it has
- * no child elements; otherwise an object keyed by child name, with a name that occurs more than
- * once, or is listed in `options.arrays`, mapped to an array in document order, and any text
- * beside the children under "#text". Attributes, comments, PIs and the declaration are dropped.
- * Every value is a string: nothing is converted to numbers or booleans.
+ * plain JS, with the same checks as every document here (one pass of the tokenizer, then one
+ * walk of its tree). The result is `{ [rootName]: value }` where a value is: the element's text
+ * (entities decoded, CDATA as is, trimmed; "" for an empty element) when it has no child
+ * elements; otherwise an object keyed by child name, with a name that occurs more than once, or
+ * is listed in `options.arrays`, mapped to an array in document order, and any text beside the
+ * children under "#text". Attributes, comments, PIs and the declaration are dropped. Every value
+ * is a string: nothing is converted to numbers or booleans.
  */
 export function parseXmlObject(
   text: string,
   what: string,
   options: XmlObjectOptions = {},
 ): Record<string, unknown> {
-  assertSafeXml(text, what);
-  const arrays = new Set(options.arrays ?? []);
-  const parser = new XMLParser({
-    ignoreAttributes: true,
-    ignoreDeclaration: true,
-    ignorePiTags: true,
-    parseTagValue: false,
-    trimValues: true,
-    // safe only because assertSafeXml refused DOCTYPEs and every named entity but the five:
-    // htmlEntities is what makes fast-xml-parser decode character references
-    processEntities: true,
-    htmlEntities: true,
-    isArray: (name) => arrays.has(name),
-  });
-  try {
-    return parser.parse(text) as Record<string, unknown>;
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new NsxResponseError(`${what}: ${reason}`, { cause });
+  const root = parseXmlDocument(text, what).root;
+  return { [root.name]: objectOf(root, new Set(options.arrays ?? [])) };
+}
+
+function objectOf(element: XmlElement, arrays: ReadonlySet<string>): unknown {
+  let text = "";
+  let object: Record<string, unknown> | undefined;
+  for (const child of element.children) {
+    if (child.kind !== "element") {
+      if (child.kind === "text" || child.kind === "cdata") text += textContent(child);
+      continue;
+    }
+    object ??= {};
+    const value = objectOf(child, arrays);
+    const existing: unknown = Object.hasOwn(object, child.name) ? object[child.name] : undefined;
+    if (Array.isArray(existing)) existing.push(value);
+    else {
+      const next = existing !== undefined ? [existing, value] : arrays.has(child.name) ? [value] : value;
+      // defined, not assigned: an element named __proto__ is data, never the object's prototype
+      Object.defineProperty(object, child.name, {
+        value: next,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
   }
+  const trimmed = text.trim();
+  if (object === undefined) return trimmed;
+  if (trimmed !== "") object["#text"] = trimmed;
+  return object;
 }

@@ -13,15 +13,25 @@ import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "../api/refs.t
 
 type Dependent = EdgeTenant | IPPoolAllocations;
 
+/** The pool objects of one NSXManager, grouped for poolWinner: each group oldest first. */
+interface ManagerPools {
+  /** pool id → the objects selecting that pool by id */
+  byId: Map<string, IPPoolAllocations[]>;
+  /** the objects selecting a pool by scope and name: any may turn out to name any pool */
+  byName: IPPoolAllocations[];
+  /** the scopes those name */
+  nameScopes: Set<string>;
+}
+
 export class ConflictIndex {
   /** target key → claimants, oldest first */
   readonly #byTarget: Map<string, Dependent[]>;
-  /** manager key → pool objects on that manager */
-  readonly #poolsByManager: Map<string, IPPoolAllocations[]>;
+  /** manager key → its pool objects */
+  readonly #pools: Map<string, ManagerPools>;
 
-  private constructor(byTarget: Map<string, Dependent[]>, poolsByManager: Map<string, IPPoolAllocations[]>) {
+  private constructor(byTarget: Map<string, Dependent[]>, pools: Map<string, ManagerPools>) {
     this.#byTarget = byTarget;
-    this.#poolsByManager = poolsByManager;
+    this.#pools = pools;
   }
 
   /**
@@ -31,17 +41,21 @@ export class ConflictIndex {
    */
   static build(objects: readonly NsxvObject[]): ConflictIndex {
     const byTarget = new Map<string, Dependent[]>();
-    const poolsByManager = new Map<string, IPPoolAllocations[]>();
+    const pools = new Map<string, ManagerPools>();
     // one pass, appending in place: linear in the number of objects
     for (const object of objects) {
       if (object.kind === "NSXManager" || object.metadata.deletionTimestamp !== undefined) continue;
       const key = targetKey(object);
       if (key === undefined) continue;
       append(byTarget, key, object);
-      if (object.kind === "IPPoolAllocations") append(poolsByManager, managerKey(object) as string, object);
+      if (object.kind === "IPPoolAllocations") addPool(pools, managerKey(object) as string, object);
     }
     for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(olderFirst);
-    return new ConflictIndex(byTarget, poolsByManager);
+    for (const { byId, byName } of pools.values()) {
+      for (const group of byId.values()) if (group.length > 1) group.sort(olderFirst);
+      byName.sort(olderFirst);
+    }
+    return new ConflictIndex(byTarget, pools);
   }
 
   /** The older object that owns this object's edge or pool (as written in the spec), or undefined. */
@@ -51,14 +65,9 @@ export class ConflictIndex {
     return owner === undefined || sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
   }
 
-  /** The other pool objects on the same NSXManager: whose by-name selections the caller resolves. */
-  poolsOnSameManager(object: IPPoolAllocations): IPPoolAllocations[] {
-    const key = managerKey(object);
-    const name = object.metadata.name;
-    // same manager key: same kind and namespace, so the name alone tells the object apart
-    return (key === undefined ? [] : (this.#poolsByManager.get(key) ?? [])).filter(
-      (o) => o.metadata.name !== name,
-    );
+  /** The scopes whose pool lists resolve the by-name selections on this object's NSXManager. */
+  nameScopes(object: IPPoolAllocations): ReadonlySet<string> {
+    return this.#pools.get(managerKey(object) ?? "")?.nameScopes ?? new Set();
   }
 
   /**
@@ -67,23 +76,47 @@ export class ConflictIndex {
    * older object's selection cannot be resolved now (its scope's list is unreadable), that object
    * (`undecided`): it may own the pool, so nothing is decided yet. `resolve` maps another object
    * to its pool id (by id as written; by name through its scope's pool list), null when it
-   * resolves to no pool, undefined when that cannot be told now.
+   * resolves to no pool, undefined when that cannot be told now. Only the objects that can name
+   * `poolId` are asked (those selecting it by id, and those selecting by name), oldest first, so
+   * a pass over n objects selecting pools by id costs n, not n².
    */
   poolWinner(
     object: IPPoolAllocations,
     poolId: string,
     resolve: (other: IPPoolAllocations) => string | null | undefined,
   ): { owner?: ObjectRef; undecided?: ObjectRef } {
-    const older = this.poolsOnSameManager(object)
-      .filter((o) => olderFirst(o, object) < 0)
-      .sort(olderFirst);
+    const pools = this.#pools.get(managerKey(object) ?? "");
+    const byId = pools?.byId.get(poolId) ?? [];
+    const byName = pools?.byName ?? [];
     let undecided: ObjectRef | undefined;
-    for (const other of older) {
+    // merge the two lists, oldest first, up to the first object that is not older than `object`
+    for (let i = 0, j = 0; ;) {
+      const a = byId[i];
+      const b = byName[j];
+      const takeA = a !== undefined && (b === undefined || olderFirst(a, b) <= 0);
+      const other = takeA ? a : b;
+      if (other === undefined || olderFirst(other, object) >= 0) break;
+      if (takeA) i++;
+      else j++;
       const resolved = resolve(other);
       if (resolved === poolId) return { owner: refOf(other) };
       if (resolved === undefined) undecided ??= refOf(other);
     }
     return undecided === undefined ? {} : { undecided };
+  }
+}
+
+function addPool(pools: Map<string, ManagerPools>, manager: string, object: IPPoolAllocations): void {
+  let entry = pools.get(manager);
+  if (entry === undefined) {
+    entry = { byId: new Map(), byName: [], nameScopes: new Set() };
+    pools.set(manager, entry);
+  }
+  const { id, scope = DEFAULTS.poolScope } = object.spec.pool;
+  if (id !== undefined) append(entry.byId, id, object);
+  else {
+    entry.byName.push(object);
+    entry.nameScopes.add(scope);
   }
 }
 

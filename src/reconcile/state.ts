@@ -174,9 +174,7 @@ export class ReconcilerState {
     connection: ManagerConnection,
   ): Promise<PoolOwnership> {
     const lists = new Map<string, readonly IpPool[] | undefined>();
-    for (const other of index.poolsOnSameManager(object)) {
-      const scope = other.spec.pool.scope ?? DEFAULTS.poolScope;
-      if (other.spec.pool.name === undefined || lists.has(scope)) continue;
+    for (const scope of index.nameScopes(object)) {
       // an unreadable scope leaves its objects undecided; it does not fail this object
       lists.set(scope, await this.poolList(connection, scope).catch(() => undefined));
     }

@@ -357,10 +357,16 @@ describe("parseXmlObject", () => {
     expect(() => parseXmlObject(BILLION_LAUGHS, "pool list")).toThrow(/^pool list: DOCTYPE/);
   });
 
-  it("turns the parser's own refusals into NsxResponseError", () => {
-    const run = (): unknown => parseXmlObject("<a><constructor>1</constructor></a>", "pool list");
-    expect(run).toThrow(NsxResponseError);
-    expect(run).toThrow(/^pool list: /);
+  it("reads elements named like an object's own properties as data, never as its prototype", () => {
+    const parsed = parseXmlObject(
+      "<a><constructor>1</constructor><__proto__><polluted>yes</polluted></__proto__></a>",
+      "pool list",
+    ) as { a: Record<string, unknown> };
+    expect(Object.hasOwn(parsed.a, "constructor")).toBe(true);
+    expect(parsed.a["constructor"]).toBe("1");
+    expect(Object.hasOwn(parsed.a, "__proto__")).toBe(true);
+    expect(Object.getPrototypeOf(parsed.a)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
   });
 
   it("does not change the caller's options", () => {

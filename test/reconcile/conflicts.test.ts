@@ -228,9 +228,30 @@ describe("ConflictIndex.poolWinner", () => {
     expect(result.undecided?.name, reason).toBe(undecided);
   });
 
-  it("lists only the other pool objects of the same manager", () => {
-    const elsewhere = poolAllocations({ managerRef: { name: "nsx2" } }, { name: "elsewhere" });
-    const index = ConflictIndex.build([byName, byId, elsewhere]);
-    expect(index.poolsOnSameManager(byId).map((o) => o.metadata.name)).toEqual(["by-name"]);
+  it("names the scopes of the by-name selections on the same manager only", () => {
+    const elsewhere = poolAllocations(
+      { managerRef: { name: "nsx2" }, pool: { name: "x", scope: "datacenter-9" } },
+      { name: "elsewhere" },
+    );
+    const index = ConflictIndex.build([byName, byId, otherScope, elsewhere]);
+    expect([...index.nameScopes(byId)].sort()).toEqual(["datacenter-2", "globalroot-0"]);
+  });
+
+  it("asks only the objects that can name the pool: by-id objects of other pools are never resolved", () => {
+    const objects = Array.from({ length: 200 }, (_, i) =>
+      poolAllocations(
+        { pool: { id: `ipaddresspool-${i}` } },
+        { name: `p${i}`, creationTimestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString() },
+      ),
+    );
+    const index = ConflictIndex.build(objects);
+    let asked = 0;
+    const last = objects[199] as IPPoolAllocations;
+    const result = index.poolWinner(last, "ipaddresspool-199", (o) => {
+      asked++;
+      return o.spec.pool.id;
+    });
+    expect(result).toEqual({});
+    expect(asked).toBe(0);
   });
 });
