@@ -160,6 +160,13 @@ export interface ParseOptions {
   materializeDepth?: number;
 }
 
+/** What a reading without a tree hears: each element's start and end, and its text (decoded). */
+interface XmlSink {
+  start(name: string): void;
+  text(text: string): void;
+  end(): void;
+}
+
 /** One pass over a document; positions index `text`. */
 class Tokenizer {
   readonly #text: string;
@@ -173,18 +180,27 @@ class Tokenizer {
   /** names of the open elements below materializeDepth, innermost last: checked, not kept */
   readonly #unkept: string[] = [];
   readonly #keepDepth: number;
+  readonly #sink: XmlSink | undefined;
   #root: XmlElement | undefined;
+  /** a root element was read (kept or not) */
+  #sawRoot = false;
   /** positions of the next `]]>` and `&` at or after the last text checked (text.length: none) */
   #nextCdataEnd = -1;
   #nextAmpersand = -1;
 
-  constructor(text: string, what: string, options: ParseOptions = {}) {
+  /** with a sink nothing is kept: the sink hears every element instead */
+  constructor(text: string, what: string, options: ParseOptions = {}, sink?: XmlSink) {
     this.#text = text;
     this.#what = what;
-    this.#keepDepth = options.materializeDepth ?? Infinity;
+    this.#keepDepth = sink !== undefined ? -1 : (options.materializeDepth ?? Infinity);
+    this.#sink = sink;
   }
 
-  run(): XmlDocument {
+  #depth(): number {
+    return this.#stack.length + this.#unkept.length;
+  }
+
+  run(): XmlDocument | undefined {
     const text = this.#text;
     // the u-flag check only for text with a character that may be invalid: it is slow on long text
     const bad = MAYBE_INVALID_CHAR.test(text) ? INVALID_CHAR.exec(text) : null;
@@ -202,8 +218,10 @@ class Tokenizer {
     }
     const open = this.#unkept.at(-1) ?? this.#stack.at(-1)?.name;
     if (open !== undefined) this.#fail(text.length, `<${open}> is not closed`);
-    if (!this.#root) this.#fail(text.length, "no root element");
-    return { prolog: this.#prolog, root: this.#root, epilog: this.#epilog };
+    if (!this.#sawRoot) this.#fail(text.length, "no root element");
+    return this.#root === undefined
+      ? undefined
+      : { prolog: this.#prolog, root: this.#root, epilog: this.#epilog };
   }
 
   #fail(pos: number, reason: string): never {
@@ -222,13 +240,14 @@ class Tokenizer {
   /** appends text[pos, end) as a leaf where it belongs, and moves past it */
   #leaf(kind: XmlLeafKind, end: number): void {
     if (this.#unkept.length > 0) {
+      if (kind === "cdata") this.#sink?.text(this.#text.slice(this.#pos + 9, end - 3));
       this.#pos = end;
       return;
     }
     const leaf: XmlLeaf = { kind, raw: this.#text.slice(this.#pos, end) };
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(leaf);
-    else (this.#root ? this.#epilog : this.#prolog).push(leaf);
+    else (this.#sawRoot ? this.#epilog : this.#prolog).push(leaf);
     this.#pos = end;
   }
 
@@ -244,7 +263,7 @@ class Tokenizer {
 
   #characterData(end: number): void {
     const pos = this.#pos;
-    if (this.#stack.length === 0) {
+    if (this.#depth() === 0) {
       if (!WHITESPACE.test(this.#text.slice(pos, end))) this.#fail(pos, "text outside the root element");
     } else {
       // the next `]]>` and `&` found once, not searched for in every text: most text has neither
@@ -254,6 +273,7 @@ class Tokenizer {
       if (this.#nextAmpersand < end) this.#checkReferences(this.#text.slice(pos, end), pos);
     }
     if (this.#unkept.length > 0) {
+      this.#sink?.text(decodeXmlText(this.#text.slice(pos, end)));
       this.#pos = end;
       return;
     }
@@ -296,7 +316,7 @@ class Tokenizer {
       return this.#leaf("comment", end + 3);
     }
     if (text.startsWith("<![CDATA[", pos)) {
-      if (this.#stack.length === 0) this.#fail(pos, "CDATA section outside the root element");
+      if (this.#depth() === 0) this.#fail(pos, "CDATA section outside the root element");
       const end = text.indexOf("]]>", pos + 9);
       if (end === -1) this.#fail(pos, "unterminated CDATA section");
       return this.#leaf("cdata", end + 3);
@@ -325,8 +345,9 @@ class Tokenizer {
     START_TAG.lastIndex = this.#pos;
     const m = START_TAG.exec(this.#text);
     if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
-    if (this.#root && this.#stack.length === 0) this.#fail(this.#pos, "a second root element");
-    const depth = this.#stack.length + this.#unkept.length;
+    const depth = this.#depth();
+    if (this.#sawRoot && depth === 0) this.#fail(this.#pos, "a second root element");
+    this.#sawRoot = true;
     if (depth >= MAX_XML_DEPTH) {
       this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
     }
@@ -335,7 +356,9 @@ class Tokenizer {
       this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length);
       const parent = this.#stack.at(-1);
       if (parent && this.#unkept.length === 0) parent.partial = true;
+      this.#sink?.start(m[1]);
       if (!selfClosing) this.#unkept.push(m[1]);
+      else this.#sink?.end();
       this.#pos += m[0].length;
       return;
     }
@@ -375,10 +398,17 @@ class Tokenizer {
     const selfClosing = c === SLASH;
     if (selfClosing) c = text.charCodeAt(++i);
     if (c !== GT) return false;
-    if (this.#stack.length + this.#unkept.length >= MAX_XML_DEPTH) {
+    if (this.#depth() >= MAX_XML_DEPTH) {
       this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
     }
-    if (!selfClosing) this.#unkept.push(text.slice(start, nameEnd));
+    if (this.#depth() === 0) {
+      if (this.#sawRoot) this.#fail(this.#pos, "a second root element");
+      this.#sawRoot = true;
+    }
+    const name = text.slice(start, nameEnd);
+    this.#sink?.start(name);
+    if (!selfClosing) this.#unkept.push(name);
+    else this.#sink?.end();
     this.#pos = i + 1;
     return true;
   }
@@ -405,6 +435,7 @@ class Tokenizer {
     if (unkept !== undefined) {
       const end = this.#endOf(unkept);
       if (end === -1) this.#mismatch(unkept);
+      this.#sink?.end();
       this.#pos = end + 1;
       return;
     }
@@ -442,7 +473,8 @@ class Tokenizer {
  * references. Errors are NsxResponseError naming `what`.
  */
 export function parseXmlDocument(text: string, what: string, options?: ParseOptions): XmlDocument {
-  return new Tokenizer(text, what, options).run();
+  // a tokenizer without a sink always keeps the root (keepDepth >= 0), so there is a document
+  return new Tokenizer(text, what, options).run() as XmlDocument;
 }
 
 /** throws NsxResponseError(`${what}: ...`) unless text is well-formed XML without DOCTYPE/ENTITY */
@@ -504,26 +536,59 @@ export function parseXmlObject(
   what: string,
   options: XmlObjectOptions = {},
 ): Record<string, unknown> {
-  const root = parseXmlDocument(text, what).root;
-  return { [root.name]: objectOf(root, new Set(options.arrays ?? [])) };
+  const builder = new ObjectBuilder(new Set(options.arrays ?? []));
+  new Tokenizer(text, what, {}, builder).run();
+  return builder.result;
 }
 
-function objectOf(element: XmlElement, arrays: ReadonlySet<string>): unknown {
-  let text = "";
-  let object: Record<string, unknown> | undefined;
-  for (const child of element.children) {
-    if (child.kind !== "element") {
-      if (child.kind === "text" || child.kind === "cdata") text += textContent(child);
-      continue;
+interface Frame {
+  name: string;
+  text: string;
+  object: Record<string, unknown> | undefined;
+}
+
+/** Builds parseXmlObject's value as the tokenizer reads, with no tree in between. */
+class ObjectBuilder implements XmlSink {
+  readonly #arrays: ReadonlySet<string>;
+  readonly #frames: Frame[] = [];
+  result: Record<string, unknown> = {};
+
+  constructor(arrays: ReadonlySet<string>) {
+    this.#arrays = arrays;
+  }
+
+  start(name: string): void {
+    this.#frames.push({ name, text: "", object: undefined });
+  }
+
+  text(text: string): void {
+    const frame = this.#frames.at(-1);
+    if (frame !== undefined) frame.text += text;
+  }
+
+  end(): void {
+    const frame = this.#frames.pop() as Frame;
+    const trimmed = frame.text.trim();
+    let value: unknown = trimmed;
+    if (frame.object !== undefined) {
+      if (trimmed !== "") frame.object["#text"] = trimmed;
+      value = frame.object;
     }
-    object ??= {};
-    const value = objectOf(child, arrays);
-    const existing: unknown = Object.hasOwn(object, child.name) ? object[child.name] : undefined;
+    const parent = this.#frames.at(-1);
+    if (parent === undefined) {
+      this.result = { [frame.name]: value };
+      return;
+    }
+    parent.object ??= {};
+    const existing: unknown = Object.hasOwn(parent.object, frame.name)
+      ? parent.object[frame.name]
+      : undefined;
     if (Array.isArray(existing)) existing.push(value);
     else {
-      const next = existing !== undefined ? [existing, value] : arrays.has(child.name) ? [value] : value;
+      const next =
+        existing !== undefined ? [existing, value] : this.#arrays.has(frame.name) ? [value] : value;
       // defined, not assigned: an element named __proto__ is data, never the object's prototype
-      Object.defineProperty(object, child.name, {
+      Object.defineProperty(parent.object, frame.name, {
         value: next,
         enumerable: true,
         writable: true,
@@ -531,8 +596,4 @@ function objectOf(element: XmlElement, arrays: ReadonlySet<string>): unknown {
       });
     }
   }
-  const trimmed = text.trim();
-  if (object === undefined) return trimmed;
-  if (trimmed !== "") object["#text"] = trimmed;
-  return object;
 }

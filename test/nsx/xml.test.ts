@@ -132,18 +132,23 @@ describe("assertSafeXml refuses", () => {
       message: /<\/b> closes <c>/,
     },
     { name: "DeepCdataEnd", reason: "deep inside", text: "<a><b>x<c/>]]></b></a>", message: /]]>/ },
-  ])("a scan (materializeDepth 0) refuses $name with the same words", ({ text, message }) => {
-    const full = (() => {
-      try {
-        parseXmlDocument(text, "test body");
-      } catch (error) {
-        return (error as Error).message;
-      }
-      return "accepted";
-    })();
-    expect(full).toMatch(message);
-    expect(() => parseXmlDocument(text, "test body", { materializeDepth: 0 })).toThrow(full);
-  });
+  ])(
+    "a scan (materializeDepth 0) and parseXmlObject refuse $name with the same words",
+    ({ text, message }) => {
+      const full = (() => {
+        try {
+          parseXmlDocument(text, "test body");
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return "accepted";
+      })();
+      expect(full).toMatch(message);
+      expect(() => parseXmlDocument(text, "test body", { materializeDepth: 0 })).toThrow(full);
+      // the small documents are read without a tree: the same checks, the same words
+      expect(() => parseXmlObject(text, "test body")).toThrow(full);
+    },
+  );
 
   it("reports line and column of a syntax error", () => {
     expect(refusal("<a>\n  <b>\n</a>").message).toMatch(/line 3, column 1/);
