@@ -3,7 +3,8 @@
  * of leader election. `run.ts` imports this module only when no --manifests is given, so that a
  * run without a cluster never loads @kubernetes/client-node.
  */
-import { CoordinationV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoordinationV1Api } from "@kubernetes/client-node";
+import { SharedConnectionsKubeConfig } from "../controller/kube-config.ts";
 import type { Logger } from "../controller/controller.ts";
 import { KubernetesLeaseStore } from "../controller/kube-lease-store.ts";
 import type { LeaderElectionConfig } from "../operator/operator.ts";
@@ -32,7 +33,7 @@ export async function clusterParts(
   le: LeaseConfig | undefined,
   logger: Logger,
 ): Promise<{ source: DesiredStateSource; leaderElection: LeaderElectionConfig | undefined }> {
-  const kc = new KubeConfig();
+  const kc = new SharedConnectionsKubeConfig();
   if (config.kubeconfig !== undefined) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault(); // $KUBECONFIG, ~/.kube/config, then the in-cluster service account
   const source = new KubernetesSource({
