@@ -1,6 +1,6 @@
 /**
- * Scale against a real API server (`npm run bench -- --with-apiserver`, off by default: creating
- * 10 000 objects and the operator's first pass over them take minutes). The test control plane
+ * Scale against a real API server: 2000 objects in every full run, 10 000 with
+ * `npm run bench -- --with-apiserver` (creating them and the first pass take minutes). The test control plane
  * (test/controlplane, binaries built by test/controlplane/build.sh) gets the CRDs, a namespace,
  * the Secret and the objects; the operator child follows them with the KubernetesSource, writing
  * status through the API server. Then one EdgeTenant's spec is patched and the time until the
@@ -27,13 +27,22 @@ import { ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { runScale } from "./lib/scale-driver.ts";
 import { CHANGED_TENANT } from "./lib/scale-protocol.ts";
 import { startSimulatorProcess } from "./lib/simulator-process.ts";
-import { manifestOf, reportScale, scaleFleet } from "./scale.ts";
+import type { MemoryCgroup } from "./lib/memory-cgroup.ts";
+import { deploymentLimitCgroup, limitLabel, manifestOf, reportScale, scaleFleet } from "./scale.ts";
 
 const CRD_DIR = fileURLToPath(new URL("../crds/", import.meta.url));
 
-export interface ScaleApiServerBenchOptions {
+export interface ScaleApiServerCase {
   edges: number;
   pools: number;
+  /** run the operator in a memory cgroup with the Deployment's limit (see scale.ts) */
+  inDeploymentLimit?: boolean;
+  peakRssTargetMiB: number;
+}
+
+export interface ScaleApiServerBenchOptions {
+  /** each on a fresh control plane and simulator */
+  cases: readonly ScaleApiServerCase[];
   caps: ManagerCaps;
   concurrency: number;
   /** the operator's resync interval; longer than the first pass, so that the queue is idle when the change comes */
@@ -44,9 +53,12 @@ export interface ScaleApiServerBenchOptions {
   changeTimeoutMs: number;
 }
 
+/** 2000 objects: the issue's cluster-mode case, in every full run */
 export const SCALE_APISERVER_FULL: ScaleApiServerBenchOptions = {
-  edges: 5_000,
-  pools: 5_000,
+  cases: [
+    { edges: 1_000, pools: 1_000, peakRssTargetMiB: 200 },
+    { edges: 1_000, pools: 1_000, inDeploymentLimit: true, peakRssTargetMiB: 200 },
+  ],
   caps: { maxConcurrentRequests: 16, requestsPerSecond: 1_000 },
   concurrency: 32,
   syncIntervalMs: 3_600_000,
@@ -55,10 +67,18 @@ export const SCALE_APISERVER_FULL: ScaleApiServerBenchOptions = {
   changeTimeoutMs: 30_000,
 };
 
+/** 10 000 objects (`--with-apiserver`): creating them and the first pass take minutes */
+export const SCALE_APISERVER_10K: ScaleApiServerBenchOptions = {
+  ...SCALE_APISERVER_FULL,
+  cases: [
+    { edges: 5_000, pools: 5_000, peakRssTargetMiB: 256 },
+    { edges: 5_000, pools: 5_000, inDeploymentLimit: true, peakRssTargetMiB: 256 },
+  ],
+};
+
 export const SCALE_APISERVER_QUICK: ScaleApiServerBenchOptions = {
   ...SCALE_APISERVER_FULL,
-  edges: 500,
-  pools: 500,
+  cases: [{ edges: 250, pools: 250, peakRssTargetMiB: 200 }],
   syncTimeoutMs: 300_000,
   changeTimeoutMs: 10_000,
 };
@@ -66,7 +86,7 @@ export const SCALE_APISERVER_QUICK: ScaleApiServerBenchOptions = {
 export class ControlPlaneMissingError extends Error {
   readonly code = "BENCH_CONTROLPLANE_MISSING";
   constructor(reason: string) {
-    super(`--with-apiserver needs the test control plane: ${reason}`);
+    super(`scale-apiserver needs the test control plane (bash test/controlplane/build.sh): ${reason}`);
     this.name = "ControlPlaneMissingError";
   }
 }
@@ -75,9 +95,50 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
   const result = new ResultBuilder("scale-apiserver");
   const lookup = findControlPlaneBinaries({ build: false });
   if (!lookup.found) throw new ControlPlaneMissingError(lookup.reason);
-  const fleet = scaleFleet(options.edges, options.pools);
+  for (const scaleCase of options.cases) {
+    const objects = 1 + scaleCase.edges + scaleCase.pools;
+    const label = `API server, ${objects - 1} objects`;
+    const limit = scaleCase.inDeploymentLimit ? await deploymentLimitCgroup() : undefined;
+    if (limit !== undefined && "unavailable" in limit) {
+      result.note(`${label}, in the Deployment's memory limit: not measured: ${limit.unavailable}.`);
+      continue;
+    }
+    const cgroup = limit?.cgroup;
+    try {
+      await runCase(
+        result,
+        cgroup === undefined ? label : `${label}, ${limitLabel(cgroup)}`,
+        scaleCase,
+        options,
+        lookup.binDir,
+        cgroup,
+      );
+    } finally {
+      await cgroup?.remove();
+    }
+  }
+  result.note(
+    "kube-apiserver and etcd from test/controlplane (one namespace), a fresh pair and simulator per case; objects " +
+      `created with ${options.createConcurrency} concurrent POSTs; the first pass writes every status through the API ` +
+      "server. Change → PUT: from sending the spec patch to the simulator counting the PUT.",
+  );
+  return result.build();
+}
+
+async function runCase(
+  result: ResultBuilder,
+  label: string,
+  scaleCase: ScaleApiServerCase,
+  options: ScaleApiServerBenchOptions,
+  binDir: string,
+  cgroup: MemoryCgroup | undefined,
+): Promise<void> {
+  const fleet = scaleFleet(scaleCase.edges, scaleCase.pools);
   const sim = await startSimulatorProcess({ state: simulatorState(fleet) });
-  const cp = await startControlPlane({ binDir: lookup.binDir });
+  const cp = await startControlPlane({ binDir }).catch(async (error: unknown) => {
+    await sim.close();
+    throw error;
+  });
   try {
     const kc = cp.makeKubeConfig();
     await installCrds(cp.kubectlPath, cp.kubeconfigPath);
@@ -86,7 +147,6 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
     const createStart = performance.now();
     await createAll(kc, objects, options.createConcurrency);
     const createMs = performance.now() - createStart;
-    const label = `API server, ${objects.length - 1} objects`;
     const custom = kc.makeApiClient(CustomObjectsApi);
     const run = await runScale({
       start: {
@@ -101,6 +161,7 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
       control: sim.control,
       changeTimeoutMs: options.changeTimeoutMs,
       timeReload: false,
+      ...(cgroup !== undefined ? { execPath: cgroup.execPath } : {}),
       makeChange: async () => {
         await custom.patchNamespacedCustomObject({
           ...params("EdgeTenant"),
@@ -110,7 +171,7 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
       },
     });
     result.add({ case: label, metric: `create ${objects.length} objects`, value: createMs, unit: "ms" });
-    reportScale(result, label, run, options);
+    reportScale(result, label, run, { ...options, peakRssTargetMiB: scaleCase.peakRssTargetMiB });
     result.detail(label, {
       ...run,
       createMs,
@@ -120,12 +181,6 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
     await cp.stop();
     await sim.close();
   }
-  result.note(
-    "kube-apiserver and etcd from test/controlplane (one namespace); objects created with " +
-      `${options.createConcurrency} concurrent POSTs; the first pass writes every status through the API server. ` +
-      "Change → PUT: from sending the spec patch to the simulator counting the PUT.",
-  );
-  return result.build();
 }
 
 function params(kind: NsxvObject["kind"]) {

@@ -7,6 +7,7 @@
  * reading of every manifest), "report", "stop". Child → parent: { synced }, { changed },
  * { reloaded }, { report }, or { error }.
  */
+import { getHeapStatistics } from "node:v8";
 import type { EdgeTenant } from "../../src/api/types.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import type { DesiredStateSource } from "../../src/source/source.ts";
@@ -26,17 +27,25 @@ setInterval(() => {
   peaks.externalBytes = Math.max(peaks.externalBytes, m.external);
 }, 50).unref();
 
-function report(op: RunningOperator): ScaleChildReport {
+/**
+ * The figures so far. The peak RSS is read before the full GC that measures the live heap: a forced
+ * mark-compact copies the heap to fresh pages and would add its own peak. Only the last report
+ * forces one (`collect`), so that none counts in a later peak.
+ */
+function report(op: RunningOperator, collect: boolean): ScaleChildReport {
   const memory = process.memoryUsage();
+  const maxRssBytes = process.resourceUsage().maxRSS * 1024;
   // started with --expose-gc by the parent
-  globalThis.gc?.();
+  if (collect) globalThis.gc?.();
   return {
-    maxRssBytes: process.resourceUsage().maxRSS * 1024,
+    maxRssBytes,
     rssBytes: memory.rss,
     heapUsedBytes: memory.heapUsed,
-    liveHeapBytes: process.memoryUsage().heapUsed,
+    liveHeapBytes: collect ? process.memoryUsage().heapUsed : undefined,
     peakHeapTotalBytes: peaks.heapTotalBytes,
     peakExternalBytes: peaks.externalBytes,
+    constrainedMemoryBytes: process.constrainedMemory(),
+    heapSizeLimitBytes: getHeapStatistics().heap_size_limit,
     changeEmittedAtMs,
     reconciled: op.probe.reconciled,
     errors: op.probe.errors.slice(0, 10),
@@ -55,9 +64,10 @@ async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
     case "directory":
       return new DirectorySource({ dir: source.dir });
     case "cluster": {
-      const { KubeConfig } = await import("@kubernetes/client-node");
+      const { SharedConnectionsKubeConfig } = await import("../../src/controller/kube-config.ts");
       const { KubernetesSource } = await import("../../src/source/kubernetes.ts");
-      const kubeConfig = new KubeConfig();
+      // as `run` builds it (src/cli/run-cluster.ts)
+      const kubeConfig = new SharedConnectionsKubeConfig();
       kubeConfig.loadFromFile(source.kubeconfigPath);
       return new KubernetesSource({ kubeConfig, namespace: source.namespace });
     }
@@ -100,7 +110,7 @@ async function main(start: ScaleChildStart): Promise<void> {
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), start.syncTimeoutMs).unref()),
   ]);
   firstPassDone = true;
-  process.send?.({ synced: { ok, ms: performance.now() - began, ...report(op) } });
+  process.send?.({ synced: { ok, ms: performance.now() - began, ...report(op, false) } });
   process.on("message", (message: unknown) => {
     if (message === "change" && source instanceof MemorySource) {
       const edge: EdgeTenant = edgeTenantObject(1);
@@ -112,7 +122,7 @@ async function main(start: ScaleChildStart): Promise<void> {
       const t = performance.now();
       void source.reload().then(() => process.send?.({ reloaded: performance.now() - t }));
     } else if (message === "report") {
-      process.send?.({ report: report(op) });
+      process.send?.({ report: report(op, true) });
     } else if (message === "stop") {
       void op.stop().finally(() => process.exit(0));
     }

@@ -20,6 +20,8 @@ export interface ScaleRunOptions {
   changeTimeoutMs: number;
   /** directory source: also time one reading of every manifest */
   timeReload: boolean;
+  /** the `node` that runs the child (a MemoryCgroup's wrapper); default this process's */
+  execPath?: string;
 }
 
 export interface ScaleRun {
@@ -44,6 +46,7 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRun> {
         : []),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
+    ...(options.execPath !== undefined ? { execPath: options.execPath } : {}),
   });
   try {
     child.send(options.start);

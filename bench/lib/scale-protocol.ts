@@ -28,11 +28,15 @@ export interface ScaleChildReport {
   maxRssBytes: number;
   rssBytes: number;
   heapUsedBytes: number;
-  /** heap in use right after a full garbage collection: what the operator keeps alive */
-  liveHeapBytes: number;
+  /** heap in use right after a full garbage collection: what the operator keeps alive (the last report only) */
+  liveHeapBytes: number | undefined;
   /** the largest process.memoryUsage().heapTotal and .external seen while it ran */
   peakHeapTotalBytes: number;
   peakExternalBytes: number;
+  /** process.constrainedMemory(): the memory limit Node found (0: none) */
+  constrainedMemoryBytes: number;
+  /** V8's heap limit, which Node derives from that limit or the machine's memory */
+  heapSizeLimitBytes: number;
   /** epoch ms at which the source announced the changed object (EdgeTenant edge-1), if it did */
   changeEmittedAtMs: number | undefined;
   reconciled: number;

@@ -114,7 +114,11 @@ const CASES: Case[] = [
     run: () =>
       benchScale({
         ...SCALE_QUICK,
-        cases: [{ source: "memory", heapLimitMiB: 128 }, { source: "directory" }],
+        cases: [
+          { source: "memory", heapLimitMiB: 128 },
+          { source: "memory", inDeploymentLimit: true },
+          { source: "directory" },
+        ],
         edges: 10,
         pools: 10,
         syncTimeoutMs: 30_000,
@@ -125,6 +129,7 @@ const CASES: Case[] = [
       "first pass complete",
       "peak RSS",
       "live heap (after a full GC)",
+      "V8 heap limit (Node's choice)",
       "change → PUT seen",
     ],
     exact: { "first pass complete": 1 },
