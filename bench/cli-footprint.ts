@@ -51,6 +51,7 @@ export const CLI_FOOTPRINT_QUICK: CliFootprintOptions = {
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const CLI = join(ROOT, "dist/cli/main.js");
+const PEAK_RSS = fileURLToPath(new URL("./lib/peak-rss.cjs", import.meta.url));
 
 export async function benchCliFootprint(options: CliFootprintOptions): Promise<BenchResult> {
   const result = new ResultBuilder("cli-footprint");
@@ -62,8 +63,8 @@ export async function benchCliFootprint(options: CliFootprintOptions): Promise<B
     rmSync(dir, { recursive: true, force: true });
   }
   result.note(
-    "`node dist/cli/main.js apply -f DIR` in a child process, its peak RSS from process.resourceUsage() " +
-      "at exit; the simulator runs in the benchmark's process. Each run starts from drifted edges.",
+    "`node dist/cli/main.js apply -f DIR` in a child process, its peak RSS read at exit from /proc/self/status " +
+      "(VmHWM: the CLI's own, where maxRSS would carry the benchmark's from the fork); the simulator runs in the benchmark's process. Each run starts from drifted edges.",
   );
   return result.build();
 }
@@ -79,7 +80,7 @@ async function runCase(result: ResultBuilder, c: CliFootprintCase, runs: number,
       const manifests = join(dir, `${c.label.replace(/\W+/g, "-")}-${run}.yaml`);
       writeManifests(manifests, sim, c.edges);
       const measured = await applyOnce(manifests, join(dir, "rss"));
-      rss.push(measured.maxRssKiB / 1024);
+      rss.push(measured.peakRssKiB / 1024);
       wall.push(measured.wallMs);
       lost += sim.state.audit.snapshot().violations.length;
       corrected += sim.state.edges().filter((e) => e.doc.tenant === DESIRED_TENANT).length;
@@ -127,23 +128,19 @@ function writeManifests(file: string, sim: RunningSimulator, edges: number): voi
   writeFileSync(file, [manager, ...tenants].map((o) => stringify(o)).join("---\n"));
 }
 
-/** One `apply` of the built CLI; its peak RSS written at exit by a preloaded snippet. */
-function applyOnce(manifests: string, rssFile: string): Promise<{ maxRssKiB: number; wallMs: number }> {
-  const hook = `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)));`;
+/** One `apply` of the built CLI; its peak RSS written at exit by a preloaded module. */
+function applyOnce(manifests: string, rssFile: string): Promise<{ peakRssKiB: number; wallMs: number }> {
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ["--require", writeHook(rssFile, hook), CLI, "apply", "-f", manifests],
-    {
-      env: {
-        ...process.env,
-        NSX_USERNAME: CREDENTIALS.username,
-        NSX_PASSWORD: CREDENTIALS.password,
-        NO_COLOR: "1",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  const child = spawn(process.execPath, ["--require", PEAK_RSS, CLI, "apply", "-f", manifests], {
+    env: {
+      ...process.env,
+      NSXV_BENCH_PEAK_RSS_FILE: rssFile,
+      NSX_USERNAME: CREDENTIALS.username,
+      NSX_PASSWORD: CREDENTIALS.password,
+      NO_COLOR: "1",
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -151,15 +148,9 @@ function applyOnce(manifests: string, rssFile: string): Promise<{ maxRssKiB: num
     child.on("exit", (code) => {
       const wallMs = performance.now() - started;
       if (code !== 0) reject(new Error(`apply exited ${code}: ${output.slice(-800)}`));
-      else resolve({ maxRssKiB: Number(readFileSync(rssFile, "utf8")), wallMs });
+      else resolve({ peakRssKiB: Number(readFileSync(rssFile, "utf8")) / 1024, wallMs });
     });
   });
-}
-
-function writeHook(rssFile: string, code: string): string {
-  const file = `${rssFile}.cjs`;
-  writeFileSync(file, code);
-  return file;
 }
 
 /** dist/ as `npm run build` makes it, built once per benchmark run */

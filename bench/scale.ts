@@ -1,7 +1,7 @@
 /**
  * Scale, cluster-less: 10 000 objects (EdgeTenants and IPPoolAllocations, in sync) on one manager,
  * served by the real Operator in a child process (lib/scale-child.ts) whose peak RSS is read with
- * process.resourceUsage().maxRSS; the simulator in another. Two sources: a MemorySource (objects
+ * /proc/self/status (lib/peak-rss.cjs); the simulator in another. Two sources: a MemorySource (objects
  * in code; a change arrives as a watch event would) and the DirectorySource (manifest files; a
  * change is a rewritten file, seen by fs.watch, debounced, then every file read again). After the
  * first pass, with the queue otherwise idle, one EdgeTenant gets a new tenant and the time until

@@ -1,12 +1,13 @@
 /**
  * The operator side of the scale benchmarks, in its own process so that its peak RSS
- * (process.resourceUsage().maxRSS) is the operator's alone: the real Operator over thousands of
+ * (peak-rss.cjs) is the operator's alone: the real Operator over thousands of
  * objects from a MemorySource, a DirectorySource or a KubernetesSource. Protocol over IPC,
  * parent → child: a ScaleChildStart, then "change" (memory source: set CHANGED_TENANT on
  * EdgeTenant edge-1, as a watch event would deliver it), "reload" (directory source: time one
  * reading of every manifest), "report", "stop". Child → parent: { synced }, { changed },
  * { reloaded }, { report }, or { error }.
  */
+import { createRequire } from "node:module";
 import { getHeapStatistics } from "node:v8";
 import type { EdgeTenant } from "../../src/api/types.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
@@ -15,6 +16,8 @@ import { credentialsSecret, edgeTenantObject, fleetObjects } from "./fixtures.ts
 import { MemorySource } from "./memory-source.ts";
 import { CHANGED_TENANT, type ScaleChildReport, type ScaleChildStart } from "./scale-protocol.ts";
 import { startOperator, type RunningOperator } from "./wiring.ts";
+
+const { peakRssBytes } = createRequire(import.meta.url)("./peak-rss.cjs") as { peakRssBytes(): number };
 
 /** epoch ms at which the source announced EdgeTenant edge-1 after the first pass */
 let changeEmittedAtMs: number | undefined;
@@ -34,7 +37,7 @@ setInterval(() => {
  */
 function report(op: RunningOperator, collect: boolean): ScaleChildReport {
   const memory = process.memoryUsage();
-  const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+  const maxRssBytes = peakRssBytes();
   // started with --expose-gc by the parent
   if (collect) globalThis.gc?.();
   return {

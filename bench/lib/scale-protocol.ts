@@ -24,7 +24,7 @@ export interface ScaleChildStart {
 }
 
 export interface ScaleChildReport {
-  /** process.resourceUsage().maxRSS, in bytes */
+  /** the child's own peak RSS (peak-rss.cjs), in bytes */
   maxRssBytes: number;
   rssBytes: number;
   heapUsedBytes: number;
