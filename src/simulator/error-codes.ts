@@ -6,6 +6,8 @@
  * edge module's codes run from 10000, as 10115 does). Clients decide on the status first and show
  * the code as detail, which is what this project's client does.
  */
+import type { NsxErrorEntry } from "./xml.ts";
+
 export const ERROR_CODES = {
   // core-services
   internalError: 100,
@@ -26,25 +28,34 @@ export const ERROR_CODES = {
   edgeUnreachable: 10020,
 } as const;
 
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
 export const CORE_SERVICES = "core-services";
 export const EDGE_MODULE = "vShield Edge";
 
-/** The code and module a fault injected with only a status answers with. */
-export function faultError(status: number): { errorCode: number; moduleName: string } {
-  switch (status) {
-    case 400:
-      return { errorCode: ERROR_CODES.invalidRequest, moduleName: CORE_SERVICES };
-    case 401:
-      return { errorCode: ERROR_CODES.authenticationFailed, moduleName: CORE_SERVICES };
-    case 403:
-      return { errorCode: ERROR_CODES.notPermitted, moduleName: CORE_SERVICES };
-    case 404:
-      return { errorCode: ERROR_CODES.objectNotFound, moduleName: CORE_SERVICES };
-    case 409:
-      return { errorCode: ERROR_CODES.edgeModified, moduleName: EDGE_MODULE };
-    case 503:
-      return { errorCode: ERROR_CODES.edgeUnreachable, moduleName: EDGE_MODULE };
-    default:
-      return { errorCode: ERROR_CODES.internalError, moduleName: CORE_SERVICES };
-  }
+/** the edge module's codes; every other code is answered by core-services (IPAM's included) */
+const EDGE_CODES: ReadonlySet<ErrorCode> = new Set([
+  ERROR_CODES.invalidEdgeDocument,
+  ERROR_CODES.edgeIdMismatch,
+  ERROR_CODES.edgeModified,
+  ERROR_CODES.edgeUnreachable,
+]);
+
+/** One error as a manager writes it: the code, what happened, and the module the code belongs to. */
+export function errorEntry(code: ErrorCode, details: string): NsxErrorEntry {
+  return { errorCode: String(code), details, moduleName: EDGE_CODES.has(code) ? EDGE_MODULE : CORE_SERVICES };
+}
+
+/** The code a fault injected with only a status answers with; any other status answers 100. */
+const FAULT_CODES: Readonly<Record<number, ErrorCode>> = {
+  400: ERROR_CODES.invalidRequest,
+  401: ERROR_CODES.authenticationFailed,
+  403: ERROR_CODES.notPermitted,
+  404: ERROR_CODES.objectNotFound,
+  409: ERROR_CODES.edgeModified,
+  503: ERROR_CODES.edgeUnreachable,
+};
+
+export function faultCode(status: number): ErrorCode {
+  return FAULT_CODES[status] ?? ERROR_CODES.internalError;
 }

@@ -19,7 +19,7 @@ import {
   reqString,
   type JsonObject,
 } from "./input.ts";
-import { EDGE_MODULE, ERROR_CODES, faultError } from "./error-codes.ts";
+import { ERROR_CODES, errorEntry, faultCode } from "./error-codes.ts";
 import { createRandom, type Random } from "./random.ts";
 import { ERROR_SHAPES, type ErrorShape, type NsxErrorEntry } from "./xml.ts";
 
@@ -192,11 +192,10 @@ function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
         kind: "status",
         status: 409,
         errors: [
-          {
-            errorCode: String(ERROR_CODES.edgeModified),
-            details: "The object was modified by another request. Read it again and retry.",
-            moduleName: EDGE_MODULE,
-          },
+          errorEntry(
+            ERROR_CODES.edgeModified,
+            "The object was modified by another request. Read it again and retry.",
+          ),
         ],
         shape: spec.shape,
       };
@@ -219,8 +218,7 @@ function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
 
 /** A module's code for the status (a 500 carries 100, as real ones often do), never the status itself. */
 function injectedError(status: number): NsxErrorEntry {
-  const { errorCode, moduleName } = faultError(status);
-  return { errorCode: String(errorCode), details: `Simulated fault: HTTP ${status}.`, moduleName };
+  return errorEntry(faultCode(status), `Simulated fault: HTTP ${status}.`);
 }
 
 function view(fault: Fault): FaultView {

@@ -26,7 +26,7 @@ import { parseXmlObject } from "../nsx/xml.ts";
 import type { Role } from "./auth.ts";
 import { parseEdgeListQuery, pagedEdgeList, summaryOf, EdgeListQueryError } from "./edge-list.ts";
 import { modelToXmlNode } from "./edge-model.ts";
-import { CORE_SERVICES, EDGE_MODULE, ERROR_CODES } from "./error-codes.ts";
+import { ERROR_CODES, errorEntry, type ErrorCode } from "./error-codes.ts";
 import type { ApiRoute } from "./faults.ts";
 import type { Pool } from "./pools.ts";
 import type { PutEdgeResult, SimulatorState } from "./state.ts";
@@ -99,12 +99,12 @@ export function unknownRouteResponse(
     return {
       status: 405,
       ...(match.allow !== undefined ? { headers: { Allow: match.allow } } : {}),
-      errors: [coreError(ERROR_CODES.methodNotAllowed, `Method not allowed on ${path}.`)],
+      errors: [errorEntry(ERROR_CODES.methodNotAllowed, `Method not allowed on ${path}.`)],
     };
   }
   return {
     status: 404,
-    errors: [coreError(ERROR_CODES.noSuchApi, `No API at ${path}.`)],
+    errors: [errorEntry(ERROR_CODES.noSuchApi, `No API at ${path}.`)],
   };
 }
 
@@ -112,7 +112,7 @@ export function unauthorizedResponse(reason: string): ApiResponse {
   return {
     status: 401,
     headers: { "WWW-Authenticate": 'Basic realm="NSX Manager"' },
-    errors: [coreError(ERROR_CODES.authenticationFailed, `Authentication failed: ${reason}.`)],
+    errors: [errorEntry(ERROR_CODES.authenticationFailed, `Authentication failed: ${reason}.`)],
   };
 }
 
@@ -131,7 +131,7 @@ export function handleApi(
     return {
       status: 403,
       errors: [
-        coreError(ERROR_CODES.notPermitted, "User does not have the rights to perform this operation."),
+        errorEntry(ERROR_CODES.notPermitted, "User does not have the rights to perform this operation."),
       ],
     };
   }
@@ -201,10 +201,10 @@ function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiRespons
   } catch (error) {
     const details =
       error instanceof NsxResponseError ? error.message : "The request body is not an edge document.";
-    return edgeError(ERROR_CODES.invalidEdgeDocument, details);
+    return codedBadRequest(ERROR_CODES.invalidEdgeDocument, details);
   }
   if (doc.id !== id) {
-    return edgeError(
+    return codedBadRequest(
       ERROR_CODES.edgeIdMismatch,
       `The edge id in the document (${doc.id}) does not match the path (${id}).`,
     );
@@ -214,20 +214,20 @@ function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiRespons
     result = state.putEdge(id, doc);
   } catch (error) {
     // e.g. two <version> elements: which one the manager would read is unknown
-    if (error instanceof NsxDocumentError) return edgeError(ERROR_CODES.invalidEdgeDocument, error.message);
+    if (error instanceof NsxDocumentError)
+      return codedBadRequest(ERROR_CODES.invalidEdgeDocument, error.message);
     throw error;
   }
   if (result.ok) return { status: 204 };
   if (result.reason === "missing") return notFound(id);
-  if (result.reason === "unmodelled") return edgeError(ERROR_CODES.invalidEdgeDocument, result.message);
+  if (result.reason === "unmodelled") return codedBadRequest(ERROR_CODES.invalidEdgeDocument, result.message);
   return {
     status: 409,
     errors: [
-      {
-        errorCode: String(ERROR_CODES.edgeModified),
-        details: `Edge ${id} is at version ${result.storedVersion}; the document sent is version ${result.sentVersion}. Read it again and retry.`,
-        moduleName: EDGE_MODULE,
-      },
+      errorEntry(
+        ERROR_CODES.edgeModified,
+        `Edge ${id} is at version ${result.storedVersion}; the document sent is version ${result.sentVersion}. Read it again and retry.`,
+      ),
     ],
   };
 }
@@ -246,7 +246,7 @@ function withPool(state: SimulatorState, poolId: string, then: (pool: Pool) => A
   const pool = state.pool(poolId);
   if (pool !== undefined) return then(pool);
   if (state.settings.missingPoolStatus === 404) return notFound(poolId);
-  return ipamError(ERROR_CODES.poolNotFound, `The IP pool ${poolId} does not exist.`);
+  return codedBadRequest(ERROR_CODES.poolNotFound, `The IP pool ${poolId} does not exist.`);
 }
 
 function allocationsResponse(state: SimulatorState, pool: Pool): ApiResponse {
@@ -260,7 +260,7 @@ function allocationsResponse(state: SimulatorState, pool: Pool): ApiResponse {
 function release(state: SimulatorState, pool: Pool, ip: string): ApiResponse {
   const record = state.release(pool, ip);
   if (record === undefined) {
-    return ipamError(
+    return codedBadRequest(
       ERROR_CODES.addressNotAllocated,
       `The IP address ${ip} is not allocated from the IP pool ${pool.id}.`,
     );
@@ -296,7 +296,7 @@ function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiRespon
     ...(note ? { note } : {}),
   });
   if (result === undefined)
-    return ipamError(ERROR_CODES.poolNotFound, `The IP pool ${pool.id} does not exist.`);
+    return codedBadRequest(ERROR_CODES.poolNotFound, `The IP pool ${pool.id} does not exist.`);
   if (result.ok) {
     return {
       status: 200,
@@ -304,14 +304,14 @@ function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiRespon
     };
   }
   if (result.reason === "exhausted")
-    return ipamError(ERROR_CODES.poolExhausted, `The IP pool ${pool.id} has no free address left.`);
+    return codedBadRequest(ERROR_CODES.poolExhausted, `The IP pool ${pool.id} has no free address left.`);
   if (result.reason === "taken") {
-    return ipamError(
+    return codedBadRequest(
       ERROR_CODES.addressNotAllocated,
       `The IP address ${ipAddress} is already allocated from the IP pool ${pool.id}.`,
     );
   }
-  return ipamError(
+  return codedBadRequest(
     ERROR_CODES.addressNotAllocated,
     `The IP address ${ipAddress} is not inside the ranges of the IP pool ${pool.id}.`,
   );
@@ -335,7 +335,7 @@ function requireXml(req: ApiRequest): ApiResponse | undefined {
   return {
     status: 415,
     errors: [
-      coreError(
+      errorEntry(
         ERROR_CODES.unsupportedMediaType,
         `Unsupported Content-Type ${req.contentType ?? "(none)"}: send application/xml.`,
       ),
@@ -348,27 +348,21 @@ function notFound(id: string): ApiResponse {
     status: 404,
     errors: [
       {
-        errorCode: String(ERROR_CODES.objectNotFound),
-        details: `The requested object : ${id} could not be found. Object identifiers are case sensitive.`,
-        moduleName: CORE_SERVICES,
+        ...errorEntry(
+          ERROR_CODES.objectNotFound,
+          `The requested object : ${id} could not be found. Object identifiers are case sensitive.`,
+        ),
         data: { objectId: id },
       },
     ],
   };
 }
 
-function coreError(code: number, details: string): NsxErrorEntry {
-  return { errorCode: String(code), details, moduleName: CORE_SERVICES };
-}
-
 function badRequest(details: string): ApiResponse {
-  return { status: 400, errors: [coreError(ERROR_CODES.invalidRequest, details)] };
+  return codedBadRequest(ERROR_CODES.invalidRequest, details);
 }
 
-function edgeError(code: number, details: string): ApiResponse {
-  return { status: 400, errors: [{ errorCode: String(code), details, moduleName: EDGE_MODULE }] };
-}
-
-function ipamError(code: number, details: string): ApiResponse {
-  return { status: 400, errors: [coreError(code, details)] };
+/** a 400 with a module's own code: the edge module's or IPAM's */
+function codedBadRequest(code: ErrorCode, details: string): ApiResponse {
+  return { status: 400, errors: [errorEntry(code, details)] };
 }
