@@ -27,8 +27,7 @@ import { ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { runScale } from "./lib/scale-driver.ts";
 import { CHANGED_TENANT } from "./lib/scale-protocol.ts";
 import { startSimulatorProcess } from "./lib/simulator-process.ts";
-import type { MemoryCgroup } from "./lib/memory-cgroup.ts";
-import { deploymentLimitCgroup, limitLabel, manifestOf, reportScale, scaleFleet } from "./scale.ts";
+import { manifestOf, reportScale, runInCaseLimit, scaleFleet } from "./scale.ts";
 
 const CRD_DIR = fileURLToPath(new URL("../crds/", import.meta.url));
 
@@ -96,26 +95,10 @@ export async function benchScaleApiServer(options: ScaleApiServerBenchOptions): 
   const lookup = findControlPlaneBinaries({ build: false });
   if (!lookup.found) throw new ControlPlaneMissingError(lookup.reason);
   for (const scaleCase of options.cases) {
-    const objects = 1 + scaleCase.edges + scaleCase.pools;
-    const label = `API server, ${objects - 1} objects`;
-    const limit = scaleCase.inDeploymentLimit ? await deploymentLimitCgroup() : undefined;
-    if (limit !== undefined && "unavailable" in limit) {
-      result.note(`${label}, in the Deployment's memory limit: not measured: ${limit.unavailable}.`);
-      continue;
-    }
-    const cgroup = limit?.cgroup;
-    try {
-      await runCase(
-        result,
-        cgroup === undefined ? label : `${label}, ${limitLabel(cgroup)}`,
-        scaleCase,
-        options,
-        lookup.binDir,
-        cgroup,
-      );
-    } finally {
-      await cgroup?.remove();
-    }
+    const label = `API server, ${scaleCase.edges + scaleCase.pools} objects`;
+    await runInCaseLimit(result, label, scaleCase.inDeploymentLimit, (caseLabel, execPath) =>
+      runCase(result, caseLabel, scaleCase, options, lookup.binDir, execPath),
+    );
   }
   result.note(
     "kube-apiserver and etcd from test/controlplane (one namespace), a fresh pair and simulator per case; objects " +
@@ -131,7 +114,7 @@ async function runCase(
   scaleCase: ScaleApiServerCase,
   options: ScaleApiServerBenchOptions,
   binDir: string,
-  cgroup: MemoryCgroup | undefined,
+  execPath: string | undefined,
 ): Promise<void> {
   const fleet = scaleFleet(scaleCase.edges, scaleCase.pools);
   const sim = await startSimulatorProcess({ state: simulatorState(fleet) });
@@ -161,7 +144,7 @@ async function runCase(
       control: sim.control,
       changeTimeoutMs: options.changeTimeoutMs,
       timeReload: false,
-      ...(cgroup !== undefined ? { execPath: cgroup.execPath } : {}),
+      execPath,
       makeChange: async () => {
         await custom.patchNamespacedCustomObject({
           ...params("EdgeTenant"),

@@ -20,12 +20,7 @@ import {
   type FleetOptions,
   type ManagerCaps,
 } from "./lib/fixtures.ts";
-import {
-  createMemoryCgroup,
-  deploymentMemoryLimitBytes,
-  type MemoryCgroup,
-  type MemoryCgroupResult,
-} from "./lib/memory-cgroup.ts";
+import { createMemoryCgroup, deploymentMemoryLimitBytes } from "./lib/memory-cgroup.ts";
 import { below, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { runScale, type ScaleRun } from "./lib/scale-driver.ts";
 import { CHANGED_TENANT, type ScaleChildStart } from "./lib/scale-protocol.ts";
@@ -105,46 +100,40 @@ export async function benchScale(options: ScaleBenchOptions): Promise<BenchResul
       const objects = fleetObjects(sim.url, options.caps, fleet);
       const heap = heapLimitMiB === undefined ? "" : `, heap ${heapLimitMiB} MiB`;
       const label = `${type} source, ${objects.length - 1} objects${heap}`;
-      const limit = inDeploymentLimit ? await deploymentLimitCgroup() : undefined;
-      if (limit !== undefined && "unavailable" in limit) {
-        result.note(`${label}, in the Deployment's memory limit: not measured: ${limit.unavailable}.`);
-        continue;
-      }
-      const cgroup = limit?.cgroup;
-      const dir = type === "directory" ? await mkdtemp(join(tmpdir(), "nsxv-bench-scale-")) : undefined;
-      try {
-        if (dir !== undefined) await writeManifests(dir, objects, options.objectsPerFile);
-        const start: ScaleChildStart = {
-          source: dir === undefined ? { type: "memory" } : { type: "directory", dir },
-          url: sim.url,
-          fleet,
-          caps: options.caps,
-          concurrency: options.concurrency,
-          syncIntervalMs: options.syncIntervalMs,
-          syncTimeoutMs: options.syncTimeoutMs,
-          ...(heapLimitMiB !== undefined ? { heapLimitMiB } : {}),
-        };
-        const run = await runScale({
-          start,
-          control: sim.control,
-          changeTimeoutMs: options.changeTimeoutMs,
-          timeReload: dir !== undefined,
-          ...(cgroup !== undefined ? { execPath: cgroup.execPath } : {}),
-          makeChange: async (child) => {
-            if (dir === undefined) child.send("change");
-            else await writeManifests(dir, objects, options.objectsPerFile, { changeFirstEdge: true });
-          },
-        });
-        const caseLabel = cgroup === undefined ? label : `${label}, ${limitLabel(cgroup)}`;
-        reportScale(result, caseLabel, run, options);
-        result.detail(caseLabel, {
-          ...run,
-          parameters: { ...fleet, ...options.caps, workers: options.concurrency },
-        });
-      } finally {
-        if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-        await cgroup?.remove();
-      }
+      await runInCaseLimit(result, label, inDeploymentLimit, async (caseLabel, execPath) => {
+        const dir = type === "directory" ? await mkdtemp(join(tmpdir(), "nsxv-bench-scale-")) : undefined;
+        try {
+          if (dir !== undefined) await writeManifests(dir, objects, options.objectsPerFile);
+          const start: ScaleChildStart = {
+            source: dir === undefined ? { type: "memory" } : { type: "directory", dir },
+            url: sim.url,
+            fleet,
+            caps: options.caps,
+            concurrency: options.concurrency,
+            syncIntervalMs: options.syncIntervalMs,
+            syncTimeoutMs: options.syncTimeoutMs,
+            ...(heapLimitMiB !== undefined ? { heapLimitMiB } : {}),
+          };
+          const run = await runScale({
+            start,
+            control: sim.control,
+            changeTimeoutMs: options.changeTimeoutMs,
+            timeReload: dir !== undefined,
+            execPath,
+            makeChange: async (child) => {
+              if (dir === undefined) child.send("change");
+              else await writeManifests(dir, objects, options.objectsPerFile, { changeFirstEdge: true });
+            },
+          });
+          reportScale(result, caseLabel, run, options);
+          result.detail(caseLabel, {
+            ...run,
+            parameters: { ...fleet, ...options.caps, workers: options.concurrency },
+          });
+        } finally {
+          if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+        }
+      });
     }
   } finally {
     await sim.close();
@@ -162,13 +151,29 @@ export async function benchScale(options: ScaleBenchOptions): Promise<BenchResul
   return result.build();
 }
 
-/** a memory cgroup with the Deployment's limit, or why none can be made here */
-export async function deploymentLimitCgroup(): Promise<MemoryCgroupResult> {
-  return createMemoryCgroup(deploymentMemoryLimitBytes());
-}
-
-export function limitLabel(cgroup: MemoryCgroup): string {
-  return `in the Deployment's ${cgroup.limitBytes / MIB} MiB limit`;
+/**
+ * Runs one case, in a memory cgroup with the Deployment's limit when `inDeploymentLimit`: `run`
+ * gets the case's label and the `node` to start the operator child with (undefined: this one's).
+ * Where no cgroup can be made, a note says why and the case is skipped.
+ */
+export async function runInCaseLimit(
+  result: ResultBuilder,
+  label: string,
+  inDeploymentLimit: boolean | undefined,
+  run: (caseLabel: string, execPath: string | undefined) => Promise<void>,
+): Promise<void> {
+  if (inDeploymentLimit !== true) return run(label, undefined);
+  const made = await createMemoryCgroup(deploymentMemoryLimitBytes());
+  if ("unavailable" in made) {
+    result.note(`${label}, in the Deployment's memory limit: not measured: ${made.unavailable}.`);
+    return;
+  }
+  const { cgroup } = made;
+  try {
+    await run(`${label}, in the Deployment's ${cgroup.limitBytes / MIB} MiB limit`, cgroup.execPath);
+  } finally {
+    await cgroup.remove();
+  }
 }
 
 /** The measurements of one scale run, shared with the API server variant. */
