@@ -346,19 +346,13 @@ class Tokenizer {
     const m = START_TAG.exec(this.#text);
     if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
     const depth = this.#depth();
-    if (this.#sawRoot && depth === 0) this.#fail(this.#pos, "a second root element");
-    this.#sawRoot = true;
-    if (depth >= MAX_XML_DEPTH) {
-      this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
-    }
+    this.#opening(depth);
     const selfClosing = m[3] === "/";
     if (depth > this.#keepDepth) {
       this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length);
       const parent = this.#stack.at(-1);
       if (parent && this.#unkept.length === 0) parent.partial = true;
-      this.#sink?.start(m[1]);
-      if (!selfClosing) this.#unkept.push(m[1]);
-      else this.#sink?.end();
+      this.#openUnkept(m[1], selfClosing);
       this.#pos += m[0].length;
       return;
     }
@@ -398,19 +392,26 @@ class Tokenizer {
     const selfClosing = c === SLASH;
     if (selfClosing) c = text.charCodeAt(++i);
     if (c !== GT) return false;
-    if (this.#depth() >= MAX_XML_DEPTH) {
+    this.#opening(this.#depth());
+    this.#openUnkept(text.slice(start, nameEnd), selfClosing);
+    this.#pos = i + 1;
+    return true;
+  }
+
+  /** the checks of every start tag, kept or not: one root element, nesting bounded */
+  #opening(depth: number): void {
+    if (this.#sawRoot && depth === 0) this.#fail(this.#pos, "a second root element");
+    this.#sawRoot = true;
+    if (depth >= MAX_XML_DEPTH) {
       this.#fail(this.#pos, `elements nested deeper than ${MAX_XML_DEPTH}`);
     }
-    if (this.#depth() === 0) {
-      if (this.#sawRoot) this.#fail(this.#pos, "a second root element");
-      this.#sawRoot = true;
-    }
-    const name = text.slice(start, nameEnd);
+  }
+
+  /** an element checked but not kept: the sink, if any, hears it open (and close, when empty) */
+  #openUnkept(name: string, selfClosing: boolean): void {
     this.#sink?.start(name);
     if (!selfClosing) this.#unkept.push(name);
     else this.#sink?.end();
-    this.#pos = i + 1;
-    return true;
   }
 
   #attributes(raw: string, offset: number): readonly XmlAttribute[] {
