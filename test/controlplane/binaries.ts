@@ -10,7 +10,13 @@ import { fileURLToPath } from "node:url";
 
 const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
 const REPO_ROOT = join(dirname(BUILD_SCRIPT), "..", "..");
-export const BINARY_NAMES = ["etcd", "kube-apiserver", "kubectl", "kstatus"] as const;
+export const BINARY_NAMES = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kubectl",
+  "kstatus",
+] as const;
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
+# Builds kube-apiserver, kube-controller-manager, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
 # and kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) beside them.
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
@@ -12,7 +12,7 @@ ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ]; }; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -26,7 +26,7 @@ staging="v0.${K8S_VERSION#v1.}"
 version_flags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
 start=$(date +%s)
-if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/kubectl" ]; then
+if [ ! -x "$out/kube-apiserver" ] || [ ! -x "$out/kube-controller-manager" ] || [ ! -x "$out/kubectl" ]; then
   mkdir -p "$work/kubernetes" && cd "$work/kubernetes"
   go mod init nsxv-operator.test/kubernetes >/dev/null 2>&1
   gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
@@ -42,12 +42,15 @@ package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
   go mod tidy >&2
-  # kubectl too: the tests apply deploy/ with `kubectl apply -k`, as a user would
-  for cmd in kube-apiserver kubectl; do
+  # kubectl too: the tests apply deploy/ with `kubectl apply -k`, as a user would; and
+  # kube-controller-manager, whose namespace and garbage-collector controllers the namespace
+  # deletion tests need
+  for cmd in kube-apiserver kube-controller-manager kubectl; do
     [ -x "$out/$cmd" ] || go build -trimpath -o "$out/$cmd" -ldflags "$version_flags" "k8s.io/kubernetes/cmd/$cmd" >&2
   done
 fi
