@@ -130,8 +130,14 @@ export interface IPPoolAllocationsSpec {
 
 export interface StrayAddress {
   ip: string;
+  /**
+   * the id of the allocation that holds the address (absent when the manager lists none): with
+   * the note, the identity whose grace period firstSeen counts; another id or note on the same
+   * address is a new allocation, and its grace period starts anew
+   */
+  allocationId?: string;
   note?: string;
-  /** RFC 3339; persists across restarts so the grace period is not reset */
+  /** RFC 3339; when this allocation was first seen stray. Persists across restarts so the grace period is not reset */
   firstSeen: string;
 }
 

@@ -46,8 +46,16 @@ export const FAILURE_REASONS = [
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-/** Reasons of Normal events for changes made on the manager; never a condition's reason. */
-export const CHANGE_REASONS = ["UpdatedEdgeTenant", "RestoredEdgeTenant", "ReleasedAddress"] as const;
+/**
+ * Reasons of Normal events for changes made on the manager, or a planned one that was not made
+ * because its target changed identity (AllocationReplaced); never a condition's reason.
+ */
+export const CHANGE_REASONS = [
+  "UpdatedEdgeTenant",
+  "RestoredEdgeTenant",
+  "ReleasedAddress",
+  "AllocationReplaced",
+] as const;
 type ChangeReason = (typeof CHANGE_REASONS)[number];
 
 /** The closed list of condition and event reasons (CamelCase). */

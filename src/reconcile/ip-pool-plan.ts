@@ -85,7 +85,9 @@ interface Stray {
   key: string;
   managerIp: string;
   parsed: IpAddress | undefined;
-  note: string | undefined;
+  /** the allocation's id; undefined when the manager lists none */
+  allocationId?: string | undefined;
+  note?: string | undefined;
   firstSeen: string;
   firstSeenMs: number;
 }
@@ -126,10 +128,15 @@ export function assertReleasable(allowed: AddressSet, action: ReleaseAction): vo
   if (allowed.has(action.ip) || allowed.has(action.managerIp)) refuse("spec.allowed allows it");
 }
 
-/** Unique allocated addresses, and the strays among them (oldest first) with their firstSeen. */
+/**
+ * Unique allocated addresses, and the strays among them (oldest first) with their firstSeen. A
+ * stray keeps the firstSeen of the previous pass only while it is the same allocation (same id,
+ * same note): NSX-v hands out the lowest free address, so an address released by someone else is
+ * soon allocated again, and that new allocation's grace period starts when it is first seen.
+ */
 function findStrays(input: IpPoolPlanInput, config: PoolConfig): Pick<Decisions, "allocated" | "strays"> {
   const allocated = new Map<string, { parsed: IpAddress | undefined }>();
-  const seen = previousFirstSeen(input.previous);
+  const seen = previousStrays(input.previous);
   const strays: Stray[] = [];
   for (const allocation of input.observed.allocations) {
     const parsed = tryParseIp(allocation.ipAddress);
@@ -137,12 +144,37 @@ function findStrays(input: IpPoolPlanInput, config: PoolConfig): Pick<Decisions,
     if (allocated.has(key)) continue;
     allocated.set(key, { parsed });
     if (parsed !== undefined && config.allowed.has(key)) continue;
-    const firstSeen = seen.get(key) ?? formatTime(input.now);
-    const note = allocation.allocationNote === "" ? undefined : allocation.allocationNote;
+    const identity = allocationIdentity(allocation);
+    const previous = seen.get(key);
+    const same = previous !== undefined && sameAllocation(previous, identity);
+    const firstSeen = same ? previous.firstSeen : formatTime(input.now);
     const firstSeenMs = Date.parse(firstSeen);
-    strays.push({ key, managerIp: allocation.ipAddress, parsed, note, firstSeen, firstSeenMs });
+    strays.push({ key, managerIp: allocation.ipAddress, parsed, ...identity, firstSeen, firstSeenMs });
   }
   return { allocated, strays: strays.sort(oldestFirst) };
+}
+
+/** What tells one allocation of an address from the next: its id, and its note as a second witness. */
+export interface AllocationIdentity {
+  allocationId?: string | undefined;
+  note?: string | undefined;
+}
+
+/** The identity of a listed allocation; an empty id or note counts as none. */
+export function allocationIdentity(allocation: Allocation): AllocationIdentity {
+  const id = allocation.id.trim();
+  const note = allocation.allocationNote;
+  return { allocationId: id === "" ? undefined : id, note: note === "" ? undefined : note };
+}
+
+/**
+ * True when both name the same allocation. An entry recorded without an id (a status written
+ * before ids were recorded) matches nothing: its grace period starts anew rather than being
+ * lent to whatever allocation holds the address now.
+ */
+export function sameAllocation(recorded: AllocationIdentity, listed: AllocationIdentity): boolean {
+  if (recorded.allocationId === undefined && listed.allocationId !== undefined) return false;
+  return recorded.allocationId === listed.allocationId && recorded.note === listed.note;
 }
 
 function decide(input: IpPoolPlanInput): Decisions {
@@ -235,7 +267,7 @@ function settle(
     usedAddressCount: used,
     strayCount: remaining.length,
     stray: remaining.map((s): StrayAddress =>
-      omitUndefined({ ip: s.key, note: s.note, firstSeen: s.firstSeen }),
+      omitUndefined({ ip: s.key, allocationId: s.allocationId, note: s.note, firstSeen: s.firstSeen }),
     ),
     missing: missing(decisions, pool),
     released: [
@@ -292,13 +324,19 @@ function exhaustionUpdate(pool: IpPool, used: number, exhausted: boolean): Condi
       };
 }
 
-/** firstSeen of the previous pass's strays by canonical address; unreadable entries start anew */
-function previousFirstSeen(previous: IPPoolAllocationsStatus | undefined): Map<string, string> {
-  const seen = new Map<string, string>();
+/** The previous pass's strays (identity and firstSeen) by canonical address; unreadable entries start anew */
+function previousStrays(
+  previous: IPPoolAllocationsStatus | undefined,
+): Map<string, AllocationIdentity & { firstSeen: string }> {
+  const seen = new Map<string, AllocationIdentity & { firstSeen: string }>();
   for (const stray of previous?.stray ?? []) {
     if (typeof stray.firstSeen !== "string" || !Number.isFinite(Date.parse(stray.firstSeen))) continue;
     const parsed = tryParseIp(stray.ip);
-    seen.set(parsed === undefined ? stray.ip : formatIp(parsed), stray.firstSeen);
+    seen.set(parsed === undefined ? stray.ip : formatIp(parsed), {
+      allocationId: typeof stray.allocationId === "string" ? stray.allocationId : undefined,
+      note: typeof stray.note === "string" ? stray.note : undefined,
+      firstSeen: stray.firstSeen,
+    });
   }
   return seen;
 }
@@ -329,6 +367,7 @@ function toAction(poolId: string, stray: Stray): ReleaseAction {
     poolId,
     ip: stray.key,
     managerIp: stray.managerIp,
+    allocationId: stray.allocationId,
     note: stray.note,
     firstSeen: stray.firstSeen,
   });

@@ -11,9 +11,16 @@ import type { IPPoolAllocations } from "../api/types.ts";
 import { NsxError } from "../nsx/errors.ts";
 import type { Allocation, CallOptions, IpPool, ManagerApi } from "../nsx/types.ts";
 import { formatIp, tryParseIp } from "../util/ip.ts";
-import type { Failure } from "./conditions.ts";
+import type { Failure, ReconcileEvent } from "./conditions.ts";
 import { hasNsxCode, ReconcileError, retriesExhausted } from "./errors.ts";
-import { assertReleasable, planIpPool } from "./ip-pool-plan.ts";
+import {
+  allocationIdentity,
+  assertReleasable,
+  CAPPED_REQUEUE_MS,
+  planIpPool,
+  sameAllocation,
+  type AllocationIdentity,
+} from "./ip-pool-plan.ts";
 import { plannedActions, type ReleaseAction } from "./plan.ts";
 import { failedDraft, releaseEvent, type Draft } from "./report.ts";
 import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
@@ -57,10 +64,13 @@ export async function reconcileIpPool(pass: Pass<IPPoolAllocations>, state: Reco
     ? await releaseAll(connection.api, pool, plan.actions, config, state.maxAttempts, call)
     : undefined;
   const releases = result?.released ?? [];
+  const reallocated = result?.reallocated ?? [];
   const { status, events } = plan.statusAfter(releases, result?.failure, result?.vanished);
+  // a re-allocated address is decided again soon, as the new allocation it is
+  const requeueAfterMs = reallocated.length > 0 ? CAPPED_REQUEUE_MS : (plan.requeueAfterMs ?? Infinity);
   const draft: Draft = {
     status,
-    events: [...releases.map(releaseEvent), ...events],
+    events: [...releases.map(releaseEvent), ...reallocated, ...events],
     changes: {
       tenantCorrections: [],
       releases: releases.map(({ poolId, ip, note }) =>
@@ -76,7 +86,7 @@ export async function reconcileIpPool(pass: Pass<IPPoolAllocations>, state: Reco
     planned,
     outcome: {
       type: "done",
-      requeueAfterMs: Math.min(state.resync(config.syncIntervalMs), plan.requeueAfterMs ?? Infinity),
+      requeueAfterMs: Math.min(state.resync(config.syncIntervalMs), requeueAfterMs),
     },
   };
   if (result?.failure === undefined) return draft;
@@ -110,6 +120,8 @@ interface Releases {
   released: ReleaseAction[];
   /** planned addresses a fresh list no longer shows: released by someone else meanwhile */
   vanished: string[];
+  /** planned releases not made: a fresh list shows another allocation on the address */
+  reallocated: ReconcileEvent[];
   /** what kept the others from being released; undefined when all went through */
   failure?: ReconcileError;
 }
@@ -127,7 +139,7 @@ async function releaseAll(
   maxAttempts: number,
   call: CallOptions,
 ): Promise<Releases> {
-  const result: Releases = { released: [], vanished: [] };
+  const result: Releases = { released: [], vanished: [], reallocated: [] };
   const problems: string[] = [];
   let thrown: ReconcileError | undefined;
   for (const action of actions) {
@@ -135,6 +147,8 @@ async function releaseAll(
       const outcome = await releaseOne(api, pool, action, config, maxAttempts, call);
       if (outcome === "released") result.released.push(action);
       else if (outcome === "vanished") result.vanished.push(action.ip);
+      else if ("reallocated" in outcome)
+        result.reallocated.push(reallocatedEvent(action, outcome.reallocated));
       else problems.push(`release of ${action.ip} from ${pool.objectId}: ${outcome.refused}`);
     } catch (error) {
       thrown = ReconcileError.from(error);
@@ -164,7 +178,7 @@ async function releaseOne(
   config: PoolConfig,
   maxAttempts: number,
   call: CallOptions,
-): Promise<"released" | "vanished" | { refused: string }> {
+): Promise<"released" | "vanished" | { refused: string } | { reallocated: string }> {
   for (let attempt = 1; ; attempt++) {
     assertReleasable(config.allowed, action);
     try {
@@ -177,10 +191,13 @@ async function releaseOne(
       if (conflict && attempt >= maxAttempts) {
         throw retriesExhausted(`release of ${action.ip} from ${pool.objectId}`, attempt, error);
       }
-      const listed = (await listAllocations(api, pool, call)).some(
+      const listed = (await listAllocations(api, pool, call)).find(
         (a) => canonical(a.ipAddress) === action.ip,
       );
-      if (!listed) return "vanished";
+      if (listed === undefined) return "vanished";
+      // the address was released and allocated again meanwhile: another allocation, not the one planned
+      const now = allocationIdentity(listed);
+      if (!sameAllocation(action, now)) return { reallocated: describeIdentity(now) };
       if (!conflict)
         return { refused: `the manager answered that it is not allocated, yet lists it: ${error.message}` };
     }
@@ -203,4 +220,14 @@ function poolNotFound(message: string, cause?: unknown): ReconcileError {
 function canonical(text: string): string {
   const parsed = tryParseIp(text);
   return parsed === undefined ? text : formatIp(parsed);
+}
+
+function describeIdentity({ allocationId, note }: AllocationIdentity): string {
+  const id = allocationId === undefined ? "no id" : `id ${allocationId}`;
+  return note === undefined ? id : `${id}, note ${JSON.stringify(note)}`;
+}
+
+function reallocatedEvent(action: ReleaseAction, now: string): ReconcileEvent {
+  const message = `${action.ip} of pool ${action.poolId} was not released: the manager now lists another allocation there (${now}) than the one planned (${describeIdentity(action)}); it is a new stray, whose grace period starts anew`;
+  return { type: "Normal", reason: "AllocationReplaced", message };
 }

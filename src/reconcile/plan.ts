@@ -21,8 +21,13 @@ export interface ReleaseAction {
   ip: string;
   /** the text as the manager listed it: what the DELETE path carries */
   managerIp: string;
+  /**
+   * the allocation's id as the manager listed it: the release is of this allocation, and only
+   * while the address still carries it (a re-allocated address is another allocation)
+   */
+  allocationId?: string;
   note?: string;
-  /** RFC 3339; when the address was first seen stray */
+  /** RFC 3339; when this allocation was first seen stray */
   firstSeen: string;
 }
 

@@ -109,7 +109,14 @@ const poolAllocations: Fixture<IPPoolAllocations> = {
     totalAddressCount: 254,
     usedAddressCount: 3,
     strayCount: 1,
-    stray: [{ ip: "10.0.0.9", note: "controller-2", firstSeen: "2024-05-01T10:00:00Z" }],
+    stray: [
+      {
+        ip: "10.0.0.9",
+        allocationId: "allocatedipaddress-9",
+        note: "controller-2",
+        firstSeen: "2024-05-01T10:00:00Z",
+      },
+    ],
     missing: 0,
     released: [{ ip: "10.0.0.8", note: "old", time: "2024-05-01T10:00:00Z" }],
   },

@@ -114,6 +114,8 @@ export interface RigOptions {
   syncIntervalMs?: number;
   /** simulator settings, e.g. rejectStaleVersion */
   settings?: Partial<SimulatorSettings>;
+  /** spec.release of the pool; default no grace period, 10 per pass */
+  release?: { minStrayAge: string; maxPerSync: number };
 }
 
 /** The manifests of the rig, as YAML documents. */

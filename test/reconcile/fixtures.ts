@@ -13,6 +13,7 @@ import {
   type NSXManagerSpec,
   type ObjectMeta,
   type Secret,
+  type StrayAddress,
 } from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
@@ -20,6 +21,7 @@ import type { Allocation, IpPool, ManagerApi, ReleaseAnswer } from "../../src/ns
 import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
 import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
 import { resolveEdgeTenant, resolvePool } from "../../src/reconcile/spec.ts";
+import { formatIp, tryParseIp } from "../../src/util/ip.ts";
 
 export const T0 = new Date("2024-05-01T12:00:00Z");
 export const at = (ms: number): Date => new Date(T0.getTime() + ms);
@@ -85,15 +87,33 @@ export function pool(overrides: Partial<IpPool> = {}): IpPool {
   };
 }
 
-export function allocations(...ips: (string | [string, string])[]): Allocation[] {
-  return ips.map((entry, i) => {
-    const [ipAddress, allocationNote] = typeof entry === "string" ? [entry, undefined] : entry;
+/**
+ * Allocations as a manager lists them: an address, or [address, note], or [address, note, id].
+ * The id defaults to one derived from the canonical address (`allocationIdOf`), so that the same
+ * address listed in two passes is the same allocation unless a case says otherwise.
+ */
+export function allocations(
+  ...ips: (string | [string, string] | [string, string | undefined, string])[]
+): Allocation[] {
+  return ips.map((entry) => {
+    const [ipAddress, allocationNote, id] = typeof entry === "string" ? [entry, undefined, undefined] : entry;
     return {
-      id: `allocatedipaddress-${i + 1}`,
+      id: id ?? allocationIdOf(ipAddress),
       ipAddress,
       ...(allocationNote === undefined ? {} : { allocationNote }),
     };
   });
+}
+
+/** A stray as status records it: the fixtures' default allocation of the address, first seen at `firstSeen`. */
+export function recordedStray(ip: string, firstSeen: string, note?: string): StrayAddress {
+  return { ip, allocationId: allocationIdOf(ip), ...(note === undefined ? {} : { note }), firstSeen };
+}
+
+/** The default id of the allocation of an address in these fixtures. */
+export function allocationIdOf(ip: string): string {
+  const parsed = tryParseIp(ip);
+  return `allocatedipaddress-${parsed === undefined ? ip : formatIp(parsed)}`;
 }
 
 /** A small edge document with content the PUT must carry back unchanged. */

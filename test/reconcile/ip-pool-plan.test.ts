@@ -10,14 +10,25 @@ import {
   planIpPool,
   type IpPoolPlanInput,
 } from "../../src/reconcile/ip-pool-plan.ts";
-import { allocations, at, MINUTE, pool, poolAllocations, poolPlanInput, SECOND, T0 } from "./fixtures.ts";
+import {
+  allocations,
+  at,
+  MINUTE,
+  pool,
+  poolAllocations,
+  poolPlanInput,
+  recordedStray,
+  SECOND,
+  T0,
+} from "./fixtures.ts";
 
 interface Case {
   name: string;
   reason: string;
   spec?: Partial<IPPoolAllocationsSpec>;
   pool?: Partial<IpPool>;
-  allocated: (string | [string, string])[];
+  /** an address, [address, note], or [address, note, allocation id] */
+  allocated: Parameters<typeof allocations>;
   previous?: IPPoolAllocationsStatus;
   now?: Date;
   oneShot?: { releaseStrays: boolean };
@@ -29,6 +40,8 @@ interface Case {
     managerIps?: string[];
     stray?: string[];
     firstSeen?: Record<string, string>;
+    /** address → [allocationId, note] recorded in status */
+    identities?: Record<string, [string, string]>;
     /** withheld address → a part of why */
     withheld?: Record<string, string>;
     requeueAfterMs?: number | undefined;
@@ -45,10 +58,11 @@ interface Case {
   };
 }
 
-const strays = (...entries: [string, Date][]): IPPoolAllocationsStatus => ({
-  stray: entries.map(([ip, firstSeen]) => ({ ip, firstSeen: firstSeen.toISOString().replace(".000Z", "Z") })),
-});
 const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
+/** A previous status with these strays, each recorded as the fixtures' default allocation of its address. */
+const strays = (...entries: [string, Date, string?][]): IPPoolAllocationsStatus => ({
+  stray: entries.map(([ip, firstSeen, note]) => recordedStray(ip, iso(firstSeen), note)),
+});
 
 const cases: Case[] = [
   {
@@ -415,6 +429,69 @@ const cases: Case[] = [
     want: { released: ["10.0.0.2"], exhausted: false, used: 1, events: [] },
   },
   {
+    name: "ReallocatedAddressStartsAnew",
+    reason:
+      "An address released by someone else and allocated again carries a new id: it is a new stray whose grace period starts now, while the untouched stray beside it is released on time.",
+    spec: { allowed: [] },
+    allocated: [["10.0.0.7", "vm-new", "allocatedipaddress-99"], "10.0.0.8"],
+    previous: strays(["10.0.0.7", T0, "controller-3"], ["10.0.0.8", T0]),
+    now: at(10 * MINUTE),
+    want: {
+      released: ["10.0.0.8"],
+      stray: ["10.0.0.7"],
+      firstSeen: { "10.0.0.7": iso(at(10 * MINUTE)) },
+      withheld: { "10.0.0.7": "due at 2024-05-01T12:15:00Z" },
+      requeueAfterMs: 5 * MINUTE,
+      ready: "ReleasesPending",
+    },
+  },
+  {
+    name: "SameIdNewNoteStartsAnew",
+    reason:
+      "The note is a second witness: the same id with another note is not trusted to be the allocation whose grace period ran.",
+    spec: { allowed: [] },
+    allocated: [["10.0.0.7", "vm-new"]],
+    previous: strays(["10.0.0.7", T0, "controller-3"]),
+    now: at(10 * MINUTE),
+    want: { released: [], stray: ["10.0.0.7"], firstSeen: { "10.0.0.7": iso(at(10 * MINUTE)) } },
+  },
+  {
+    name: "SameAllocationKeepsItsClock",
+    reason: "The same id and note keep the firstSeen recorded for them.",
+    spec: { allowed: [] },
+    allocated: [["10.0.0.7", "controller-3"]],
+    previous: strays(["10.0.0.7", T0, "controller-3"]),
+    now: at(4 * MINUTE),
+    want: { released: [], firstSeen: { "10.0.0.7": iso(T0) }, requeueAfterMs: MINUTE },
+  },
+  {
+    name: "RecordedWithoutIdStartsAnew",
+    reason:
+      "A stray recorded before ids were tracked cannot tell which allocation it timed: its grace period starts anew rather than being lent to whatever holds the address now.",
+    spec: { allowed: [] },
+    allocated: ["10.0.0.7"],
+    previous: { stray: [{ ip: "10.0.0.7", firstSeen: iso(T0) }] },
+    now: at(10 * MINUTE),
+    want: { released: [], firstSeen: { "10.0.0.7": iso(at(10 * MINUTE)) } },
+  },
+  {
+    name: "ManagerWithoutIdsTrackedByNote",
+    reason: "A manager that lists no ids leaves the note as the only witness: the same note keeps the clock.",
+    spec: { allowed: [] },
+    allocated: [["10.0.0.7", "controller-3", ""]],
+    previous: { stray: [{ ip: "10.0.0.7", note: "controller-3", firstSeen: iso(T0) }] },
+    now: at(10 * MINUTE),
+    want: { released: ["10.0.0.7"] },
+  },
+  {
+    name: "StatusShowsTrackedIdentity",
+    reason:
+      "Status records the allocation id and note it times, so a restart compares with the same identity.",
+    spec: { allowed: [] },
+    allocated: [["10.0.0.7", "controller-3", "allocatedipaddress-4"]],
+    want: { released: [], identities: { "10.0.0.7": ["allocatedipaddress-4", "controller-3"] } },
+  },
+  {
     name: "MissingClampedToSafeInteger",
     reason:
       "An allowed /64 inside a huge IPv6 range has more missing addresses than a JSON number holds exactly.",
@@ -468,6 +545,12 @@ describe("planIpPool", () => {
       ).toEqual(want.stray);
     for (const [ip, firstSeen] of Object.entries(want.firstSeen ?? {})) {
       expect(status.stray?.find((s) => s.ip === ip)?.firstSeen, c.reason).toBe(firstSeen);
+    }
+    for (const [ip, [allocationId, note]] of Object.entries(want.identities ?? {})) {
+      expect(
+        status.stray?.find((s) => s.ip === ip),
+        c.reason,
+      ).toMatchObject({ allocationId, note });
     }
     for (const [ip, why] of Object.entries(want.withheld ?? {})) {
       expect(plan.withheld.find((w) => w.action.ip === ip)?.why, c.reason).toContain(why);
@@ -538,7 +621,7 @@ describe("pool status across passes", () => {
     }));
     const plan = pass(
       ["10.0.0.7"],
-      { released: history, stray: [{ ip: "10.0.0.7", firstSeen: iso(T0) }] },
+      { released: history, stray: [recordedStray("10.0.0.7", iso(T0))] },
       at(10 * MINUTE),
     );
     expect(plan.status.released, "capped at DEFAULTS.releasedHistory").toHaveLength(20);
@@ -553,13 +636,13 @@ describe("pool status across passes", () => {
     const inputs = poolPlanInput({
       object: poolAllocations({ allowed: [] }),
       observed: { pool: pool(), allocations: allocations(["10.0.0.7", "ctl"], "10.0.0.8") },
-      previous: strays(["10.0.0.7", T0], ["10.0.0.8", T0]),
+      previous: strays(["10.0.0.7", T0, "ctl"], ["10.0.0.8", T0]),
       now: at(10 * MINUTE),
     });
     const plan = planIpPool(inputs);
     const { status } = plan.statusAfter(plan.actions.slice(0, 1));
     expect(status.stray, "the undone release stays stray with its firstSeen").toEqual([
-      { ip: "10.0.0.8", firstSeen: iso(T0) },
+      recordedStray("10.0.0.8", iso(T0)),
     ]);
     expect(status.released, "only the done one is history").toEqual([
       { ip: "10.0.0.7", note: "ctl", time: iso(at(10 * MINUTE)) },
@@ -650,7 +733,7 @@ describe("never releases an allowed address (property)", () => {
                 pool: pool({ ranges: [{ startAddress: "10.0.0.0", endAddress: "10.0.0.63" }] }),
                 allocations: allocations(...allocated),
               },
-              previous: { stray: history.map(([ip, m]) => ({ ip, firstSeen: iso(at(m * MINUTE)) })) },
+              previous: { stray: history.map(([ip, m]) => recordedStray(ip, iso(at(m * MINUTE)))) },
               now: at(elapsedMinutes * MINUTE),
               oneShot,
             }),

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../src/api/types.ts";
 import type { ReconcileReport } from "../../src/reconcile/report.ts";
 import { selectPool } from "../../src/reconcile/ip-pool.ts";
+import { CAPPED_REQUEUE_MS } from "../../src/reconcile/ip-pool-plan.ts";
 import {
   allocations,
   apiError,
@@ -12,6 +13,7 @@ import {
   MINUTE,
   pool,
   poolAllocations,
+  recordedStray,
   T0,
 } from "./fixtures.ts";
 import { condition, iso, setup } from "./harness.ts";
@@ -22,7 +24,7 @@ const STRAYS = ["10.0.0.7", "10.0.0.8", "10.0.0.9"];
 function strayPool(deps: Parameters<typeof setup>[0]["deps"] = {}) {
   const object: IPPoolAllocations = {
     ...poolAllocations({ allowed: ["10.0.0.1-10.0.0.3"] }),
-    status: { stray: STRAYS.map((ip) => ({ ip, firstSeen: iso(T0) })) },
+    status: { stray: STRAYS.map((ip) => recordedStray(ip, iso(T0))) },
   };
   const fake = fakeManager({
     pools: { "globalroot-0": [pool()] },
@@ -132,6 +134,45 @@ describe("the IPPoolAllocations handler", () => {
       "not ours to report as released",
     ).toEqual(["10.0.0.8", "10.0.0.9"]);
     expect(strays(report), "gone from the pool: no longer stray").toEqual([]);
+  });
+
+  it("on a 409, releases nothing when the fresh list shows another allocation on the address", async () => {
+    const { object, fake, pass } = strayPool();
+    fake.faults.releaseAddress = [apiError(409, "DELETE")];
+    // someone released 10.0.0.7 and a new machine was given it at once: a new id and a new note
+    fake.before = (call) => {
+      if (call === "releaseAddress ipaddresspool-1 10.0.0.7" && count(fake.calls, "releaseAddress") === 1) {
+        const list = allocations(
+          "10.0.0.1",
+          ["10.0.0.7", "vm-new", "allocatedipaddress-99"],
+          "10.0.0.8",
+          "10.0.0.9",
+        );
+        fake.state.allocations.set("ipaddresspool-1", list);
+      }
+    };
+    const report = await pass(object);
+    expect(releases(fake.calls), "one DELETE of 10.0.0.7 (answered 409), none after the fresh list").toEqual([
+      "releaseAddress ipaddresspool-1 10.0.0.7",
+      "releaseAddress ipaddresspool-1 10.0.0.8",
+      "releaseAddress ipaddresspool-1 10.0.0.9",
+    ]);
+    expect(
+      report.changes.releases.map((r) => r.ip),
+      "the others were the planned allocations",
+    ).toEqual(["10.0.0.8", "10.0.0.9"]);
+    expect(
+      fake.state.allocations.get("ipaddresspool-1")?.map((a) => a.ipAddress),
+      "the new allocation is still there",
+    ).toContain("10.0.0.7");
+    expect(report.outcome, "not a failure: the next pass decides soon").toMatchObject({
+      type: "done",
+      requeueAfterMs: CAPPED_REQUEUE_MS,
+    });
+    const event = report.events.find((e) => e.reason === "AllocationReplaced");
+    expect(event?.message, "names both allocations, not the old note as released").toMatch(
+      /allocatedipaddress-99.*vm-new.*allocatedipaddress-10\.0\.0\.7/,
+    );
   });
 
   it("a 'not allocated' answer (120056) for an address a fresh list no longer shows is converged", async () => {
