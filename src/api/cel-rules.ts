@@ -80,7 +80,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * EdgeTenant: the edge and manager of a Restore object are bound to its remembered original. A
+ * transition rule (it compares with the stored object), so a manifest alone cannot break it: the
+ * cluster-less CLI has no previous version, and `run --manifests`, which has, stalls such an edit
+ * in the reconciler (EdgeMoved) instead.
+ */
+export const EDGE_BOUND_TO_ORIGINAL_RULE =
+  "!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || " +
+  "(self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || " +
+  "(self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)";
+
 export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
+  { kind: "EdgeTenant", path: "", rule: EDGE_BOUND_TO_ORIGINAL_RULE, check: () => undefined },
   {
     kind: "NSXManager",
     path: "spec.url",

@@ -60,6 +60,11 @@ export type DeletionPolicy = "Orphan" | "Restore";
 
 /** Holds an EdgeTenant with deletionPolicy Restore until its original tenant is written back. */
 export const RESTORE_FINALIZER = "nsxv.io/restore-tenant";
+/**
+ * `nsxv.io/skip-restore: "true"` on an EdgeTenant being deleted: it goes without its original
+ * tenant being written back (a manager that is gone for good), with a Warning saying so.
+ */
+export const SKIP_RESTORE_ANNOTATION = "nsxv.io/skip-restore";
 
 export interface NSXManagerSpec {
   /** https://host[:port] (or http:// for a simulator or a local proxy) */
@@ -98,9 +103,23 @@ export interface EdgeTenantStatus extends CommonStatus {
   edgeName?: string;
   edgeVersion?: number;
   observedTenant?: string;
-  /** the tenant before the operator's first correction ("" when there was none): what Restore writes back */
+  /**
+   * the tenant before the operator's first correction ("" when there was none): what Restore
+   * writes back. Recorded before that correction is written.
+   */
   originalTenant?: string;
+  /** the edge originalTenant was read from, and so the only edge Restore writes it to */
+  originalTenantOf?: OriginalTenantSource;
   lastCorrectionTime?: string;
+}
+
+/** Where a remembered original tenant was read: one edge of one real manager. */
+export interface OriginalTenantSource {
+  edgeId: string;
+  /** the NSXManager object's name (same namespace) */
+  manager: string;
+  /** the manager's URL at the time, normalized: the real manager, whatever the object points at later */
+  managerURL: string;
 }
 
 export interface PoolSelector {

@@ -65,7 +65,7 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
 function changeLine(change: ChangeView, startedAtMs: number, p: Painter): string {
   // a withheld change's why reads as a sentence: "held back: rerun with --release-strays", ...
   const why = (otherwise: string) => p.dim(printable(change.why ?? otherwise));
-  if (change.type === "setTenant") {
+  if (change.type !== "releaseAddress") {
     const { from, to } = change;
     const text = `tenant: ${quote(from)} → ${quote(to)}`;
     switch (change.result) {

@@ -235,7 +235,7 @@ function changeView(
 }
 
 function wasDone(action: Action, report: ReconcileReport): boolean {
-  if (action.type === "setTenant")
+  if (action.type !== "releaseAddress")
     return report.changes.tenantCorrections.some((c) => c.edgeId === action.edgeId && c.to === action.to);
   return report.changes.releases.some((r) => r.poolId === action.poolId && r.ip === action.ip);
 }

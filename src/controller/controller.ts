@@ -23,7 +23,10 @@ export const nopLogger: Logger = { debug: () => {}, info: () => {}, warn: () => 
 
 /** What a reconcile returns when it did not throw. */
 export interface Result {
-  /** come back after this long (drift resync, a wait the reconciler knows about); absent: only when the object changes */
+  /**
+   * come back after this long (drift resync, a wait the reconciler knows about), 0 = as soon as
+   * this pass is done; absent: only when the object changes
+   */
   requeueAfterMs?: number;
 }
 
@@ -161,7 +164,7 @@ export class Controller {
     }
     const { requeueAfterMs } = outcome.result;
     q.forget(key);
-    if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+    if (requeueAfterMs !== undefined && requeueAfterMs >= 0) {
       q.addAfter(key, requeueAfterMs);
       return "requeue_after";
     }

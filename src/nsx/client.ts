@@ -158,6 +158,13 @@ export class ManagerClient implements ManagerApi {
         `putEdge ${edgeId}: the document is for edge ${JSON.stringify(doc.id.slice(0, 80))}`,
       );
     }
+    // a PUT replaces the edge's configuration with what it carries: never send less than an edge
+    const missing = doc.missingWholeEdgeFields();
+    if (missing.length > 0) {
+      throw new NsxDocumentError(
+        `putEdge ${edgeId}: refusing to write a document that is not a whole edge: it lacks ${missing.map((m) => `<${m}>`).join(", ")}, which every edge carries`,
+      );
+    }
     await this.#call({
       route: "putEdge",
       method: "PUT",

@@ -48,6 +48,20 @@ export const EDGE_FIELD_ORDER: readonly string[] = [
   "description",
 ];
 
+/**
+ * What every edge the manager returns carries, ESG and DLR alike (spec 2.1, VMware's RAML
+ * examples): a document without one of them is not a whole edge (a truncated or rewritten
+ * answer), and writing it back would replace the edge's configuration with less.
+ */
+export const WHOLE_EDGE_FIELDS: readonly string[] = [
+  "id",
+  "version",
+  "type",
+  "appliances",
+  "cliSettings",
+  "features",
+];
+
 /** the fields with typed getters below: each must be there at most once */
 const TYPED_FIELDS = [
   "id",
@@ -215,6 +229,19 @@ export class EdgeDocument {
     }
     this.#text = undefined;
     return this;
+  }
+
+  /** The names of `<edge>`'s direct children, in document order, each once. */
+  topLevelFields(): string[] {
+    const names = new Set<string>();
+    for (const child of this.#doc.root.children) if (child.kind === "element") names.add(child.name);
+    return [...names];
+  }
+
+  /** The fields of WHOLE_EDGE_FIELDS this document lacks: none for a whole edge. */
+  missingWholeEdgeFields(): string[] {
+    const present = new Set(this.topLevelFields());
+    return WHOLE_EDGE_FIELDS.filter((name) => !present.has(name));
   }
 
   setTenant(tenant: string): this {

@@ -17,11 +17,22 @@ export interface Failure {
   message: string;
 }
 
-export const CONDITION_TYPES = ["Ready", "Synced", "Reconciling", "Stalled", "PoolExhausted"] as const;
+export const CONDITION_TYPES = [
+  "Ready",
+  "Synced",
+  "Reconciling",
+  "Stalled",
+  "PoolExhausted",
+  "OriginalTenantLost",
+] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Present only while True: kstatus treats their presence as the signal. */
-const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>(["Reconciling", "Stalled"]);
+const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>([
+  "Reconciling",
+  "Stalled",
+  "OriginalTenantLost",
+]);
 
 /**
  * Reasons a failure can carry: Synced=False (and Ready, Stalled where they apply) and a Warning
@@ -43,18 +54,22 @@ export const FAILURE_REASONS = [
   // the desired state is uncertain: writes are held (see Hold)
   "SourceInvalid",
   "ConflictUndecided",
+  // a remembered original tenant belongs to another edge or manager than the spec names now
+  "EdgeMoved",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /**
- * Reasons of Normal events for changes made on the manager, or a planned one that was not made
- * because its target changed identity (AllocationReplaced); never a condition's reason.
+ * Reasons only Events carry, never a condition: a change made on the manager, or one decided
+ * against as the pass went (AllocationReplaced: the address became another allocation;
+ * RestoreSkipped: an object goes with nothing to restore, or none of its business to).
  */
 export const CHANGE_REASONS = [
   "UpdatedEdgeTenant",
   "RestoredEdgeTenant",
   "ReleasedAddress",
   "AllocationReplaced",
+  "RestoreSkipped",
 ] as const;
 type ChangeReason = (typeof CHANGE_REASONS)[number];
 
@@ -71,6 +86,10 @@ export const REASONS = [
   // PoolExhausted
   "PoolExhausted",
   "AddressesAvailable",
+  // OriginalTenantLost, and its Warning
+  "StatusLost",
+  // a Warning: an object goes while an original it remembered is deliberately not written back
+  "RestoreAbandoned",
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
@@ -80,7 +99,14 @@ export type Reason = (typeof REASONS)[number];
  * The reasons an Event carries: every change, every failure, and drift or a full pool when it
  * starts. An Event's reason is its condition's reason, so one name finds both.
  */
-export const EVENT_REASONS = ["Drifted", "PoolExhausted", ...CHANGE_REASONS, ...FAILURE_REASONS] as const;
+export const EVENT_REASONS = [
+  "Drifted",
+  "PoolExhausted",
+  "StatusLost",
+  "RestoreAbandoned",
+  ...CHANGE_REASONS,
+  ...FAILURE_REASONS,
+] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 
 /** Failures that need a person: Stalled=True while they last. */
@@ -88,6 +114,7 @@ const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>([
   "InvalidSpec",
   "Conflict",
   "SourceInvalid",
+  "EdgeMoved",
 ]);
 
 /** Ready reasons that record an observation of the manager; the others record a failure or a pause. */

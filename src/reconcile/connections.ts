@@ -14,6 +14,7 @@ import type { ManagerClientOptions } from "../nsx/client.ts";
 import type { ManagerApi } from "../nsx/types.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolveManager } from "./spec.ts";
+import { normalizeManagerUrl } from "../api/manager-url.ts";
 import { DEFAULT_NAMESPACE } from "../api/refs.ts";
 
 export type ClosableManagerApi = ManagerApi & { close(): Promise<void> };
@@ -55,6 +56,8 @@ export interface ManagerConnection {
   api: ManagerApi;
   /** names the manager and this client's settings: the key of anything cached per client */
   key: string;
+  /** the manager's URL, normalized (normalizeManagerUrl): the real manager the client talks to */
+  url: string;
 }
 
 interface Entry {
@@ -113,7 +116,11 @@ export class ManagerConnections {
       cached?.hash === hash
         ? cached.client
         : this.#options.createClient(options, { namespace, name: manager.metadata.name });
-    const connection = { api: client, key: `${name}#${hash}` };
+    const connection = {
+      api: client,
+      key: `${name}#${hash}`,
+      url: normalizeManagerUrl(config.url) ?? config.url,
+    };
     this.#entries.set(name, {
       hash,
       client,

@@ -1,32 +1,44 @@
 /**
- * The EdgeTenant planner, pure: from the resolved spec, what was read of the edge, the previous
- * status and `now`, decide whether the tenant must be written and what status follows. The
- * handler calls it on the read that decides the write, and again after a 409's fresh read.
+ * The EdgeTenant planner, pure: from the resolved spec, the manager the edge lives on, what was
+ * read of the edge, the previous status and `now`, decide whether the tenant is written, and what
+ * status follows from what became of that. Two rules keep Restore on delete honest:
+ * - record before you act: when the run keeps status (the operator, not a one-shot `apply`),
+ *   the tenant the edge carries before the first correction (and the restore finalizer, for
+ *   deletionPolicy Restore) is recorded in one pass, and the correction is made in the next, so
+ *   that no crash or lost answer between the write and the record loses it;
+ * - an original belongs to one edge of one manager (`originalTenantOf`): while a Restore object
+ *   remembers one, its spec may not move to another edge or manager (the pass stalls with
+ *   EdgeMoved); an Orphan object that moves forgets it.
  */
-import type { EdgeTenantStatus } from "../api/types.ts";
+import type { EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
+import { formatTime } from "../util/clock.ts";
 import {
   failureUpdates,
+  findCondition,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
   type Failure,
+  type ReconcileEvent,
 } from "./conditions.ts";
-import { formatTime } from "../util/clock.ts";
+import type { ActionResults, KindPlan } from "./kind.ts";
 import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
 
-/** The parts of the edge document the planner reads. */
+/** The parts of the edge the planner reads. */
 export interface EdgeObservation {
   edgeId: string;
   name?: string | undefined;
   version?: number | undefined;
-  /** undefined when the document has no `<tenant>` */
+  /** undefined when the edge has no `<tenant>` */
   tenant?: string | undefined;
 }
 
 export interface EdgeTenantPlanInput {
   config: EdgeTenantConfig;
+  /** the manager the edge lives on: its NSXManager's name and its normalized URL */
+  manager: { name: string; url: string };
   observed: EdgeObservation;
   previous: EdgeTenantStatus | undefined;
   now: Date;
@@ -34,80 +46,120 @@ export interface EdgeTenantPlanInput {
   generation: number | undefined;
   /** the desired state is uncertain (a manifest that does not load): the correction is withheld */
   hold?: Failure | undefined;
+  /** the run keeps status between passes (the operator): the original is recorded before the first write */
+  recordsOriginal: boolean;
+  /** the object holds the restore finalizer */
+  finalizerPresent: boolean;
+  /** why the status the object had may have been lost (a status file set aside), when it may */
+  statusLost?: string | undefined;
 }
 
-export interface EdgeTenantPlan {
-  /** at most one setTenant */
-  actions: SetTenantAction[];
-  /** the correction not carried out this pass, and why (Observe, a hold) */
-  withheld: Withheld<SetTenantAction>[];
-  /** the status once `actions` are carried out */
-  status: EdgeTenantStatus;
-}
+/** Reconciling while a recorded original waits for its correction: come back at once. */
+const AT_ONCE_MS = 0;
 
-/** What became of the planned correction, for the status. */
-export interface EdgeOutcome {
-  corrected: boolean;
-  /** the correction was tried and failed */
-  failure?: Failure;
-}
-
-export function planEdgeTenant(input: EdgeTenantPlanInput): EdgeTenantPlan {
+export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAction> {
   const drift = driftOf(input);
-  const held = drift === undefined ? undefined : heldBecause(input);
-  const actions = drift === undefined || held !== undefined ? [] : [drift];
-  const withheld = drift === undefined || held === undefined ? [] : [{ action: drift, why: held }];
-  return { actions, withheld, status: edgeTenantStatus(input, { corrected: actions.length > 0 }) };
+  const moved = movedFrom(input);
+  const hold =
+    input.hold ?? (moved !== undefined && input.config.deletionPolicy === "Restore" ? moved : undefined);
+  const original = originalOf(input, moved);
+  const lost = lostOriginal(input, original);
+  const policyHold = allows(input.config.policy, "updateEdge")
+    ? undefined
+    : `managementPolicy ${input.config.policy}: not changed`;
+  const why = policyHold ?? (hold === undefined ? undefined : `held: ${hold.message}`);
+  // record before you act: the original (and the finalizer Restore needs) before the first write
+  const record =
+    drift !== undefined &&
+    why === undefined &&
+    input.recordsOriginal &&
+    lost === undefined &&
+    (original === undefined || (input.config.deletionPolicy === "Restore" && !input.finalizerPresent));
+  const recording = record
+    ? "the tenant it carries now is recorded first (status.originalTenant)"
+    : undefined;
+  const withheldWhy = why ?? recording;
+  const withheld: Withheld<SetTenantAction>[] =
+    drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
+  // the first record of an original stays: a later pass that only adds the finalizer keeps it
+  const recorded = original ?? (record ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
+  return {
+    actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
+    withheld,
+    requeueAfterMs: record ? AT_ONCE_MS : undefined,
+    settle: (results, failure) =>
+      settle(input, { drift, hold, why: withheldWhy, recording: record, recorded, lost }, results, failure),
+  };
 }
 
-/**
- * The status after this pass: `corrected` when the setTenant was carried out, otherwise the
- * status of what was observed (Ready=False Drifted while the tenant differs, for plan mode,
- * Observe, a hold or a failed write; the message says what would change and why it did not).
- */
-export function edgeTenantStatus(input: EdgeTenantPlanInput, outcome: EdgeOutcome): EdgeTenantStatus {
+interface Decision {
+  drift: SetTenantAction | undefined;
+  hold: Failure | undefined;
+  /** why the correction is not made this pass */
+  why: string | undefined;
+  recording: boolean;
+  /** the original as status keeps it after this pass */
+  recorded: { tenant: string; of: OriginalTenantSource } | undefined;
+  /** why the original is not known, when it was lost */
+  lost: string | undefined;
+}
+
+function settle(
+  input: EdgeTenantPlanInput,
+  decision: Decision,
+  results: ActionResults<SetTenantAction>,
+  failure: Failure | undefined,
+): { status: EdgeTenantStatus; events: ReconcileEvent[] } {
   const { config, observed, previous, now, generation } = input;
-  const drift = driftOf(input);
-  const corrected = outcome.corrected && drift !== undefined;
+  const { drift, recorded, lost } = decision;
+  const corrected = drift !== undefined && results.done.length > 0;
   const edge = observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${observed.name})`;
   let ready: ConditionUpdate;
-  if (drift === undefined) {
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "InSync",
-      message: `${edge} has tenant ${quote(config.tenant)}`,
-    };
-  } else if (corrected) {
-    const message = `tenant of ${edge} corrected from ${quote(drift.from)} to ${quote(drift.to)}`;
+  if (drift === undefined || corrected) {
+    const message = corrected
+      ? `tenant of ${edge} corrected from ${quote(drift.from)} to ${quote(drift.to)}`
+      : `${edge} has tenant ${quote(config.tenant)}`;
     ready = { type: "Ready", status: "True", reason: "InSync", message };
   } else {
     const why =
-      outcome.failure !== undefined
-        ? `the correction failed: ${outcome.failure.message}`
-        : (heldBecause(input) ?? "a correction is planned");
+      failure !== undefined
+        ? `the correction failed: ${failure.message}`
+        : (decision.why ?? "a correction is planned");
     const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${why})`;
     ready = { type: "Ready", status: "False", reason: "Drifted", message };
   }
-  const synced = outcome.failure !== undefined ? failureUpdates(outcome.failure) : syncedUpdates(input.hold);
-  return omitUndefined({
-    observedGeneration: generation,
-    edgeName: observed.name,
-    edgeVersion: observed.version,
-    observedTenant: corrected ? drift.to : observed.tenant,
-    // the first correction records what the edge carried before: what Restore writes back
-    originalTenant: previous?.originalTenant ?? (corrected ? (drift.from ?? "") : undefined),
-    lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
-    conditions: setConditions(previous?.conditions, [ready, ...synced], { now, generation }),
-  });
-}
-
-/** Why a correction is not made this pass (policy, hold), or undefined when it may be. */
-function heldBecause(input: EdgeTenantPlanInput): string | undefined {
-  const { policy } = input.config;
-  if (!allows(policy, "updateEdge")) return `managementPolicy ${policy}: not changed`;
-  if (input.hold !== undefined) return `held: ${input.hold.message}`;
-  return undefined;
+  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.hold);
+  const updates: ConditionUpdate[] = [ready, ...synced];
+  if (decision.recording && failure === undefined) {
+    const message = `${edge}: the original tenant ${quote(drift?.from)} is recorded; the correction follows`;
+    updates.push({ type: "Reconciling", status: "True", reason: "Drifted", message });
+  }
+  updates.push(
+    lost === undefined
+      ? { type: "OriginalTenantLost", remove: true }
+      : { type: "OriginalTenantLost", status: "True", reason: "StatusLost", message: lost },
+  );
+  const events: ReconcileEvent[] = [];
+  const { hold } = decision;
+  // a move under a remembered original needs a person: said once, when it starts
+  if (hold?.reason === "EdgeMoved" && findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved")
+    events.push({ type: "Warning", reason: hold.reason, message: hold.message });
+  if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
+    events.push({ type: "Warning", reason: "StatusLost", message: lost });
+  return {
+    status: omitUndefined({
+      observedGeneration: generation,
+      edgeName: observed.name,
+      // the manager raised the version with the write, and only the next read tells the new one
+      edgeVersion: corrected ? undefined : observed.version,
+      observedTenant: corrected ? drift.to : observed.tenant,
+      originalTenant: recorded?.tenant,
+      originalTenantOf: recorded?.of,
+      lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
+      conditions: setConditions(previous?.conditions, updates, { now, generation }),
+    }),
+    events,
+  };
 }
 
 /** The setTenant that would bring the edge in line, or undefined when it is; an absent `<tenant>` counts as "". */
@@ -116,6 +168,53 @@ function driftOf(input: EdgeTenantPlanInput): SetTenantAction | undefined {
   const from = input.observed.tenant;
   if ((from ?? "") === tenant) return undefined;
   return { type: "setTenant", edgeId, from, to: tenant };
+}
+
+/** The edge and manager this pass acts on, as an original's source. */
+function sourceOf(input: EdgeTenantPlanInput): OriginalTenantSource {
+  return { edgeId: input.config.edgeId, manager: input.manager.name, managerURL: input.manager.url };
+}
+
+/**
+ * When the remembered original belongs to another edge or manager than the spec names now: the
+ * failure that says so. A status recorded before originals were bound (no originalTenantOf)
+ * belongs to the edge the spec names.
+ */
+function movedFrom(input: EdgeTenantPlanInput): Failure | undefined {
+  const of = input.previous?.originalTenantOf;
+  if (input.previous?.originalTenant === undefined || of === undefined) return undefined;
+  const now = sourceOf(input);
+  const changes: string[] = [];
+  if (of.edgeId !== now.edgeId) changes.push(`spec.edgeId moved from ${of.edgeId} to ${now.edgeId}`);
+  if (of.manager !== now.manager) changes.push(`spec.managerRef moved from ${of.manager} to ${now.manager}`);
+  else if (of.managerURL !== now.managerURL)
+    changes.push(`NSXManager ${now.manager} moved from ${of.managerURL} to ${now.managerURL}`);
+  if (changes.length === 0) return undefined;
+  const message = `${changes.join(", ")} while status.originalTenant remembers the tenant of ${of.edgeId} on ${of.managerURL} for deletionPolicy Restore: nothing is written; delete this object (it restores ${of.edgeId}) and create a new one, or move it back`;
+  return { reason: "EdgeMoved", message };
+}
+
+/** The original this edge keeps: none when an Orphan object moved away from the edge it was read on. */
+function originalOf(
+  input: EdgeTenantPlanInput,
+  moved: Failure | undefined,
+): { tenant: string; of: OriginalTenantSource } | undefined {
+  const tenant = input.previous?.originalTenant;
+  if (tenant === undefined) return undefined;
+  if (moved !== undefined && input.config.deletionPolicy !== "Restore") return undefined;
+  return { tenant, of: input.previous?.originalTenantOf ?? sourceOf(input) };
+}
+
+/** Why the original is not known: the status it was kept in may have been lost, and none was recorded since. */
+function lostOriginal(
+  input: EdgeTenantPlanInput,
+  original: { tenant: string } | undefined,
+): string | undefined {
+  if (original !== undefined) return undefined;
+  const before = findCondition(input.previous?.conditions, "OriginalTenantLost");
+  if (before?.status === "True") return before.message;
+  if (input.statusLost === undefined) return undefined;
+  return `${input.statusLost}: the tenant ${input.config.edgeId} carried before the operator's first correction is not known, so deletionPolicy Restore writes nothing on delete; recreate the object to start anew`;
 }
 
 function quote(text: string | undefined): string {

@@ -1,152 +1,154 @@
 /**
- * The EdgeTenant handler: observe (GET the edge), plan (edge-tenant-plan.ts), act (PUT the
- * document just read with only `<tenant>` changed). The GET that decided the write is the
- * pre-write read: a correction is exactly GET + PUT. A 409 means someone else changed the edge
- * since: read it again, decide again on that read, and retry a bounded number of times. In plan
- * mode nothing is written. `finalizeEdgeTenant` is what deleting an object with deletionPolicy
- * Restore does: the same GET + PUT, back to the tenant before the first correction.
+ * The EdgeTenant kind: two passes of the common contract (kind.ts). `edgeTenantPass` observes
+ * the edge (GET), plans (edge-tenant-plan.ts) and writes the document just read with only
+ * `<tenant>` changed: a correction is exactly GET + PUT, and after a 409 the shared helper reads
+ * again and plans again. `restorePass` is what deleting an object that holds the restore
+ * finalizer does: the same GET + PUT, back to the tenant the edge carried before the first
+ * correction, on the edge that tenant was read from (restore-plan.ts decides).
+ *
+ * A read is checked before it can decide a write: a document that lacks what every edge
+ * carries is refused by the client's PUT, and a read that lost top-level sections the previous
+ * read of the same edge had is read again at once; the second read decides.
  */
-import { formatRef, refOf } from "../api/refs.ts";
-import { RESTORE_FINALIZER, type EdgeTenant } from "../api/types.ts";
+import type { ObjectRef } from "../api/refs.ts";
+import { RESTORE_FINALIZER, SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
 import type { EdgeDocument } from "../nsx/edge-document.ts";
-import type { CallOptions, ManagerApi } from "../nsx/types.ts";
-import type { ReconcileEvent } from "./conditions.ts";
-import { edgeTenantStatus, planEdgeTenant, type EdgeTenantPlanInput } from "./edge-tenant-plan.ts";
-import { hasNsxCode, ReconcileError, retriesExhausted } from "./errors.ts";
-import { plannedActions } from "./plan.ts";
-import { allows, isPaused } from "./policy.ts";
-import { correctionEvent, failedDraft, type Draft } from "./report.ts";
-import { resolveEdgeTenant } from "./spec.ts";
-import type { Pass, ReconcilerState } from "./state.ts";
+import type { ManagerApi, CallOptions } from "../nsx/types.ts";
+import type { ManagerConnection } from "./connections.ts";
+import { planEdgeTenant, type EdgeObservation } from "./edge-tenant-plan.ts";
+import { hasNsxCode, ReconcileError } from "./errors.ts";
+import type { PassContext, PassHandler } from "./kind.ts";
+import type { RestoreTenantAction, SetTenantAction } from "./plan.ts";
+import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 
-export async function reconcileEdgeTenant(pass: Pass<EdgeTenant>, state: ReconcilerState): Promise<Draft> {
-  const config = resolveEdgeTenant(pass.object);
-  await state.assertOwnTarget(pass.object, `edge ${config.edgeId}`);
-  const { api } = await state.connectDependent(pass.object, config.managerName);
-  const call: CallOptions = { signal: pass.signal };
-  const observe = (d: EdgeDocument): EdgeTenantPlanInput => ({
-    config,
-    observed: { edgeId: config.edgeId, name: d.name, version: d.version, tenant: d.tenant },
-    previous: pass.object.status,
-    now: pass.now,
-    generation: pass.context.generation,
-    hold: pass.hold,
-  });
-  const doc = await readEdge(api, config.edgeId, call);
-  let input = observe(doc);
-  const first = planEdgeTenant(input);
-  const planned = plannedActions(first.actions, first.withheld);
-  const done = (corrected: boolean): Draft => {
-    const corrections = corrected
-      ? planEdgeTenant(input).actions.map(({ edgeId, from, to }) => ({ edgeId, from, to }))
-      : [];
-    return {
-      status: edgeTenantStatus(input, { corrected }),
-      events: corrections.map(correctionEvent),
-      changes: { tenantCorrections: corrections, releases: [] },
-      planned,
-      outcome: { type: "done", requeueAfterMs: state.resync(config.syncIntervalMs) },
-    };
-  };
-  const action = first.actions[0];
-  if (action === undefined || state.mode === "plan") return done(false);
-  try {
-    const write = { api, edgeId: config.edgeId, call, maxAttempts: state.maxAttempts };
-    // a fresh read after a 409 is planned again: someone else may have set the tenant meanwhile
-    const written = await writeTenant(write, doc, action.to, (fresh) => {
-      input = observe(fresh);
-      return planEdgeTenant(input).actions[0]?.to;
-    });
-    return done(written);
-  } catch (thrown) {
-    const error = ReconcileError.from(thrown);
-    // what this pass observed stands: the edge is drifted, and the write failed
-    const base = edgeTenantStatus(input, { corrected: false, failure: error });
-    return { ...failedDraft(pass, error, { base, resyncMs: state.resync(config.syncIntervalMs) }), planned };
-  }
+/** What a pass over one edge found before reading it, and the document it read last. */
+interface EdgeTarget {
+  config: EdgeTenantConfig;
+  connection: ManagerConnection;
+  /** the document of the latest observation: what a write sends back, with the tenant changed */
+  document: EdgeDocument | undefined;
 }
 
-/**
- * Deleting an object that holds the restore finalizer: write back the tenant the edge carried
- * before the operator's first correction, then let the object go. Nothing is written (the
- * finalizer goes at once) for an Observe or paused object, one that never corrected the edge,
- * one whose deletionPolicy is not Restore any more, or when another object owns the edge now.
- * A failure keeps the finalizer, and the status says why.
- */
-export async function finalizeEdgeTenant(pass: Pass<EdgeTenant>, state: ReconcilerState): Promise<Draft> {
-  const object = pass.object;
-  const release = (
-    events: ReconcileEvent[] = [],
-    restored?: { from: string | undefined; to: string },
-  ): Draft => {
-    const tenantCorrections = restored === undefined ? [] : [{ edgeId: object.spec.edgeId, ...restored }];
-    return {
-      finalizer: { name: RESTORE_FINALIZER, present: false },
-      events,
-      changes: { tenantCorrections, releases: [] },
-      outcome: { type: "done" },
-    };
-  };
-  let config;
-  try {
-    config = resolveEdgeTenant(object);
-  } catch {
-    return release(); // a spec the operator cannot use names no edge to restore
-  }
-  const original = object.status?.originalTenant;
-  const writes = allows(config.policy, "updateEdge") && !isPaused(object.metadata);
-  if (!writes || config.deletionPolicy !== "Restore" || original === undefined) return release();
-  // the index holds live objects only: another one claiming the edge decides its tenant now
-  if ((await state.conflictIndex("EdgeTenant")).winnerOver(object) !== undefined) return release();
-  try {
-    const { api } = await state.connectDependent(object, config.managerName);
-    const call: CallOptions = { signal: pass.signal };
-    const doc = await readEdge(api, config.edgeId, call);
-    const from = doc.tenant;
-    if ((from ?? "") === original) return release();
-    const write = { api, edgeId: config.edgeId, call, maxAttempts: state.maxAttempts };
-    await writeTenant(write, doc, original, (fresh) =>
-      (fresh.tenant ?? "") === original ? undefined : original,
-    );
-    const message = `tenant of ${config.edgeId} restored from ${JSON.stringify(from ?? "")} to ${JSON.stringify(original)} before ${formatRef(refOf(object))} goes`;
-    return release([{ type: "Normal", reason: "RestoredEdgeTenant", message }], { from, to: original });
-  } catch (thrown) {
-    const error = ReconcileError.from(thrown);
-    throw new ReconcileError({
-      reason: error.reason,
-      message: `restoring the original tenant before the object goes: ${error.message}`,
-      cause: error.cause ?? error,
+export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation, SetTenantAction> = {
+  async prepare(ctx) {
+    const config = resolveEdgeTenant(ctx.object);
+    await ctx.state.assertOwnTarget(ctx.object, `edge ${config.edgeId}`);
+    const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
+    return { config, connection, document: undefined };
+  },
+  async observe(target, ctx) {
+    target.document = await readEdge(target.connection, target.config.edgeId, ctx);
+    return observationOf(target.config.edgeId, target.document);
+  },
+  plan(target, observed, ctx) {
+    const { object } = ctx;
+    return planEdgeTenant({
+      config: target.config,
+      manager: { name: target.config.managerName, url: target.connection.url },
+      observed,
+      previous: object.status,
+      now: ctx.now,
+      generation: ctx.generation,
+      hold: ctx.hold,
+      // only a run that keeps status and writes records before it writes: not plan, not a one-shot apply
+      recordsOriginal: ctx.state.oneShot === undefined && ctx.state.mode === "apply",
+      finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
+      statusLost: ctx.statusLost,
     });
-  }
+  },
+  execute: (action, target, ctx) => writeTenant(target, action.edgeId, action.to, ctx),
+  rereadOn: { NSX_ERR_CONFLICT: "retry" },
+  targetOf: (action) => action.edgeId,
+  describe: (action) => `PUT edge ${action.edgeId}`,
+};
+
+/** What a restore found before reading the edge: nothing to do (and why), or where to write. */
+interface RestoreTarget {
+  decision: RestoreDecision;
+  edge: EdgeTarget | undefined;
 }
 
-/**
- * PUTs `doc` with only its tenant set to `to`. After a 409 the edge is read again and `again`
- * says what to write on that read (undefined: nothing any more), up to `maxAttempts` PUTs.
- * True when a PUT was accepted.
- */
-async function writeTenant(
-  write: { api: ManagerApi; edgeId: string; call: CallOptions; maxAttempts: number },
-  doc: EdgeDocument,
-  to: string,
-  again: (fresh: EdgeDocument) => string | undefined,
-): Promise<boolean> {
-  const { api, edgeId, call } = write;
-  for (let attempt = 1, tenant: string | undefined = to, current = doc; ; attempt++) {
-    if (tenant === undefined) return false;
-    try {
-      await api.putEdge(edgeId, current.clone().setTenant(tenant), call);
-      return true;
-    } catch (error) {
-      if (!hasNsxCode(error, "NSX_ERR_CONFLICT")) throw error;
-      if (attempt >= write.maxAttempts) throw retriesExhausted(`PUT edge ${edgeId}`, attempt, error);
+export const restorePass: PassHandler<
+  EdgeTenant,
+  RestoreTarget,
+  EdgeObservation | undefined,
+  RestoreTenantAction
+> = {
+  async prepare(ctx) {
+    const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx));
+    if (decision.type === "skip") return { decision, edge: undefined };
+    const { config, managerURL } = decision;
+    const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
+    // the original was read on one real manager: never written to another one's edge
+    if (managerURL !== undefined && connection.url !== managerURL) {
+      const message = `the original tenant of ${config.edgeId} was read on ${managerURL}, and NSXManager ${config.managerName} points at ${connection.url} now: not restoring it on another manager; point the NSXManager back, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`;
+      throw new ReconcileError({ reason: "EdgeMoved", message });
     }
-    current = await readEdge(api, edgeId, call);
-    tenant = again(current);
-  }
+    return { decision, edge: { config, connection, document: undefined } };
+  },
+  async observe(target, ctx) {
+    const { edge } = target;
+    if (edge === undefined) return undefined;
+    edge.document = await readEdge(edge.connection, edge.config.edgeId, ctx);
+    return observationOf(edge.config.edgeId, edge.document);
+  },
+  plan: (target, observed) => planRestore(target.decision, observed),
+  execute(action, target, ctx) {
+    if (target.edge === undefined) throw new Error(`restore of ${action.edgeId} planned without an edge`);
+    return writeTenant(target.edge, action.edgeId, action.to, ctx);
+  },
+  rereadOn: { NSX_ERR_CONFLICT: "retry" },
+  targetOf: (action) => action.edgeId,
+  describe: (action) => `PUT edge ${action.edgeId} (restoring its original tenant)`,
+};
+
+/** The live object that owns the edge the original was read from, if any: that edge's tenant is its to decide. */
+async function ownerOfOriginalEdge(ctx: PassContext<EdgeTenant>): Promise<ObjectRef | undefined> {
+  const { object } = ctx;
+  const of = object.status?.originalTenantOf;
+  const spec =
+    of === undefined ? object.spec : { ...object.spec, edgeId: of.edgeId, managerRef: { name: of.manager } };
+  return (await ctx.state.conflictIndex("EdgeTenant")).winnerOver({ ...object, spec });
 }
 
-async function readEdge(api: ManagerApi, edgeId: string, call: CallOptions): Promise<EdgeDocument> {
+function observationOf(edgeId: string, document: EdgeDocument): EdgeObservation {
+  return { edgeId, name: document.name, version: document.version, tenant: document.tenant };
+}
+
+/** PUTs the latest document read with only its tenant set to `to`. */
+async function writeTenant(
+  target: EdgeTarget,
+  edgeId: string,
+  to: string,
+  ctx: PassContext<EdgeTenant>,
+): Promise<"done"> {
+  if (target.document === undefined) throw new Error(`PUT edge ${edgeId} planned without a read`);
+  await target.connection.api.putEdge(edgeId, target.document.clone().setTenant(to), { signal: ctx.signal });
+  return "done";
+}
+
+/**
+ * GET the edge; a read that lost top-level sections the previous read of the edge had is read
+ * again, and the second read is the one used (the manager may really have lost them, or a proxy
+ * may have cut the first answer): a write is never based on a read that no second read agrees with.
+ */
+async function readEdge(
+  connection: ManagerConnection,
+  edgeId: string,
+  ctx: PassContext<EdgeTenant>,
+): Promise<EdgeDocument> {
+  const call: CallOptions = { signal: ctx.signal };
+  const shapes = ctx.state.edgeShapes;
+  const key = `${connection.url} ${edgeId}`;
+  let document = await getEdge(connection.api, edgeId, call);
+  if (shapes.lost(key, document.topLevelFields()).length > 0)
+    document = await getEdge(connection.api, edgeId, call);
+  shapes.remember(key, document.topLevelFields());
+  return document;
+}
+
+async function getEdge(api: ManagerApi, edgeId: string, call: CallOptions): Promise<EdgeDocument> {
   try {
     return await api.getEdge(edgeId, call);
   } catch (error) {

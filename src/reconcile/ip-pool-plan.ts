@@ -25,6 +25,7 @@ import {
 } from "./conditions.ts";
 import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
+import type { ActionResults, KindPlan, Settled } from "./kind.ts";
 import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { PoolConfig } from "./spec.ts";
@@ -51,30 +52,6 @@ export interface IpPoolPlanInput {
    * `releaseStrays` is true, then without grace period, still capped by maxPerSync.
    */
   oneShot?: { releaseStrays: boolean } | undefined;
-}
-
-export interface IpPoolPlan {
-  actions: ReleaseAction[];
-  /** strays not released this pass, each with why (grace period, cap, Observe, one-shot, unparsable) */
-  withheld: Withheld<ReleaseAction>[];
-  /** the status once every action is carried out */
-  status: IPPoolAllocationsStatus;
-  events: ReconcileEvent[];
-  /**
-   * When to look again for the strays this operator will release later: the oldest stray still in
-   * its grace period becomes due, or soon when due strays were held back by maxPerSync;
-   * undefined when none waits
-   */
-  requeueAfterMs: number | undefined;
-  /**
-   * The status and events when only `released` (of `actions`) was done, `failure` ended the rest,
-   * and `vanished` addresses (canonical) turned out to be released by someone else meanwhile.
-   */
-  statusAfter(
-    released: readonly ReleaseAction[],
-    failure?: Failure,
-    vanished?: readonly string[],
-  ): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] };
 }
 
 /** Strays due but held back by maxPerSync are looked at again after this long (the syncInterval floor). */
@@ -105,13 +82,15 @@ interface Decisions {
   requeueAfterMs: number | undefined;
 }
 
-export function planIpPool(input: IpPoolPlanInput): IpPoolPlan {
+export function planIpPool(input: IpPoolPlanInput): KindPlan<ReleaseAction> {
   const decisions = decide(input);
-  const { status, events } = settle(input, decisions, decisions.actions);
   const { actions, withheld, requeueAfterMs } = decisions;
-  const statusAfter = (released: readonly ReleaseAction[], failure?: Failure, vanished?: readonly string[]) =>
-    settle(input, decisions, released, failure, vanished);
-  return { actions, withheld, status, events, requeueAfterMs, statusAfter };
+  return {
+    actions,
+    withheld,
+    requeueAfterMs,
+    settle: (results, failure) => settle(input, decisions, results, failure),
+  };
 }
 
 /** The last guard before a DELETE: throws unless the address is parsable, consistent and not allowed. */
@@ -230,22 +209,26 @@ function decide(input: IpPoolPlanInput): Decisions {
   return decisions;
 }
 
+/**
+ * The status once `results` came of the actions. Addresses are counted from this plan's
+ * observation: after a fresh list (a 409 mid-pass), those released earlier in the pass are no
+ * longer in it, and a planned address that became another allocation is a new stray here.
+ */
 function settle(
   input: IpPoolPlanInput,
   decisions: Decisions,
-  released: readonly ReleaseAction[],
-  failure?: Failure,
-  vanished: readonly string[] = [],
-): { status: IPPoolAllocationsStatus; events: ReconcileEvent[] } {
+  results: ActionResults<ReleaseAction>,
+  failure: Failure | undefined,
+): Settled {
   const { observed, previous, now, generation } = input;
   const { pool } = observed;
-  const done = new Set([...released.map((a) => a.ip), ...vanished]);
+  const done = new Set(results.done.map((a) => a.ip));
   const remaining = decisions.strays.filter((s) => !done.has(s.key));
   // an action not carried out (a failed release) is left for the next pass
   const pending = remaining.some(
     (s) => decisions.pending.has(s.key) || decisions.actions.some((a) => a.ip === s.key),
   );
-  const used = Math.max(0, decisions.allocated.size - done.size);
+  const used = [...decisions.allocated.keys()].filter((key) => !done.has(key)).length;
   const exhausted = pool.totalAddressCount > 0 && used >= pool.totalAddressCount;
   const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(input.hold);
   // synced first: it drops Reconciling, which the strays may set again
@@ -254,7 +237,7 @@ function settle(
     ...strayUpdates(remaining, used, pending && failure === undefined, pending),
     exhaustionUpdate(pool, used, exhausted),
   ];
-  const events: ReconcileEvent[] = [];
+  const events = replacedEvents(results.dropped, decisions.strays);
   if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
     const message = `pool ${pool.objectId} (${pool.name}): all ${pool.totalAddressCount} addresses are allocated`;
     events.push({ type: "Warning", reason: "PoolExhausted", message });
@@ -272,11 +255,29 @@ function settle(
     missing: missing(decisions, pool),
     released: [
       ...(previous?.released ?? []),
-      ...released.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
+      ...results.done.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
     ].slice(-DEFAULTS.releasedHistory),
     conditions: setConditions(previous?.conditions, updates, { now, generation }),
   });
-  return { status, events };
+  const usage = { poolId: pool.objectId, usedAddressCount: used, totalAddressCount: pool.totalAddressCount };
+  return { status, events, pool: { ...usage, strays: remaining.length } };
+}
+
+/** A Normal event per planned release not made because the address became another allocation. */
+function replacedEvents(dropped: readonly ReleaseAction[], strays: readonly Stray[]): ReconcileEvent[] {
+  const events: ReconcileEvent[] = [];
+  for (const action of dropped) {
+    const now = strays.find((s) => s.key === action.ip);
+    if (now === undefined || sameAllocation(action, now)) continue;
+    const message = `${action.ip} of pool ${action.poolId} was not released: the manager now lists another allocation there (${describeAllocation(now)}) than the one planned (${describeAllocation(action)}); it is a new stray, whose grace period starts anew`;
+    events.push({ type: "Normal", reason: "AllocationReplaced", message });
+  }
+  return events;
+}
+
+function describeAllocation({ allocationId, note }: AllocationIdentity): string {
+  const id = allocationId === undefined ? "no id" : `id ${allocationId}`;
+  return note === undefined ? id : `${id}, note ${JSON.stringify(note)}`;
 }
 
 /**

@@ -1,55 +1,62 @@
 /**
- * The NSXManager handler: the manager's own check. It builds the client from the spec and the
- * Secrets and lists the pools of the global scope (a fresh list, which the dependents then
- * share): reachable and authenticated, or why not. Ready is the outcome of the check itself.
+ * The NSXManager kind, one pass of the common contract (kind.ts) with nothing to act on: the
+ * manager's own check. It builds the client from the spec and the Secrets and lists the pools
+ * of the global scope (a fresh list, which the dependents then share): reachable and
+ * authenticated, or why not. Ready is the outcome of the check itself (`readyFollowsFailure` in
+ * the reconciler's table), and a failed check says what it learnt (`managerFacts`).
  */
 import { DEFAULTS, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
 import { NsxError } from "../nsx/errors.ts";
-import type { IpPool } from "../nsx/types.ts";
 import { setConditions, syncedUpdates } from "./conditions.ts";
-import { hasNsxCode, ReconcileError } from "./errors.ts";
-import { failedDraft, type Draft } from "./report.ts";
+import type { ManagerConnection } from "./connections.ts";
+import { hasNsxCode } from "./errors.ts";
+import type { PassHandler } from "./kind.ts";
 import { resolveManager } from "./spec.ts";
-import type { Pass, ReconcilerState } from "./state.ts";
 
-export async function reconcileNsxManager(pass: Pass<NSXManager>, state: ReconcilerState): Promise<Draft> {
-  resolveManager(pass.object);
-  const previous = pass.object.status;
-  let pools: readonly IpPool[];
-  try {
-    const connection = await state.connect(pass.object);
-    pools = await state.refreshPoolList(connection, DEFAULTS.poolScope);
-  } catch (thrown) {
-    const error = ReconcileError.from(thrown);
-    const base = { ...previous, ...managerFacts(thrown) };
-    const ready = { type: "Ready", status: "False", reason: error.reason, message: error.message } as const;
-    return failedDraft(pass, error, { base, ready, resyncMs: state.resync(undefined) });
-  }
-  const count = `${pools.length} pool${pools.length === 1 ? "" : "s"}`;
-  const conditions = setConditions(
-    previous?.conditions,
-    [
-      {
-        type: "Ready",
-        status: "True",
-        reason: "Available",
-        message: `reachable and authenticated: ${count} in ${DEFAULTS.poolScope}`,
-      },
-      ...syncedUpdates(pass.hold),
-    ],
-    pass.context,
-  );
-  const status: NSXManagerStatus = {
-    observedGeneration: pass.context.generation,
-    reachable: true,
-    authenticated: true,
-    conditions,
-  };
-  return { status, outcome: { type: "done", requeueAfterMs: state.resync(undefined) } };
+/** What the check saw: how many pools the global scope holds. */
+export interface ManagerObservation {
+  pools: number;
 }
 
+export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerObservation, never> = {
+  async prepare(ctx) {
+    resolveManager(ctx.object);
+    return ctx.state.connect(ctx.object);
+  },
+  async observe(connection, ctx) {
+    const pools = await ctx.state.refreshPoolList(connection, DEFAULTS.poolScope);
+    return { pools: pools.length };
+  },
+  plan(_connection, observed, ctx) {
+    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"}`;
+    const status = (): NSXManagerStatus => ({
+      observedGeneration: ctx.generation,
+      reachable: true,
+      authenticated: true,
+      conditions: setConditions(
+        ctx.object.status?.conditions,
+        [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "Available",
+            message: `reachable and authenticated: ${count} in ${DEFAULTS.poolScope}`,
+          },
+          ...syncedUpdates(ctx.hold),
+        ],
+        { now: ctx.now, generation: ctx.generation },
+      ),
+    });
+    return { actions: [], withheld: [], settle: () => ({ status: status(), events: [] }) };
+  },
+  execute: (action) => Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`)),
+  rereadOn: {},
+  targetOf: () => "",
+  describe: () => "",
+};
+
 /** What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. */
-function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable" | "authenticated"> {
+export function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable" | "authenticated"> {
   if (hasNsxCode(error, "NSX_ERR_CONNECTION") || hasNsxCode(error, "NSX_ERR_UNAVAILABLE"))
     return { reachable: false };
   if (hasNsxCode(error, "NSX_ERR_UNAUTHORIZED")) return { reachable: true, authenticated: false };

@@ -13,6 +13,15 @@ export interface SetTenantAction {
   to: string;
 }
 
+/** Write back the tenant an edge carried before the first correction (deleting with deletionPolicy Restore). */
+export interface RestoreTenantAction {
+  type: "restoreTenant";
+  edgeId: string;
+  /** undefined when the edge document has no `<tenant>` */
+  from: string | undefined;
+  to: string;
+}
+
 /** Release one allocated address of a pool. */
 export interface ReleaseAction {
   type: "releaseAddress";
@@ -31,7 +40,7 @@ export interface ReleaseAction {
   firstSeen: string;
 }
 
-export type Action = SetTenantAction | ReleaseAction;
+export type Action = SetTenantAction | RestoreTenantAction | ReleaseAction;
 
 /** An action that is not carried out this pass, and why (`Observe`, a grace period, a cap, ...). */
 export interface Withheld<A extends Action = Action> {

@@ -6,15 +6,9 @@
  */
 import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
-import {
-  failureConditions,
-  findCondition,
-  type ConditionContext,
-  type ConditionUpdate,
-  type ReconcileEvent,
-} from "./conditions.ts";
+import { findCondition, type ReconcileEvent } from "./conditions.ts";
 import type { ReconcileError } from "./errors.ts";
-import type { PlannedAction } from "./plan.ts";
+import type { Action, PlannedAction } from "./plan.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
@@ -88,6 +82,8 @@ export interface Draft {
   finalizer?: FinalizerChange;
   conflictOwner?: ObjectRef;
   planned?: PlannedAction[];
+  /** a deleting object's pass is done with it: its finalizer may go */
+  finalized?: boolean | undefined;
   outcome: Outcome;
 }
 
@@ -125,22 +121,38 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
   };
 }
 
-export function correctionEvent(c: TenantCorrection): ReconcileEvent {
-  const from = c.from === undefined ? "(none)" : JSON.stringify(c.from);
-  return {
-    type: "Normal",
-    reason: "UpdatedEdgeTenant",
-    message: `tenant of ${c.edgeId} changed from ${from} to ${JSON.stringify(c.to)}`,
-  };
+/** What the actions carried out changed on the manager, as the report and the metrics count it. */
+export function changesOf(done: readonly Action[]): ReconcileChanges {
+  const changes: ReconcileChanges = { tenantCorrections: [], releases: [] };
+  for (const action of done) {
+    if (action.type === "releaseAddress") {
+      const { poolId, ip, note } = action;
+      changes.releases.push(note === undefined ? { poolId, ip } : { poolId, ip, note });
+    } else changes.tenantCorrections.push({ edgeId: action.edgeId, from: action.from, to: action.to });
+  }
+  return changes;
 }
 
-export function releaseEvent(r: Release): ReconcileEvent {
-  const note = r.note === undefined ? "" : ` (note ${JSON.stringify(r.note)})`;
-  return {
-    type: "Normal",
-    reason: "ReleasedAddress",
-    message: `released ${r.ip} from pool ${r.poolId}${note}`,
-  };
+/** The Normal event of each change made on the manager. */
+export function changeEvent(action: Action): ReconcileEvent {
+  if (action.type === "releaseAddress") {
+    const note = action.note === undefined ? "" : ` (note ${JSON.stringify(action.note)})`;
+    const message = `released ${action.ip} from pool ${action.poolId}${note}`;
+    return { type: "Normal", reason: "ReleasedAddress", message };
+  }
+  const from = action.from === undefined ? "(none)" : JSON.stringify(action.from);
+  const to = JSON.stringify(action.to);
+  return action.type === "restoreTenant"
+    ? {
+        type: "Normal",
+        reason: "RestoredEdgeTenant",
+        message: `tenant of ${action.edgeId} restored from ${from} to ${to} before the object goes`,
+      }
+    : {
+        type: "Normal",
+        reason: "UpdatedEdgeTenant",
+        message: `tenant of ${action.edgeId} changed from ${from} to ${to}`,
+      };
 }
 
 /** JSON with object keys sorted and undefined dropped, so that key order does not count as a change */
@@ -153,25 +165,4 @@ function canonical(value: unknown): unknown {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([k, v]) => [k, canonical(v)]),
   );
-}
-
-/**
- * The draft of a pass that failed: the status it had (or `base`, what the pass learnt before it
- * failed) with the failure's conditions (see failureConditions for Ready) and its event. A
- * Conflict is settled by the other object going away, which queues this one again (the sources
- * see to it): it is a done pass that looks again after `resyncMs`, not a retry with backoff.
- */
-export function failedDraft(
-  pass: { object: NsxvObject; context: ConditionContext },
-  error: ReconcileError,
-  options: { base?: ObjectStatus; ready?: ConditionUpdate; resyncMs: number },
-): Draft {
-  const base = options.base ?? { ...pass.object.status };
-  const { conditions, event } = failureConditions(base.conditions, error, pass.context, options.ready);
-  const status = { ...base, observedGeneration: pass.context.generation, conditions };
-  if (error.reason === "Conflict") {
-    const owner = error.owner === undefined ? {} : { conflictOwner: error.owner };
-    return { status, events: [event], outcome: { type: "done", requeueAfterMs: options.resyncMs }, ...owner };
-  }
-  return { status, events: [event], outcome: { type: "failed", error } };
 }

@@ -147,6 +147,15 @@ export function resolveManager(object: NSXManager): ManagerConfig {
   };
 }
 
+/** spec.syncInterval of a dependent, clamped to the floor; undefined when unset or unreadable (the pass says why). */
+export function syncIntervalMsOf(object: EdgeTenant | IPPoolAllocations): number | undefined {
+  try {
+    return dependent(object.spec).syncIntervalMs;
+  } catch {
+    return undefined;
+  }
+}
+
 function dependent(spec: EdgeTenant["spec"] | IPPoolAllocations["spec"]): DependentConfig {
   const managerName = spec.managerRef?.name;
   if (typeof managerName !== "string" || managerName === "") {

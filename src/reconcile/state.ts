@@ -5,17 +5,11 @@
  * (fetched once, shared), pool ids by name per list. Also the one pass's context (`Pass`).
  */
 import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
-import {
-  DEFAULTS,
-  type EdgeTenant,
-  type IPPoolAllocations,
-  type NSXManager,
-  type NsxvObject,
-} from "../api/types.ts";
+import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NSXManager } from "../api/types.ts";
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
-import type { ConditionContext, Failure } from "./conditions.ts";
 import { ConflictIndex } from "./conflicts.ts";
+import { EdgeShapes } from "./edge-shapes.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { PoolListCache } from "./pool-lists.ts";
@@ -45,16 +39,6 @@ export interface ReconcilerOptions {
   maxAttempts?: number;
 }
 
-/** The context of one pass over one object. */
-export interface Pass<T extends NsxvObject = NsxvObject> {
-  object: T;
-  now: Date;
-  context: ConditionContext;
-  signal: AbortSignal | undefined;
-  /** the desired state is uncertain (a manifest that does not load): observe, write nothing */
-  hold: Failure | undefined;
-}
-
 type DependentKind = "EdgeTenant" | "IPPoolAllocations";
 
 /** Who owns a pool: another object (a conflict), or undecided while an older selection cannot be resolved. */
@@ -69,6 +53,8 @@ export class ReconcilerState {
   readonly mode: ExecutionMode;
   readonly maxAttempts: number;
   readonly oneShot: { releaseStrays: boolean } | undefined;
+  /** the top-level sections of each edge's last read (a read that lost some is read again) */
+  readonly edgeShapes = new EdgeShapes();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;

@@ -28,6 +28,13 @@ export interface DesiredStateStore {
    * nothing for it: no tenant, no release.
    */
   uncertainty?(ref: ObjectRef): Failure | undefined;
+  /**
+   * Why the status this object had may have been lost (a status file that could not be read and
+   * was set aside), naming what was lost and when; undefined when its status is what the
+   * operator last wrote. What only status remembered (an EdgeTenant's original tenant) is then
+   * reported as lost rather than silently absent.
+   */
+  statusLost?(ref: ObjectRef): string | undefined;
 }
 
 export interface MemoryStore extends DesiredStateStore {

@@ -19,6 +19,7 @@ import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
+import { omitUndefined } from "../reconcile/plan.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
@@ -90,6 +91,8 @@ export class DirectorySource implements DesiredStateSource {
   #lastErrors = "";
   /** the store's revision: every read of the manifests may change any kind (a status write does not) */
   #revision = 0;
+  /** until the first read of the manifests is applied: objects then new to the memory had their status lost, if it was */
+  #firstLoad = true;
 
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
@@ -116,6 +119,7 @@ export class DirectorySource implements DesiredStateSource {
         const message = `${error.message} (the last good version of this object is observed; nothing is written for it until the file loads)`;
         return { reason: "SourceInvalid", message };
       },
+      statusLost: (ref) => this.#memory.objects.get(objectKey(ref))?.statusLost,
     };
   }
 
@@ -172,34 +176,53 @@ export class DirectorySource implements DesiredStateSource {
     return this.#listeners.subscribe(listener);
   }
 
-  writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
+  async writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
     const key = objectKey(ref);
     const remembered = this.#memory.objects.get(key);
     const entry = this.#objects.get(key);
-    if (entry === undefined || remembered === undefined) return Promise.resolve("gone");
+    if (entry === undefined || remembered === undefined) return "gone";
     const before = this.#view(entry.value);
+    const previous = remembered.status;
     remembered.status = status;
     for (const other of alsoConcerned(before, this.#view(entry.value), () => this.#all()))
       this.#listeners.emit(other);
     // the operator logs the change in one line; the whole status is for debugging
     this.#logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status");
-    return this.#memory.persist().then(() => "written");
+    try {
+      await this.#memory.persist();
+    } catch (error) {
+      // not durable, so not written: a pass must not act on a record a restart would not find
+      if (remembered.status === status) remembered.status = previous;
+      throw error;
+    }
+    return "written";
   }
 
   /**
    * Adds or removes a finalizer in the object's memory (kept in the status file). Removing the
    * last one of an object being deleted forgets it: it is gone then.
    */
-  setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
+  async setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
     const key = objectKey(ref);
     const remembered = this.#memory.objects.get(key);
-    if (remembered === undefined) return Promise.resolve("gone");
-    const others = (remembered.finalizers ?? []).filter((f) => f !== finalizer);
+    if (remembered === undefined) return "gone";
+    const before = remembered.finalizers;
+    const others = (before ?? []).filter((f) => f !== finalizer);
     const finalizers = present ? [...others, finalizer] : others;
     if (finalizers.length > 0) remembered.finalizers = finalizers;
     else delete remembered.finalizers;
-    if (remembered.deletedAt !== undefined && finalizers.length === 0) this.#memory.objects.delete(key);
-    return this.#memory.persist().then(() => "written");
+    const gone = remembered.deletedAt !== undefined && finalizers.length === 0;
+    if (gone) this.#memory.objects.delete(key);
+    try {
+      await this.#memory.persist();
+    } catch (error) {
+      // not durable, so not set: a restart would not find it
+      if (gone) this.#memory.objects.set(key, remembered);
+      if (before === undefined) delete remembered.finalizers;
+      else remembered.finalizers = before;
+      throw error;
+    }
+    return "written";
   }
 
   /** Reads every manifest again and enqueues what changed; exposed for tests and for a manual rescan. */
@@ -289,8 +312,16 @@ export class DirectorySource implements DesiredStateSource {
       const spec = JSON.stringify(value.spec);
       const remembered = this.#memory.objects.get(key);
       const specChanged = remembered !== undefined && remembered.spec !== spec;
-      if (remembered === undefined) this.#memory.objects.set(key, { generation: 1, spec });
-      else if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
+      const annotations = value.metadata.annotations;
+      if (remembered === undefined) {
+        // in the files when their status was lost (the first read after a set-aside status file)
+        const lost = this.#firstLoad ? this.#memory.lost : undefined;
+        this.#memory.objects.set(key, omitUndefined({ generation: 1, spec, annotations, statusLost: lost }));
+      } else {
+        if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
+        if (annotations === undefined) delete remembered.annotations;
+        else remembered.annotations = annotations;
+      }
       const intentChanged = old === undefined || specChanged || needsReconcile(old.value, value);
       // a file that stops or starts loading changes what may be written for its objects
       const certaintyChanged =
@@ -317,6 +348,7 @@ export class DirectorySource implements DesiredStateSource {
     this.#objects = objects;
     this.#secrets = secrets;
     this.#revision += 1;
+    this.#firstLoad = false;
     const views = this.#all();
     for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
       if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
@@ -325,7 +357,8 @@ export class DirectorySource implements DesiredStateSource {
     }
     for (const [old, now] of transitions) changed.push(...alsoConcerned(old, now, () => views));
     this.#loaded.open();
-    void this.#memory.persist();
+    // a failed write is logged by the memory; the next change writes again
+    this.#memory.persist().catch(() => undefined);
     const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
     for (const ref of unique.values()) this.#listeners.emit(ref);
   }
@@ -342,14 +375,16 @@ export class DirectorySource implements DesiredStateSource {
     const remembered = this.#memory.objects.get(key);
     const ref = parseObjectKey(key);
     if (remembered?.deletedAt === undefined || ref === undefined || this.#objects.has(key)) return undefined;
-    const { generation, finalizers, deletedAt, status } = remembered;
-    const metadata = {
+    const { generation, finalizers, deletedAt, status, annotations } = remembered;
+    // its annotations as last read: a pause or a skip-restore still holds while it is deleted
+    const metadata = omitUndefined({
       name: ref.name,
       namespace: ref.namespace,
       generation,
       deletionTimestamp: deletedAt,
       finalizers,
-    };
+      annotations,
+    });
     const spec = JSON.parse(remembered.spec) as unknown;
     return {
       apiVersion: API_VERSION,

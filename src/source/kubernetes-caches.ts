@@ -47,14 +47,14 @@ export class ObjectCache implements WatchHandler {
 
   remove(item: KubeObject): void {
     const key = namespacedName(item.metadata);
-    const before = this.objects.get(key) ?? this.#normalize(item);
+    const before = this.objects.get(key) ?? this.normalize(item);
     this.objects.delete(key);
     this.recent.delete(key);
     this.#onChange(before, undefined);
   }
 
   #put(item: KubeObject): string {
-    const after = this.#normalize(item);
+    const after = this.normalize(item);
     const key = namespacedName(after.metadata);
     const before = this.objects.get(key);
     this.objects.set(key, after);
@@ -65,7 +65,8 @@ export class ObjectCache implements WatchHandler {
     return key;
   }
 
-  #normalize(item: KubeObject): NsxvObject {
+  /** The object as the cache keeps it: its kind set, managedFields dropped (in place). */
+  normalize(item: KubeObject): NsxvObject {
     const object = item as NsxvObject & { metadata: { managedFields?: unknown } };
     // managedFields can outweigh the object and nothing here reads them
     delete object.metadata.managedFields;

@@ -101,12 +101,6 @@ export function mergePatch(from: unknown, to: unknown): unknown {
   return patch;
 }
 
-/** A status we wrote, served over the cached object until the watch delivers that version. */
-interface Overlay {
-  resourceVersion: string;
-  status: Status;
-}
-
 export class KubernetesSource implements DesiredStateSource {
   readonly store: DesiredStateStore;
   readonly events: EventRecorder;
@@ -118,7 +112,12 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #listeners = new KeyListeners();
   readonly #caches: Record<Kind, ObjectCache>;
   readonly #secrets: SecretCache;
-  readonly #overlays = new Map<string, Overlay>();
+  /**
+   * The object as our last write (a status or finalizer patch) returned it, served instead of
+   * the cached one until the watch delivers that version: the next pass never reads an older
+   * status or finalizer list, nor patches with an older resourceVersion.
+   */
+  readonly #overlays = new Map<string, NsxvObject>();
   readonly #watches: ResourceWatch[];
   /** the store's revision per kind: moves when an object comes, goes, or changes other than in status */
   readonly #revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
@@ -207,8 +206,9 @@ export class KubernetesSource implements DesiredStateSource {
     if (finalizers.includes(finalizer) === present) return "written";
     const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
     const body = { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: next } };
+    let updated: NsxvObject;
     try {
-      await this.#objectApi.patchNamespacedCustomObject(
+      updated = (await this.#objectApi.patchNamespacedCustomObject(
         {
           group: GROUP,
           version: VERSION,
@@ -219,7 +219,7 @@ export class KubernetesSource implements DesiredStateSource {
           fieldManager: this.#fieldManager,
         },
         setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      );
+      )) as NsxvObject;
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) return "conflict";
       if (error instanceof ApiException && error.code === 404) return "gone";
@@ -228,6 +228,7 @@ export class KubernetesSource implements DesiredStateSource {
         error,
       );
     }
+    this.#overlay(ref.kind, updated);
     return "written";
   }
 
@@ -257,13 +258,16 @@ export class KubernetesSource implements DesiredStateSource {
       if (error instanceof ApiException && error.code === 404) return "gone";
       throw decodeApiError(`write status of ${ref.kind} ${ref.namespace}/${ref.name}`, error);
     }
-    const key = namespacedName(updated.metadata);
-    const version = updated.metadata.resourceVersion ?? "";
-    const delivered = this.#caches[ref.kind].recent.get(key)?.includes(version) ?? false;
-    if (!delivered && updated.status !== undefined) {
-      this.#overlays.set(`${ref.kind}/${key}`, { resourceVersion: version, status: updated.status });
-    }
+    this.#overlay(ref.kind, updated);
     return "written";
+  }
+
+  /** Serves `updated` (what a patch returned) until the watch delivers its version, unless it already did. */
+  #overlay(kind: Kind, updated: NsxvObject): void {
+    const key = namespacedName(updated.metadata);
+    const version = updated.metadata?.resourceVersion ?? "";
+    if (this.#caches[kind].recent.get(key)?.includes(version) ?? false) return;
+    this.#overlays.set(`${kind}/${key}`, this.#caches[kind].normalize(updated));
   }
 
   #get(ref: ObjectRef): NsxvObject | undefined {
@@ -272,13 +276,7 @@ export class KubernetesSource implements DesiredStateSource {
   }
 
   #withOverlay(object: NsxvObject): NsxvObject {
-    const overlay = this.#overlays.get(`${object.kind}/${namespacedName(object.metadata)}`);
-    if (overlay === undefined) return object;
-    return {
-      ...object,
-      metadata: { ...object.metadata, resourceVersion: overlay.resourceVersion },
-      status: overlay.status,
-    } as NsxvObject;
+    return this.#overlays.get(`${object.kind}/${namespacedName(object.metadata)}`) ?? object;
   }
 
   async #getSecret(namespace: string, name: string): Promise<Secret | undefined> {
@@ -305,7 +303,7 @@ export class KubernetesSource implements DesiredStateSource {
     const overlay = this.#overlays.get(overlayKey);
     if (
       overlay !== undefined &&
-      (after === undefined || after.metadata.resourceVersion === overlay.resourceVersion)
+      (after === undefined || after.metadata.resourceVersion === overlay.metadata.resourceVersion)
     ) {
       this.#overlays.delete(overlayKey);
     }

@@ -24,6 +24,10 @@ export interface Remembered {
   finalizers?: string[];
   /** RFC 3339: when the object left the files while holding finalizers (its deletionTimestamp) */
   deletedAt?: string;
+  /** the object's annotations as last read (a pause, a skip-restore): what a deleting object still says */
+  annotations?: Record<string, string>;
+  /** why the status this object had may have been lost: it was in the files when the status file was set aside */
+  statusLost?: string;
 }
 
 interface StatusFile {
@@ -35,9 +39,13 @@ export class StatusMemory {
   readonly objects = new Map<string, Remembered>();
   readonly #file: string | undefined;
   readonly #logger: Logger;
+  /** set when the file could not be read and was set aside: what every object's status lost, and when */
+  lost: string | undefined;
   /** a write is queued and has not started: it will carry later changes too */
   #queued = false;
   #writes: Promise<void> = Promise.resolve();
+  /** #writes, failures swallowed: what the next write waits for */
+  #settled: Promise<void> = Promise.resolve();
 
   /** `file`: an absolute path, or undefined for memory only */
   constructor(file: string | undefined, logger: Logger) {
@@ -65,21 +73,26 @@ export class StatusMemory {
       const aside = `${file}.unreadable`;
       this.#logger.error(
         { file, movedTo: aside, error: (error as Error).message },
-        "the status file cannot be read; starting without it (strays' grace periods start anew)",
+        "the status file cannot be read; starting without it: strays' grace periods start anew, and the original tenants remembered for deletionPolicy Restore are lost (each EdgeTenant says so)",
       );
       await rename(file, aside).catch(() => undefined);
+      this.lost = `the status file ${file} could not be read at ${new Date().toISOString()} and was set aside as ${aside}`;
       return;
     }
     for (const [key, remembered] of Object.entries(objects)) this.objects.set(key, remembered);
   }
 
-  /** Writes the file soon; resolves once a write that includes every change made so far is done. */
+  /**
+   * Writes the file soon; resolves once a write that includes every change made so far is done,
+   * and rejects when that write failed (the change is then not durable: a caller that must not
+   * act on an unrecorded change, like a first correction, does not act).
+   */
   persist(): Promise<void> {
     const file = this.#file;
     if (file === undefined) return Promise.resolve();
     if (this.#queued) return this.#writes;
     this.#queued = true;
-    this.#writes = this.#writes.then(async () => {
+    const write = this.#settled.then(async () => {
       this.#queued = false;
       const content: StatusFile = { version: 1, objects: Object.fromEntries(this.objects) };
       try {
@@ -88,13 +101,17 @@ export class StatusMemory {
         await rename(`${file}.tmp`, file);
       } catch (err) {
         this.#logger.error({ err, file }, "cannot write the status file");
+        throw new Error(`cannot write the status file ${file}: ${(err as Error).message}`, { cause: err });
       }
     });
-    return this.#writes;
+    this.#writes = write;
+    // the next write starts after this one, whether it failed or not
+    this.#settled = write.catch(() => undefined);
+    return write;
   }
 
-  /** Resolves when the writes started so far are done. */
+  /** Resolves when the writes started so far are done, failed or not. */
   flushed(): Promise<void> {
-    return this.#writes;
+    return this.#settled;
   }
 }

@@ -84,6 +84,7 @@ const edgeTenant: Fixture<EdgeTenant> = {
     edgeVersion: 12,
     observedTenant: "tenant-a",
     originalTenant: "legacy",
+    originalTenantOf: { edgeId: "edge-7", manager: "nsx", managerURL: "https://nsx.example.org" },
     lastCorrectionTime: "2024-05-01T10:00:00Z",
   },
 };

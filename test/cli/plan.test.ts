@@ -172,12 +172,34 @@ describe("plan output", () => {
   });
 
   it("tells since when an address is stray when the manifest carries the status (kubectl get -o yaml)", async () => {
+    const allocationId = (ip: string) =>
+      demo.sim.state
+        .pool("ipaddresspool-1")
+        ?.allocations()
+        .find((a) => a.ipAddress === ip)?.id;
     const pool = {
       ...poolAllocations("ctl", { id: "ipaddresspool-1" }, [
         "10.20.0.10-10.20.0.11",
         "10.20.0.20-10.20.0.29",
       ]),
-      status: { stray: [{ ip: "10.20.0.12", firstSeen: "2026-01-02T03:04:05Z" }] },
+      status: {
+        stray: [
+          // the allocation the manager holds there: the same one, so its clock is kept
+          {
+            ip: "10.20.0.12",
+            allocationId: allocationId("10.20.0.12"),
+            note: "controller-3 (removed)",
+            firstSeen: "2026-01-02T03:04:05Z",
+          },
+          // recorded for another allocation than the one there now: a new stray
+          {
+            ip: "10.20.0.15",
+            allocationId: "allocatedipaddress-999",
+            note: "test-vm jdoe",
+            firstSeen: "2026-01-02T03:04:05Z",
+          },
+        ],
+      },
     };
     const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), pool] });
     const io = captureIo();

@@ -193,6 +193,36 @@ describe("ids are checked before any call", () => {
   });
 });
 
+describe("only whole edges are written", () => {
+  const whole = EDGE_XML();
+  it.each([
+    {
+      name: "IdAndDescriptionOnly",
+      reason: "a well-formed answer that is not an edge: 1 MB of description and an id",
+      xml: `<edge><id>edge-1</id><description>${"x".repeat(1 << 20)}</description></edge>`,
+      missing: ["<version>", "<type>", "<appliances>", "<cliSettings>", "<features>"],
+    },
+    {
+      name: "NoFeatures",
+      reason: "a cut answer that lost the firewall, NAT and routing configuration",
+      xml: whole.replace("<features><featureConfig/></features>", ""),
+      missing: ["<features>"],
+    },
+    {
+      name: "NoType",
+      reason: "every ESG and DLR says what it is",
+      xml: whole.replace("<type>gatewayServices</type>", ""),
+      missing: ["<type>"],
+    },
+  ])("refuses $name before any call: $reason", async ({ xml, missing }) => {
+    const server = await serve((_r, res) => reply(res, 204, ""));
+    const put = client(server.url).putEdge("edge-1", EdgeDocument.parse(xml).setTenant("blue"));
+    await expect(put).rejects.toBeInstanceOf(NsxDocumentError);
+    await expect(put).rejects.toThrow(`it lacks ${missing.join(", ")}`);
+    expect(server.connections(), "nothing sent").toBe(0);
+  });
+});
+
 describe("manager errors", () => {
   it.each([
     {

@@ -99,4 +99,4 @@ export async function closedPort(): Promise<number> {
 }
 
 export const EDGE_XML = (id = "edge-1", tenant = "t1"): string =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>${id}</id>\n  <version>4</version>\n  <tenant>${tenant}</tenant>\n  <name>e</name>\n  <features><featureConfig/></features>\n</edge>\n`;
+  `<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>${id}</id>\n  <version>4</version>\n  <tenant>${tenant}</tenant>\n  <name>e</name>\n  <appliances><applianceSize>compact</applianceSize></appliances>\n  <cliSettings><userName>admin</userName></cliSettings>\n  <features><featureConfig/></features>\n  <type>gatewayServices</type>\n</edge>\n`;

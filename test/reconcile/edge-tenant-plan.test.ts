@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { EdgeTenantSpec, EdgeTenantStatus } from "../../src/api/types.ts";
-import {
-  edgeTenantStatus,
-  planEdgeTenant,
-  type EdgeObservation,
-} from "../../src/reconcile/edge-tenant-plan.ts";
+import { planEdgeTenant, type EdgeObservation } from "../../src/reconcile/edge-tenant-plan.ts";
 import type { Failure } from "../../src/reconcile/conditions.ts";
 import { ReconcileError } from "../../src/reconcile/errors.ts";
-import { at, edgePlanInput, edgeTenant, MINUTE, T0 } from "./fixtures.ts";
+import { allDone, at, edgePlanInput, edgeTenant, MINUTE, onlyDone, T0 } from "./fixtures.ts";
 
 const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
 const observed = (tenant: string | undefined): EdgeObservation => ({
@@ -179,16 +175,17 @@ describe("planEdgeTenant", () => {
       c.reason,
     ).toBe(true);
     expect(plan.withheld, c.reason).toHaveLength(c.want.withheld);
-    const ready = plan.status.conditions?.find((x) => x.type === "Ready");
+    const status = allDone(plan).status as EdgeTenantStatus;
+    const ready = status.conditions?.find((x) => x.type === "Ready");
     expect(ready, c.reason).toMatchObject({
       status: c.want.ready.status,
       reason: c.want.ready.reason,
       observedGeneration: 1,
     });
     if (c.want.ready.message) expect(ready?.message, c.reason).toMatch(c.want.ready.message);
-    expect(plan.status.observedTenant, c.reason).toBe(c.want.observedTenant);
-    expect(plan.status.lastCorrectionTime, c.reason).toBe(c.want.lastCorrectionTime);
-    expect(plan.status.conditions?.find((x) => x.type === "Synced")?.reason, c.reason).toBe(
+    expect(status.observedTenant, c.reason).toBe(c.want.observedTenant);
+    expect(status.lastCorrectionTime, c.reason).toBe(c.want.lastCorrectionTime);
+    expect(status.conditions?.find((x) => x.type === "Synced")?.reason, c.reason).toBe(
       c.want.synced ?? "ReconcileSuccess",
     );
   });
@@ -202,13 +199,14 @@ describe("planEdgeTenant", () => {
         now: T0,
       }),
     );
-    expect(plan.status).toMatchObject({
+    const status = allDone(plan).status;
+    expect(status).toMatchObject({
       edgeName: "edge-one",
       edgeVersion: 7,
       observedTenant: "blue",
       observedGeneration: 4,
     });
-    expect(plan.status, "nothing was corrected, ever").not.toHaveProperty("lastCorrectionTime");
+    expect(status, "nothing was corrected, ever").not.toHaveProperty("lastCorrectionTime");
   });
 
   it("reports a planned but not carried out correction as drift (plan mode)", () => {
@@ -218,7 +216,7 @@ describe("planEdgeTenant", () => {
       previous,
       now: at(MINUTE),
     });
-    const status = edgeTenantStatus(input, { corrected: false });
+    const status = onlyDone(planEdgeTenant(input), []).status as EdgeTenantStatus;
     const ready = status.conditions?.find((x) => x.type === "Ready");
     expect(ready, "plan mode shows the manager as it is").toMatchObject({
       status: "False",
@@ -234,5 +232,199 @@ describe("planEdgeTenant", () => {
     expect(() => edgePlanInput({ object, observed: observed("blue"), previous, now: T0 })).toThrow(
       ReconcileError,
     );
+  });
+});
+
+describe("planEdgeTenant: the original tenant, recorded before the first write and bound to its edge", () => {
+  const of = { edgeId: "edge-1", manager: "nsx", managerURL: "https://nsx.example" };
+  interface OriginalCase {
+    name: string;
+    reason: string;
+    spec?: Partial<EdgeTenantSpec>;
+    tenant: string;
+    previous?: EdgeTenantStatus;
+    finalizerPresent?: boolean;
+    managerUrl?: string;
+    statusLost?: string;
+    want: {
+      /** a setTenant planned for now */
+      corrects: boolean;
+      /** a part of the withheld correction's why */
+      withheld?: string;
+      requeueAfterMs?: number;
+      originalTenant?: string;
+      originalTenantOf?: typeof of;
+      synced?: string;
+      stalled?: boolean;
+      lost?: boolean;
+      events?: string[];
+    };
+  }
+  const cases: OriginalCase[] = [
+    {
+      name: "FirstCorrectionRecordsFirst",
+      reason:
+        "With no original recorded, the pass records the tenant the edge carries and writes nothing; the correction comes at once in the next pass.",
+      tenant: "legacy",
+      want: {
+        corrects: false,
+        withheld: "recorded first",
+        requeueAfterMs: 0,
+        originalTenant: "legacy",
+        originalTenantOf: of,
+      },
+    },
+    {
+      name: "RecordedCorrectsAtOnce",
+      reason:
+        "Once the original is recorded (and Orphan needs no finalizer), a drift is corrected in the pass.",
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      want: { corrects: true, originalTenant: "legacy", originalTenantOf: of },
+    },
+    {
+      name: "RestoreWaitsForItsFinalizer",
+      reason:
+        "Restore needs its finalizer on the object before the first write, or a delete could let it go unrestored: the pass records and comes back.",
+      spec: { deletionPolicy: "Restore" },
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      finalizerPresent: false,
+      want: { corrects: false, withheld: "recorded first", requeueAfterMs: 0, originalTenant: "legacy" },
+    },
+    {
+      name: "RestoreWithFinalizerCorrects",
+      reason: "Original and finalizer in place: the correction is made.",
+      spec: { deletionPolicy: "Restore" },
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      finalizerPresent: true,
+      want: { corrects: true, originalTenant: "legacy" },
+    },
+    {
+      name: "RestoreEdgeMovedStalls",
+      reason:
+        "A Restore object whose spec moved to another edge under a remembered original writes nothing: Stalled, EdgeMoved, and the original kept for the edge it belongs to.",
+      spec: { deletionPolicy: "Restore", edgeId: "edge-2" },
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      finalizerPresent: true,
+      want: {
+        corrects: false,
+        withheld: "spec.edgeId moved from edge-1 to edge-2",
+        synced: "EdgeMoved",
+        stalled: true,
+        originalTenant: "legacy",
+        originalTenantOf: of,
+      },
+    },
+    {
+      name: "RestoreManagerUrlMovedStalls",
+      reason:
+        "The NSXManager now points at another manager: its edge-1 is another edge, and the original of the first is not lent to it.",
+      spec: { deletionPolicy: "Restore" },
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      finalizerPresent: true,
+      managerUrl: "https://nsx-b.example",
+      want: {
+        corrects: false,
+        withheld: "moved from https://nsx.example to https://nsx-b.example",
+        synced: "EdgeMoved",
+        stalled: true,
+        originalTenant: "legacy",
+        originalTenantOf: of,
+      },
+    },
+    {
+      name: "OrphanEdgeMovedForgets",
+      reason:
+        "An Orphan object that moves restores nothing: the old edge's original is dropped, and the new edge's is recorded before its first correction.",
+      spec: { edgeId: "edge-2" },
+      tenant: "red",
+      previous: { originalTenant: "legacy", originalTenantOf: of },
+      want: {
+        corrects: false,
+        withheld: "recorded first",
+        requeueAfterMs: 0,
+        originalTenant: "red",
+        originalTenantOf: { ...of, edgeId: "edge-2" },
+      },
+    },
+    {
+      name: "LegacyRecordBelongsToSpecEdge",
+      reason:
+        "An original recorded before originals were bound belongs to the edge and manager the spec names: it is bound to them now.",
+      tenant: "red",
+      previous: { originalTenant: "legacy" },
+      want: { corrects: true, originalTenant: "legacy", originalTenantOf: of },
+    },
+    {
+      name: "LostOriginalSaysSo",
+      reason:
+        "The status that kept the original was lost: OriginalTenantLost with a Warning, no original guessed, and the correction is made without one.",
+      tenant: "red",
+      statusLost: "the status file /var/lib/nsxv/status.json could not be read",
+      want: { corrects: true, lost: true, events: ["StatusLost"] },
+    },
+    {
+      name: "LostOriginalWarnedOnce",
+      reason: "The Warning is for the transition; the condition stays until the object is recreated.",
+      tenant: "blue",
+      previous: {
+        conditions: [
+          {
+            type: "OriginalTenantLost",
+            status: "True",
+            reason: "StatusLost",
+            message: "lost earlier",
+            lastTransitionTime: "2024-04-01T00:00:00Z",
+          },
+        ],
+      },
+      want: { corrects: false, lost: true, events: [] },
+    },
+  ];
+
+  it.each(cases)("$name", (c) => {
+    const object = edgeTenant(c.spec);
+    const plan = planEdgeTenant(
+      edgePlanInput({
+        object,
+        observed: { ...observed(c.tenant), edgeId: object.spec.edgeId },
+        previous: c.previous,
+        now: T0,
+        recordsOriginal: true,
+        finalizerPresent: c.finalizerPresent ?? false,
+        ...(c.managerUrl !== undefined ? { manager: { name: "nsx", url: c.managerUrl } } : {}),
+        statusLost: c.statusLost,
+      }),
+    );
+    const { want } = c;
+    expect(plan.actions.length > 0, c.reason).toBe(want.corrects);
+    if (want.withheld !== undefined) expect(plan.withheld[0]?.why, c.reason).toContain(want.withheld);
+    expect(plan.requeueAfterMs, c.reason).toBe(want.requeueAfterMs);
+    const settled = allDone(plan);
+    const status = settled.status as EdgeTenantStatus;
+    expect(status.originalTenant, c.reason).toBe(want.originalTenant);
+    if (want.originalTenantOf !== undefined)
+      expect(status.originalTenantOf, c.reason).toEqual(want.originalTenantOf);
+    const condition = (type: string) => status.conditions?.find((x) => x.type === type);
+    expect(condition("Synced")?.reason, c.reason).toBe(want.synced ?? "ReconcileSuccess");
+    expect(condition("Stalled")?.status === "True", c.reason).toBe(want.stalled ?? false);
+    expect(condition("OriginalTenantLost")?.status === "True", c.reason).toBe(want.lost ?? false);
+    if (want.events !== undefined)
+      expect(
+        settled.events.map((e) => e.reason),
+        c.reason,
+      ).toEqual(want.events);
+  });
+
+  it("drops edgeVersion after a correction: the manager raised it, and only the next read tells by how much", () => {
+    const plan = planEdgeTenant(
+      edgePlanInput({ object: edgeTenant(), observed: observed("red"), previous, now: T0 }),
+    );
+    expect(onlyDone(plan, []).status, "not corrected: the version read").toMatchObject({ edgeVersion: 7 });
+    expect(allDone(plan).status, "corrected: unknown until read").not.toHaveProperty("edgeVersion");
   });
 });

@@ -8,13 +8,16 @@ import {
 } from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
-import { apiError, count, edgeTenant, edgeXml, fakeManager, manager } from "./fixtures.ts";
+import { apiError, count, edgeTenant, edgeXml, fakeManager, manager, withOriginal } from "./fixtures.ts";
 import { condition, iso, setup } from "./harness.ts";
 import { T0 } from "./fixtures.ts";
 
-/** One EdgeTenant (tenant "blue" wanted) on a fake manager whose edge-1 carries `tenant`. */
+/**
+ * One EdgeTenant (tenant "blue" wanted) on a fake manager whose edge-1 carries `tenant`, its
+ * original already recorded: a pass corrects at once.
+ */
 function edge(tenant = "red", deps: Parameters<typeof setup>[0]["deps"] = {}) {
-  const object = edgeTenant();
+  const object = withOriginal(edgeTenant(), "red");
   const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant, version: 7 }) } });
   return { object, ...setup({ objects: [manager(), object], fake, deps }) };
 }
@@ -95,8 +98,7 @@ describe("the EdgeTenant handler", () => {
   ])(
     "a failed PUT ($name) is not retried here, and leaves Ready=False Drifted",
     async ({ status, reason }) => {
-      const previous = edgeTenant();
-      const { fake, pass } = edge("red");
+      const { object: previous, fake, pass } = edge("red");
       // the edge was in sync at the previous pass: Ready=True of this generation
       await pass(previous);
       fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 9 }));
@@ -123,6 +125,23 @@ describe("the EdgeTenant handler", () => {
     expect(report.status).toMatchObject({ observedTenant: "red" });
   });
 
+  it("reads again when a read lost sections the previous read had, and writes what the second read shows", async () => {
+    const { object, fake, pass, store } = edge("blue");
+    await pass(object);
+    const whole = edgeXml({ tenant: "red", version: 8 });
+    const cut = whole.replace(/ *<features>.*<\/features>\n/, "");
+    expect(cut, "the cut answer lacks <features>").not.toContain("<features>");
+    let reads = 0;
+    // a proxy cuts the first answer of the pass, not the second
+    fake.before = (call) => {
+      if (call === "getEdge edge-1") fake.state.edges.set("edge-1", ++reads === 1 ? cut : whole);
+    };
+    const report = await pass(store.get(refOf(object)) as EdgeTenant);
+    expect(reads, "the cut read was not trusted: read again").toBe(2);
+    expect(fake.puts[0]?.serialize(), "the PUT carries what the cut read lost").toContain("<features>");
+    expect(report.changes.tenantCorrections).toHaveLength(1);
+  });
+
   it("turns the manager's not-found into EdgeNotFound with its details", async () => {
     const object = edgeTenant();
     const { pass } = setup({ objects: [manager(), object], fake: fakeManager() });
@@ -142,17 +161,33 @@ describe("the EdgeTenant handler", () => {
 describe("deletionPolicy Restore", () => {
   const restore = { deletionPolicy: "Restore" as const };
 
-  it("records the tenant before the first correction, and keeps it across later ones", async () => {
+  it("records the tenant before the first correction in a pass of its own, and keeps it across later ones", async () => {
     const object = edgeTenant(restore);
     const { fake, pass, store } = setup({
       objects: [manager(), object],
       fake: fakeManager({ edges: { "edge-1": edgeXml({ tenant: "legacy" }) } }),
     });
     const first = await pass(object);
-    expect(first.status).toMatchObject({ originalTenant: "legacy", observedTenant: "blue" });
+    expect(fake.calls, "no write before the record").toEqual(["getEdge edge-1"]);
+    expect(first.status, "the original and the edge it belongs to").toMatchObject({
+      originalTenant: "legacy",
+      originalTenantOf: { edgeId: "edge-1", manager: "nsx", managerURL: "https://nsx.example" },
+      observedTenant: "legacy",
+    });
+    expect(first.finalizer, "and the finalizer Restore needs").toEqual({
+      name: RESTORE_FINALIZER,
+      present: true,
+    });
+    expect(first.outcome, "the correction follows at once").toEqual({ type: "done", requeueAfterMs: 0 });
+    expect(condition(first, "Reconciling")).toMatchObject({ status: "True" });
+    const recorded = store.get(refOf(object)) as EdgeTenant;
+    store.put({ ...recorded, metadata: { ...recorded.metadata, finalizers: [RESTORE_FINALIZER] } });
+    const second = await pass(store.get(refOf(object)) as EdgeTenant);
+    expect(fake.calls.slice(1), "then GET + PUT").toEqual(["getEdge edge-1", "putEdge edge-1"]);
+    expect(second.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "legacy", to: "blue" }]);
     fake.state.edges.set("edge-1", edgeXml({ tenant: "someone-else", version: 9 }));
     const again = await pass(store.get(refOf(object)) as EdgeTenant);
-    expect(again.changes.tenantCorrections).toHaveLength(1);
+    expect(again.changes.tenantCorrections, "a later drift is corrected at once").toHaveLength(1);
     expect((store.get(refOf(object)) as EdgeTenant).status?.originalTenant, "the first one stays").toBe(
       "legacy",
     );
@@ -227,8 +262,9 @@ describe("deletionPolicy Restore", () => {
     {
       name: "Paused",
       reason: "a paused object makes no call, on delete either",
-      init: { meta: { annotations: { "nsxv.io/paused": "true" } } },
+      init: { meta: { annotations: { "nsxv.io/paused": "true" } as Record<string, string> } },
       calls: [],
+      warning: true,
     },
     {
       name: "PolicyOrphanNow",
@@ -236,11 +272,63 @@ describe("deletionPolicy Restore", () => {
       init: { spec: { deletionPolicy: "Orphan" as const } },
       calls: [],
     },
-  ])("lets the object go without a write: $name ($reason)", async ({ init, calls }) => {
+    {
+      name: "SkipRestoreAnnotation",
+      reason: "the escape hatch for a manager that is gone for good",
+      init: { meta: { annotations: { "nsxv.io/skip-restore": "true" } as Record<string, string> } },
+      calls: [],
+      warning: true,
+    },
+  ])("lets the object go without a write: $name ($reason)", async ({ init, calls, warning }) => {
     const { object, fake, pass } = deleting(init);
     const report = await pass(object);
     expect(fake.calls).toEqual(calls);
     expect(report.finalizer).toEqual({ name: RESTORE_FINALIZER, present: false });
+    const reason = warning === true ? "RestoreAbandoned" : "RestoreSkipped";
+    const said = report.events.filter(
+      (e) => e.reason === "RestoreSkipped" || e.reason === "RestoreAbandoned",
+    );
+    expect(said, "an Event says why nothing was restored").toEqual([
+      expect.objectContaining({ reason, type: warning === true ? "Warning" : "Normal" }),
+    ]);
+  });
+
+  it("writes the original back to the edge it was read from, not to the edge the spec names now", async () => {
+    const object: EdgeTenant = {
+      ...edgeTenant(
+        { ...restore, edgeId: "edge-2" },
+        { deletionTimestamp: "2024-05-01T12:00:00Z", finalizers: [RESTORE_FINALIZER] },
+      ),
+      status: {
+        originalTenant: "legacy",
+        originalTenantOf: { edgeId: "edge-1", manager: "nsx", managerURL: "https://nsx.example" },
+      },
+    };
+    const fake = fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "blue" }), "edge-2": edgeXml({ id: "edge-2", tenant: "other" }) },
+    });
+    const { pass } = setup({ objects: [manager(), object], fake });
+    const report = await pass(object);
+    expect(fake.calls).toEqual(["getEdge edge-1", "putEdge edge-1"]);
+    expect(fake.puts[0]?.tenant).toBe("legacy");
+    expect(report.finalizer?.present).toBe(false);
+  });
+
+  it("does not restore on another manager than the one the original was read on", async () => {
+    const { object: base, fake, pass, store } = deleting();
+    const object: EdgeTenant = {
+      ...base,
+      status: {
+        originalTenant: "legacy",
+        originalTenantOf: { edgeId: "edge-1", manager: "nsx", managerURL: "https://old-nsx.example" },
+      },
+    };
+    store.put(object);
+    const report = await pass(object);
+    expect(fake.calls, "no call to the manager the NSXManager points at now").toEqual([]);
+    expect(report.finalizer, "held until someone decides").toBeUndefined();
+    expect(condition(report, "Stalled")).toMatchObject({ status: "True", reason: "EdgeMoved" });
+    expect(condition(report, "Synced")?.message).toContain("nsxv.io/skip-restore");
   });
 
   it("does not restore an edge another live object now owns", async () => {

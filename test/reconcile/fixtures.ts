@@ -5,6 +5,7 @@
  */
 import {
   API_VERSION,
+  RESTORE_FINALIZER,
   type EdgeTenant,
   type EdgeTenantSpec,
   type IPPoolAllocations,
@@ -20,6 +21,9 @@ import { NsxApiError } from "../../src/nsx/errors.ts";
 import type { Allocation, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
 import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
 import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
+import type { Failure } from "../../src/reconcile/conditions.ts";
+import type { KindPlan, Settled } from "../../src/reconcile/kind.ts";
+import type { Action } from "../../src/reconcile/plan.ts";
 import { resolveEdgeTenant, resolvePool } from "../../src/reconcile/spec.ts";
 import { formatIp, tryParseIp } from "../../src/util/ip.ts";
 
@@ -63,6 +67,16 @@ export function edgeTenant(spec: Partial<EdgeTenantSpec> = {}, m: Meta = {}): Ed
     metadata: meta({ name: "edge", ...m }),
     spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue", ...spec },
   };
+}
+
+/** The object as it is once a pass recorded the edge's original tenant (before its first correction). */
+export function withOriginal(object: EdgeTenant, originalTenant: string): EdgeTenant {
+  const originalTenantOf = {
+    edgeId: object.spec.edgeId,
+    manager: object.spec.managerRef.name,
+    managerURL: "https://nsx.example",
+  };
+  return { ...object, status: { ...object.status, originalTenant, originalTenantOf } };
 }
 
 export function poolAllocations(spec: Partial<IPPoolAllocationsSpec> = {}, m: Meta = {}): IPPoolAllocations {
@@ -266,8 +280,36 @@ export function poolPlanInput(
 
 /** An edge planner input from an object, as the handler builds it: the spec resolved once. */
 export function edgePlanInput(
-  init: Omit<EdgeTenantPlanInput, "config" | "generation"> & { object: EdgeTenant },
+  init: Omit<
+    EdgeTenantPlanInput,
+    "config" | "generation" | "manager" | "recordsOriginal" | "finalizerPresent"
+  > &
+    Partial<Pick<EdgeTenantPlanInput, "manager" | "recordsOriginal" | "finalizerPresent">> & {
+      object: EdgeTenant;
+    },
 ): EdgeTenantPlanInput {
   const { object, ...rest } = init;
-  return { ...rest, config: resolveEdgeTenant(object), generation: object.metadata.generation };
+  return {
+    manager: { name: object.spec.managerRef.name, url: "https://nsx.example" },
+    // a one-shot pass unless a case says otherwise: the record-before-write step is its own cases
+    recordsOriginal: false,
+    finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
+    ...rest,
+    config: resolveEdgeTenant(object),
+    generation: object.metadata.generation,
+  };
+}
+
+/** What a plan settles to when every action it planned was carried out. */
+export function allDone<A extends Action>(plan: KindPlan<A>, failure?: Failure): Settled {
+  return plan.settle({ done: [...plan.actions], dropped: [], refused: [] }, failure);
+}
+
+/** What a plan settles to when these of its actions were carried out (none: `[]`). */
+export function onlyDone<A extends Action>(
+  plan: KindPlan<A>,
+  done: readonly A[],
+  failure?: Failure,
+): Settled {
+  return plan.settle({ done: [...done], dropped: [], refused: [] }, failure);
 }

@@ -10,12 +10,16 @@ import {
   planIpPool,
   type IpPoolPlanInput,
 } from "../../src/reconcile/ip-pool-plan.ts";
+import type { KindPlan } from "../../src/reconcile/kind.ts";
+import type { ReleaseAction } from "../../src/reconcile/plan.ts";
 import {
+  allDone,
   allocations,
   at,
   MINUTE,
   pool,
   poolAllocations,
+  onlyDone,
   poolPlanInput,
   recordedStray,
   SECOND,
@@ -63,6 +67,11 @@ const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
 const strays = (...entries: [string, Date, string?][]): IPPoolAllocationsStatus => ({
   stray: entries.map(([ip, firstSeen, note]) => recordedStray(ip, iso(firstSeen), note)),
 });
+
+/** A plan with every action carried out: its actions and the status that follows. */
+function settledPass(plan: KindPlan<ReleaseAction>) {
+  return { actions: plan.actions, status: allDone(plan).status as IPPoolAllocationsStatus };
+}
 
 const cases: Case[] = [
   {
@@ -524,6 +533,7 @@ function input(c: Case): IpPoolPlanInput {
 describe("planIpPool", () => {
   it.each(cases)("$name", (c) => {
     const plan = planIpPool(input(c));
+    const settled = allDone(plan);
     const { want } = c;
     expect(
       plan.actions.map((a) => a.ip),
@@ -534,7 +544,7 @@ describe("planIpPool", () => {
         plan.actions.map((a) => a.managerIp),
         c.reason,
       ).toEqual(want.managerIps);
-    const status = plan.status;
+    const status = settled.status as IPPoolAllocationsStatus;
     expect(status.strayCount, "strayCount counts the stray list (a printer column)").toBe(
       status.stray?.length,
     );
@@ -570,7 +580,7 @@ describe("planIpPool", () => {
       expect(condition("PoolExhausted")?.status, c.reason).toBe(want.exhausted ? "True" : "False");
     if (want.events)
       expect(
-        plan.events.map((e) => e.reason),
+        settled.events.map((e) => e.reason),
         c.reason,
       ).toEqual(want.events);
     // the planner never plans an allowed address, whatever the case
@@ -582,13 +592,15 @@ describe("planIpPool", () => {
 describe("pool status across passes", () => {
   const object = poolAllocations({ allowed: ["10.0.0.1"] });
   const pass = (allocated: string[], previous: IPPoolAllocationsStatus | undefined, now: Date) =>
-    planIpPool(
-      poolPlanInput({
-        object,
-        observed: { pool: pool(), allocations: allocations(...allocated) },
-        previous,
-        now,
-      }),
+    settledPass(
+      planIpPool(
+        poolPlanInput({
+          object,
+          observed: { pool: pool(), allocations: allocations(...allocated) },
+          previous,
+          now,
+        }),
+      ),
     );
 
   it("keeps firstSeen while the stray stays, and starts anew when it comes back", () => {
@@ -640,7 +652,7 @@ describe("pool status across passes", () => {
       now: at(10 * MINUTE),
     });
     const plan = planIpPool(inputs);
-    const { status } = plan.statusAfter(plan.actions.slice(0, 1));
+    const status = onlyDone(plan, plan.actions.slice(0, 1)).status as IPPoolAllocationsStatus;
     expect(status.stray, "the undone release stays stray with its firstSeen").toEqual([
       recordedStray("10.0.0.8", iso(T0)),
     ]);

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../src/api/types.ts";
 import type { ReconcileReport } from "../../src/reconcile/report.ts";
 import { selectPool } from "../../src/reconcile/ip-pool.ts";
-import { CAPPED_REQUEUE_MS } from "../../src/reconcile/ip-pool-plan.ts";
 import {
   allocations,
   apiError,
@@ -165,9 +164,14 @@ describe("the IPPoolAllocations handler", () => {
       fake.state.allocations.get("ipaddresspool-1")?.map((a) => a.ipAddress),
       "the new allocation is still there",
     ).toContain("10.0.0.7");
-    expect(report.outcome, "not a failure: the next pass decides soon").toMatchObject({
-      type: "done",
-      requeueAfterMs: CAPPED_REQUEUE_MS,
+    expect(report.outcome.type, "not a failure").toBe("done");
+    expect(
+      strays(report)?.find((s) => s.ip === "10.0.0.7"),
+      "status times the new allocation from now",
+    ).toMatchObject({
+      allocationId: "allocatedipaddress-99",
+      note: "vm-new",
+      firstSeen: iso(at(10 * MINUTE)),
     });
     const event = report.events.find((e) => e.reason === "AllocationReplaced");
     expect(event?.message, "names both allocations, not the old note as released").toMatch(
@@ -208,7 +212,10 @@ describe("the IPPoolAllocations handler", () => {
     ).toEqual(["10.0.0.8", "10.0.0.9"]);
     expect(report.outcome).toMatchObject({
       type: "failed",
-      error: { reason: "ReleaseFailed", message: expect.stringContaining("not allocated, yet lists it") },
+      error: {
+        reason: "ReleaseFailed",
+        message: expect.stringContaining("not allocated, yet a fresh read still shows it to do"),
+      },
     });
   });
 

@@ -15,6 +15,7 @@ import {
   pool,
   poolAllocations,
   T0,
+  withOriginal,
 } from "./fixtures.ts";
 
 describe("NSXManager", () => {
@@ -117,7 +118,7 @@ describe("NSXManager", () => {
 
 describe("dependents", () => {
   it("correct the tenant, record it, and come back after the sync interval", async () => {
-    const object = edgeTenant({ syncInterval: "1m" });
+    const object = withOriginal(edgeTenant({ syncInterval: "1m" }), "red");
     const { fake, pass } = setup({ objects: [manager(), object] });
     const report = await pass(object);
     expect(fake.calls, "the read that decided the write is the pre-write read").toEqual([
@@ -367,7 +368,10 @@ describe("dependents", () => {
 
 describe("conflicts", () => {
   it("leave the newer EdgeTenant of an edge Stalled, without calls, naming the owner", async () => {
-    const owner = edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" });
+    const owner = withOriginal(
+      edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" }),
+      "red",
+    );
     const loser = edgeTenant({ tenant: "green" }, { name: "b", creationTimestamp: "2024-03-01T00:00:00Z" });
     const { fake, pass } = setup({ objects: [manager(), owner, loser] });
     const report = await pass(loser);
@@ -409,8 +413,12 @@ describe("conflicts", () => {
 });
 
 describe("the conflict index", () => {
-  const owner = edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" });
-  const loser = edgeTenant({ tenant: "green" }, { name: "b", creationTimestamp: "2024-03-01T00:00:00Z" });
+  const owner = withOriginal(edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" }), "red");
+  // its original recorded while it owned the edge before: it corrects at once when it owns it again
+  const loser = withOriginal(
+    edgeTenant({ tenant: "green" }, { name: "b", creationTimestamp: "2024-03-01T00:00:00Z" }),
+    "red",
+  );
 
   it("is built once per store revision: not again when only statuses changed, again after a change", async () => {
     const { store, pass, listed } = setup({ objects: [manager(), owner, loser] });

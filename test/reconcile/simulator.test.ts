@@ -68,6 +68,9 @@ describe("reconcile against the simulator", () => {
     const object = edgeTenant({ edgeId: "edge-1", tenant: "blue" });
     const { sim, pass } = await setup([manager(), object]);
     const before = sim.state.edge("edge-1");
+    const record = await pass(object);
+    expect(record.status, "the first pass records the original").toMatchObject({ originalTenant: "default" });
+    expect(sim.state.edge("edge-1")?.doc.tenant, "and writes nothing").toBe("default");
     const report = await pass(object);
     expect(report.outcome.type).toBe("done");
     expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "default", to: "blue" }]);

@@ -7,7 +7,13 @@ import { ApiException, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { nopRecorder } from "../../src/controller/events.ts";
-import { KubernetesSource, mergePatch, type SecretApi, type StatusApi } from "../../src/source/kubernetes.ts";
+import {
+  KubernetesSource,
+  mergePatch,
+  type ObjectApi,
+  type SecretApi,
+  type StatusApi,
+} from "../../src/source/kubernetes.ts";
 import type { KubeObject, ListPage, ListWatchApi, Query } from "../../src/controller/kube-watch.ts";
 import { needsReconcile } from "../../src/source/source.ts";
 import { objectKey, parseObjectKey } from "../../src/api/refs.ts";
@@ -110,6 +116,21 @@ describe("KubernetesSource", () => {
         };
       },
     };
+    const objectApi: ObjectApi = {
+      patchNamespacedCustomObject: async (param) => {
+        patches.push({ name: param.name, body: param.body });
+        const current = (await source.store.get({ kind: "EdgeTenant", namespace: NS, name: param.name }))!;
+        const body = param.body as { metadata: { finalizers: string[] } };
+        return {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            finalizers: body.metadata.finalizers,
+            resourceVersion: String(++version),
+          },
+        };
+      },
+    };
     const reads: string[] = [];
     const secretApi: SecretApi = {
       readNamespacedSecret: async ({ name }) => {
@@ -124,6 +145,7 @@ describe("KubernetesSource", () => {
       namespace: NS,
       listWatch: cluster,
       statusApi,
+      objectApi,
       secretApi,
       events: nopRecorder,
     });
@@ -305,6 +327,29 @@ describe("KubernetesSource", () => {
     expect(reads, "known to be gone: no read").toEqual(["unrelated"]);
   });
 
+  it("serves a status and then a finalizer it wrote, each guarded by the resourceVersion of the write before", async () => {
+    const { source, patches } = await setup({ tenants: [web] });
+    const ref: ObjectRef = { kind: "EdgeTenant", namespace: NS, name: "web" };
+    // what a pass that records an original before its first write does: status, then the finalizer
+    expect(await source.writeStatus(ref, { originalTenant: "legacy" })).toBe("written");
+    expect(await source.setFinalizer(ref, "nsxv.io/restore-tenant", true)).toBe("written");
+    expect(
+      patches.map((p) => (p.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion),
+    ).toEqual(["1", "501"]);
+    const served = await source.store.get(ref);
+    expect(served?.metadata.finalizers, "the next pass sees its finalizer at once").toEqual([
+      "nsxv.io/restore-tenant",
+    ]);
+    expect(served?.status, "and its status").toMatchObject({ originalTenant: "legacy" });
+    expect(served?.metadata.resourceVersion).toBe("502");
+    expect(await source.writeStatus(ref, { originalTenant: "legacy", observedTenant: "blue" })).toBe(
+      "written",
+    );
+    expect((patches[2]?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(
+      "502",
+    );
+  });
+
   it("writes status as a merge patch guarded by resourceVersion, and serves it until the watch delivers it", async () => {
     const withStatus = {
       ...web,
@@ -324,13 +369,14 @@ describe("KubernetesSource", () => {
     expect(served?.status).toMatchObject({ observedTenant: "blue" });
     expect(served?.metadata.resourceVersion).toBe("501");
 
-    // an older event (someone's change before our write) does not hide the status we wrote
+    // an older event (someone's change before our write, which our write's answer already holds)
+    // does not hide the object our write returned
     cluster.emit("edgetenants", "MODIFIED", {
       ...withStatus,
       metadata: { ...web.metadata, resourceVersion: "400", labels: { a: "b" } },
     });
     expect((await source.store.get(ref))?.status).toMatchObject({ observedTenant: "blue" });
-    expect((await source.store.get(ref))?.metadata.labels).toEqual({ a: "b" });
+    expect((await source.store.get(ref))?.metadata.resourceVersion).toBe("501");
     // our write arrives: from now on the cache is the truth
     cluster.emit("edgetenants", "MODIFIED", {
       ...withStatus,

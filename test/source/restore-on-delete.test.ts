@@ -15,6 +15,7 @@ import { Operator } from "../../src/operator/operator.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import { assertNoLostContent } from "../faults/invariants.ts";
+import { recordingEvents, type RecordedEvent } from "../faults/rig.ts";
 
 const MANAGER = (url: string) => `
 apiVersion: nsxv.io/v1alpha1
@@ -72,12 +73,18 @@ describe("deletionPolicy Restore in run --manifests", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function start(): { source: DirectorySource; stop: () => Promise<unknown> } {
+  function start(): {
+    source: DirectorySource;
+    events: RecordedEvent[];
+    stop: () => Promise<unknown>;
+  } {
+    const events: RecordedEvent[] = [];
     const source = new DirectorySource({
       dir: join(dir, "manifests"),
       statusFile: join(dir, "status.json"),
       debounceMs: 20,
       logger: nopLogger,
+      events: recordingEvents(events),
     });
     const operator = new Operator({ source, metricsBindAddress: "0", healthProbeBindAddress: "0" });
     const stop = new AbortController();
@@ -85,6 +92,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
     running.push(entry);
     return {
       source,
+      events,
       stop: async () => {
         stop.abort();
         running.splice(running.indexOf(entry), 1);
@@ -99,9 +107,12 @@ describe("deletionPolicy Restore in run --manifests", () => {
     const { source } = start();
     await until("corrected, with its finalizer", async () => {
       const object = await web(source);
-      return object?.status?.originalTenant === "legacy" && (object.metadata.finalizers ?? []).length === 1;
+      return (
+        object?.status?.originalTenant === "legacy" &&
+        (object.metadata.finalizers ?? []).length === 1 &&
+        sim.state.edge("edge-1")?.doc.tenant === "blue"
+      );
     });
-    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("blue");
 
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
     await until("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
@@ -111,12 +122,96 @@ describe("deletionPolicy Restore in run --manifests", () => {
 
   it("restores after a restart when the object was removed while the operator was down", async () => {
     const first = start();
-    await until("corrected", async () => (await web(first.source))?.status?.originalTenant === "legacy");
+    await until(
+      "corrected",
+      async () =>
+        (await web(first.source))?.status?.originalTenant === "legacy" &&
+        sim.state.edge("edge-1")?.doc.tenant === "blue",
+    );
     await first.stop();
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
 
     const second = start();
     await until("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
     await until("gone", async () => (await web(second.source)) === undefined);
+  });
+
+  it("honours a pause on delete: a paused object removed from its file writes nothing", async () => {
+    const { source, events } = start();
+    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    const paused = EDGE.replace(
+      "metadata: { name: web }",
+      'metadata: { name: web, annotations: { nsxv.io/paused: "true" } }',
+    );
+    await writeFile(join(dir, "manifests", "edge.yaml"), paused);
+    await until(
+      "the pause is seen",
+      async () =>
+        (await web(source))?.status?.conditions?.some((c) => c.reason === "ReconcilePaused") === true,
+    );
+    const puts = sim.state.counters.snapshot().putEdge?.["204"] ?? 0;
+    await writeFile(join(dir, "manifests", "edge.yaml"), "");
+    await until("gone", async () => (await web(source)) === undefined);
+    expect(sim.state.edge("edge-1")?.doc.tenant, "not restored: it was paused").toBe("blue");
+    expect(sim.state.counters.snapshot().putEdge?.["204"] ?? 0, "no PUT after the pause").toBe(puts);
+    expect(
+      events.filter((e) => e.reason === "RestoreAbandoned" && e.type === "Warning").map((e) => e.message),
+      "says why nothing was restored",
+    ).toEqual([expect.stringContaining("nsxv.io/paused")]);
+  });
+
+  it("stalls an edit that moves the object to another edge, and restores the first edge when it goes", async () => {
+    await sim.close();
+    sim = await startSimulator({
+      state: { edges: [{ generate: { count: 2, idStart: 1, tenant: "legacy" } }] },
+    });
+    await writeFile(join(dir, "manifests", "manager.yaml"), MANAGER(sim.url));
+    const { source, events } = start();
+    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    await writeFile(join(dir, "manifests", "edge.yaml"), EDGE.replace("edgeId: edge-1", "edgeId: edge-2"));
+    await until(
+      "stalled",
+      async () =>
+        (await web(source))?.status?.conditions?.some(
+          (c) => c.type === "Stalled" && c.reason === "EdgeMoved",
+        ) === true,
+    );
+    expect(sim.state.edge("edge-2")?.doc.tenant, "the new edge is not written").toBe("legacy");
+    expect(events.some((e) => e.reason === "EdgeMoved" && e.message.includes("delete this object"))).toBe(
+      true,
+    );
+    await writeFile(join(dir, "manifests", "edge.yaml"), "");
+    await until("the first edge restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
+    await until("gone", async () => (await web(source)) === undefined);
+    expect(sim.state.edge("edge-2")?.doc.tenant, "the other edge never touched").toBe("legacy");
+  });
+
+  it("writes nothing when the original tenant cannot be recorded", async () => {
+    // the file the status is written to before it is renamed into place is a directory: every write fails
+    await mkdir(join(dir, "status.json.tmp"));
+    start();
+    await until("the edge was read", () => (sim.state.counters.snapshot().getEdge?.["200"] ?? 0) >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sim.state.counters.snapshot().putEdge, "no PUT without a durable record").toBeUndefined();
+    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("legacy");
+  });
+
+  it("says so when the remembered original was lost with an unreadable status file, and restores nothing", async () => {
+    const first = start();
+    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    await first.stop();
+    await writeFile(join(dir, "status.json"), "{ not json");
+    const second = start();
+    await until(
+      "the loss is on the object",
+      async () =>
+        (await web(second.source))?.status?.conditions?.some(
+          (c) => c.type === "OriginalTenantLost" && c.status === "True",
+        ) === true,
+    );
+    expect(second.events.filter((e) => e.reason === "StatusLost" && e.type === "Warning")).toHaveLength(1);
+    await writeFile(join(dir, "manifests", "edge.yaml"), "");
+    await until("gone", async () => (await web(second.source)) === undefined);
+    expect(sim.state.edge("edge-1")?.doc.tenant, "no original known: nothing written").toBe("blue");
   });
 });

@@ -1,0 +1,97 @@
+/**
+ * One pass of a kind's handler: prepare, observe, plan (again at depth `full` when the plan asks),
+ * then each action through one bounded helper. The read that decided an action is its pre-write
+ * read; the manager is read again only when an answer says it changed under us (the handler's
+ * `rereadOn`): then the fresh observation is planned again, and each action still to come is the
+ * fresh plan's version of it, or dropped when the fresh plan no longer wants it. Nothing here
+ * turns a failure into status: the pass returns what it got to, and the reconciler composes.
+ */
+import { NsxError } from "../nsx/errors.ts";
+import type { NsxvObject } from "../api/types.ts";
+import { retriesExhausted } from "./errors.ts";
+import type { ActionResults, KindPlan, PassContext, PassHandler } from "./kind.ts";
+import { plannedActions, type Action, type PlannedAction } from "./plan.ts";
+
+export interface PassRun<A extends Action = Action> {
+  /** the decisions of the plan the pass acted on (what `plan` prints) */
+  planned: PlannedAction[];
+  /** the plan of the latest observation; undefined when the pass failed before it had one */
+  latest: KindPlan<A> | undefined;
+  results: ActionResults<A>;
+  /** what ended the pass early, as thrown */
+  error?: unknown;
+}
+
+/** Runs one pass; never rejects (a failure is returned with what the pass got to). */
+export async function runPass<T extends NsxvObject, Target, Observation, A extends Action>(
+  handler: PassHandler<T, Target, Observation, A>,
+  ctx: PassContext<T>,
+): Promise<PassRun<A>> {
+  const run: PassRun<A> = { planned: [], latest: undefined, results: { done: [], dropped: [], refused: [] } };
+  try {
+    const target = await handler.prepare(ctx);
+    const planFresh = async (depth: "first" | "full"): Promise<KindPlan<A>> => {
+      run.latest = handler.plan(target, await handler.observe(target, ctx, depth), ctx);
+      return run.latest;
+    };
+    let plan = await planFresh("first");
+    if (plan.observeFully === true) plan = await planFresh("full");
+    run.planned = plannedActions(plan.actions, plan.withheld);
+    if (ctx.state.mode === "plan") return run;
+    for (const planned of plan.actions) {
+      // a fresh read since this plan was made: act on the fresh plan's version of the action
+      const action = run.latest === plan ? planned : findAction(handler, run.latest, planned);
+      if (action === undefined) run.results.dropped.push(planned);
+      else await carryOut(handler, ctx, target, action, run, planFresh);
+    }
+  } catch (error) {
+    run.error = error;
+  }
+  return run;
+}
+
+/** One action, through the manager's answers that call for a fresh read (bounded). */
+async function carryOut<T extends NsxvObject, Target, Observation, A extends Action>(
+  handler: PassHandler<T, Target, Observation, A>,
+  ctx: PassContext<T>,
+  target: Target,
+  first: A,
+  run: PassRun<A>,
+  planFresh: (depth: "full") => Promise<KindPlan<A>>,
+): Promise<void> {
+  const { results } = run;
+  let action = first;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const outcome = await handler.execute(action, target, ctx);
+      if (outcome === "done") results.done.push(action);
+      else results.refused.push({ action, failure: outcome.refused });
+      return;
+    } catch (error) {
+      const answer = error instanceof NsxError ? handler.rereadOn[error.code] : undefined;
+      if (answer === undefined) throw error;
+      if (answer === "retry" && attempt >= ctx.state.maxAttempts)
+        throw retriesExhausted(handler.describe(action), attempt, error);
+      const fresh = findAction(handler, await planFresh("full"), action);
+      if (fresh === undefined) {
+        results.dropped.push(action);
+        return;
+      }
+      if (answer !== "retry") {
+        const message = `${handler.describe(action)}: ${answer.says}, yet a fresh read still shows it to do: ${(error as Error).message}`;
+        results.refused.push({ action, failure: { reason: answer.refuse, message } });
+        return;
+      }
+      action = fresh;
+    }
+  }
+}
+
+function findAction<A extends Action>(
+  handler: { targetOf(action: A): string },
+  plan: KindPlan<A> | undefined,
+  action: A,
+): A | undefined {
+  const key = handler.targetOf(action);
+  return plan?.actions.find((a) => handler.targetOf(a) === key);
+}
