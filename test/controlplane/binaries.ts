@@ -58,7 +58,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
     found: false,
     binDir,
     reason:
-      `${missing.join(", ")} not found in ${binDir}. Build them once (about 6 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
+      `${missing.join(", ")} not found in ${binDir}. Build them once (about 12 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
       `\`${BUILD_COMMAND}\`, or set CONTROLPLANE_BIN_DIR to a directory holding ${BINARY_NAMES.join(", ")}.`,
   };
 }

@@ -1,14 +1,12 @@
 /**
  * The chart's values, with the real helm: each value changes what it says and nothing that
  * would break the install (names, selectors and grants follow the release); what the Deployment
- * passes is accepted by the operator's own flag parser; values.schema.json and the chart's
- * checks refuse wrong values with a message that names the value.
+ * passes is accepted by the operator's own flag parser. Wrong values: helm-schema.test.ts.
  */
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { DURATION_PATTERN } from "../../src/api/duration.ts";
 import { type RunConfig, type RunFlags, runCommand, runConfig } from "../../src/cli/run.ts";
-import { lookupBuiltTool, readChartSchema, renderChart, renderFailure } from "./helm.ts";
+import { lookupBuiltTool, renderChart } from "./helm.ts";
 import {
   type BindingObject,
   type Deployment,
@@ -52,17 +50,6 @@ function operatorConfig(args: string[], podNamespace: string): RunConfig {
   );
   return runConfig(flags as RunFlags, { POD_NAMESPACE: podNamespace });
 }
-
-describe("the schema and the operator agree", () => {
-  const schema = readChartSchema();
-  it("logLevel offers exactly the operator's levels", () => {
-    const help = runCommand().options.find((option) => option.long === "--log-level")?.description ?? "";
-    expect(schema.properties["logLevel"]?.enum).toEqual(/one of (.*)$/.exec(help)?.[1]?.split(", "));
-  });
-  it("syncInterval's durations are the operator's (src/api/duration.ts)", () => {
-    expect(schema.definitions["duration"]?.pattern).toBe(DURATION_PATTERN);
-  });
-});
 
 describe.skipIf(helm.path === undefined)("the chart's values", () => {
   it("the defaults run the operator with its defaults, cluster-wide, electing a leader in the release's namespace", () => {
@@ -314,89 +301,6 @@ describe.skipIf(helm.path === undefined)("another release name and namespace", (
   it("does not select the pods of a release of another name", () => {
     const other = deploymentOf(render({})).spec.template.metadata.labels;
     expect(labelsMatch(deploymentOf(objects).spec.selector.matchLabels, other)).toBe(false);
-  });
-});
-
-/** Wrong values, each refused before anything reaches a cluster; the message names the value. */
-const REFUSED = [
-  { values: { scope: "cluster-wide" }, message: /at '\/scope'/, reason: "two scopes only" },
-  { values: { logLevel: "verbose" }, message: /at '\/logLevel'/, reason: "the operator's levels only" },
-  { values: { syncInterval: "5 minutes" }, message: /at '\/syncInterval'/, reason: "a Go duration" },
-  { values: { syncInterval: "-5m" }, message: /at '\/syncInterval'/, reason: "no negative durations" },
-  { values: { concurrency: 0 }, message: /at '\/concurrency'/, reason: "at least one reconcile at once" },
-  { values: { concurrency: "4" }, message: /at '\/concurrency'/, reason: "a number, not text" },
-  {
-    values: { logLvel: "debug" },
-    message: /additional properties 'logLvel' not allowed/,
-    reason: "a misspelt key is not silently ignored",
-  },
-  {
-    values: { image: { repository: "Registry/Op" } },
-    message: /at '\/image\/repository'/,
-    reason: "image references are lower case",
-  },
-  {
-    values: { image: { digest: "sha256:abc" } },
-    message: /at '\/image\/digest'/,
-    reason: "a digest has 64 hex digits",
-  },
-  { values: { replicas: -1 }, message: /at '\/replicas'/, reason: "no negative count" },
-  {
-    values: { leaderElection: { id: "Bad_Lease" } },
-    message: /at '\/leaderElection\/id'/,
-    reason: "a Lease name is a DNS subdomain",
-  },
-  {
-    values: { extraArgs: ["shutdown-timeout=45s"] },
-    message: /at '\/extraArgs\/0'/,
-    reason: "each a --flag",
-  },
-  {
-    values: { tolerations: [{ key: "a", operator: "Maybe" }] },
-    message: /at '\/tolerations\/0\/operator'/,
-    reason: "Exists or Equal",
-  },
-  {
-    values: { podLabels: { "bad key!": "x" } },
-    message: /at '\/podLabels': additional properties 'bad key!' not allowed/,
-    reason: "label keys as Kubernetes allows them",
-  },
-  { values: { podAntiAffinity: "strict" }, message: /at '\/podAntiAffinity'/, reason: "soft, hard or none" },
-  {
-    values: { monitoring: { serviceMonitor: { interval: "30 seconds" } } },
-    message: /at '\/monitoring\/serviceMonitor\/interval'/,
-    reason: "a Prometheus duration",
-  },
-  {
-    values: { replicas: 2, leaderElection: { enabled: false } },
-    message: /replicas: 2 needs leaderElection.enabled: true/,
-    reason: "two replicas without a Lease would both reconcile",
-  },
-  {
-    values: { extraArgs: ["--namespace=other"] },
-    message: /extraArgs\[0\]: --namespace is set by scope: namespace/,
-    reason: "the chart sets it, with RBAC to match",
-  },
-  {
-    values: { extraArgs: ["--leader-election-id=x"] },
-    message: /extraArgs\[0\]: --leader-election-id is set by leaderElection.id/,
-    reason: "the Lease grant names the chart's Lease",
-  },
-  {
-    values: { extraArgs: ["--log-level"] },
-    message: /extraArgs\[0\]: --log-level is set by logLevel/,
-    reason: "one place per setting",
-  },
-  {
-    values: { podLabels: { "app.kubernetes.io/name": "x" } },
-    message: /podLabels: app.kubernetes.io\/name is set by the chart/,
-    reason: "the selectors depend on it",
-  },
-];
-
-describe.skipIf(helm.path === undefined)("wrong values", () => {
-  it.each(REFUSED)("$values is refused: $reason", ({ values, message }) => {
-    expect(renderFailure(helm.path ?? "", { values })).toMatch(message);
   });
 });
 
