@@ -143,7 +143,10 @@ describeWithControlPlane("helm install, upgrade and uninstall of deploy/helm/nsx
     await removeCrds();
     const crdsBefore = await kubectl(cp, ["get", "crd", ...CRD_NAMES, "--ignore-not-found", "--output=name"]);
     expect(crdsBefore.stdout.trim(), "no CRD before the install").toBe("");
-    helm(["install", RELEASE, CHART_DIR, "--namespace", namespace]);
+    const installed = helm(["install", RELEASE, CHART_DIR, "--namespace", namespace]);
+    // the chart's NOTES: what to run next, with this release's names
+    expect(installed).toContain(`kubectl -n ${namespace} rollout status deployment/${FULLNAME}`);
+    expect(installed).toContain(`kubectl -n ${namespace} get lease ${FULLNAME}`);
     expect(releaseStatus()).toMatchObject({ version: 1, info: { status: "deployed" } });
     await kubectl(cp, [
       "wait",
