@@ -16,6 +16,7 @@ export const BINARY_NAMES = [
   "kube-controller-manager",
   "kubectl",
   "kstatus",
+  "helm",
 ] as const;
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
@@ -47,7 +48,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
   const binDir = controlPlaneBinDir();
   if (missingIn(binDir).length > 0 && options.build) {
     console.warn(
-      `[controlplane] building kube-apiserver, kubectl, etcd and kstatus into ${binDir} (once; minutes when cold)`,
+      `[controlplane] building ${missingIn(binDir).join(", ")} into ${binDir} (once; minutes when cold)`,
     );
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }
@@ -57,7 +58,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
     found: false,
     binDir,
     reason:
-      `${missing.join(", ")} not found in ${binDir}. Build them once (about 6 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
+      `${missing.join(", ")} not found in ${binDir}. Build them once (about 12 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
       `\`${BUILD_COMMAND}\`, or set CONTROLPLANE_BIN_DIR to a directory holding ${BINARY_NAMES.join(", ")}.`,
   };
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
-# and kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) beside them.
+# and beside them kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) and helm (the chart's
+# tests: lint, template, install, upgrade, uninstall).
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
 # that requires it and replaces each staging module with its published v0.N.P can.
@@ -10,9 +11,10 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ]; }; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ] && [ -x "$out/helm" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -67,6 +69,21 @@ if [ ! -x "$out/kstatus" ]; then
   go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >&2
   go mod tidy >&2
   go build -trimpath -ldflags "-s -w" -o "$out/kstatus" . >&2
+fi
+if [ ! -x "$out/helm" ]; then
+  mkdir -p "$work/helm" && cd "$work/helm"
+  go mod init nsxv-operator.test/helm >/dev/null 2>&1
+  go get "helm.sh/helm/v3@$HELM_VERSION" >&2
+  # as helm's Makefile stamps a release: its version, and the Kubernetes version that `helm
+  # template` and `helm lint` assume without a cluster, from the client-go it is built with
+  # (v0.37.x is Kubernetes 1.37); unstamped it would assume 1.20 and refuse the chart's kubeVersion
+  client_go="$(go list -m -f '{{.Version}}' k8s.io/client-go)"
+  k8s_minor="${client_go#v0.}"; k8s_minor="${k8s_minor%%.*}"
+  helm_flags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    helm_flags="$helm_flags -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$k8s_minor"
+  done
+  go build -trimpath -ldflags "$helm_flags" -o "$out/helm" helm.sh/helm/v3/cmd/helm >&2
 fi
 echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
 echo "$out"

@@ -4,7 +4,7 @@
  * teardown. Test files run in worker processes while the servers belong to this one, so a small
  * loopback endpoint lets a test ask for a kube-apiserver restart.
  *
- * Environment: missing binaries are built first when Go is installed (once, about 6 minutes on
+ * Environment: missing binaries are built first when Go is installed (once, about 12 minutes on
  * 2 cores; NSXV_BUILD_CONTROLPLANE=0 turns that off), so `npm ci && npm test` passes on a fresh
  * machine. Without them the integration tests skip with the reason; NSXV_REQUIRE_CONTROLPLANE=1
  * turns that skip into a failure (CI sets it).

@@ -12,7 +12,6 @@
  * must accept.
  */
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, type V1Pod, type V1PodSpec } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
@@ -29,6 +28,7 @@ import {
   INSTALL,
   MONITORING_DIR,
   makeTempDir,
+  withPrometheusOperatorStubs,
   writeNamespaceOverlay,
   type TempDir,
 } from "./deploy-support.ts";
@@ -276,17 +276,7 @@ describeWithControlPlane("kubectl apply -k deploy/", (cp) => {
   it("dry-runs the monitoring kustomization against stub Prometheus Operator CRDs", async () => {
     // Stubs, not the real CRDs (none are available offline): they accept any spec, so this
     // proves the kinds, API versions, names and namespace, not the fields of the spec.
-    const stubs = join(temp.path, "prometheus-operator-stub-crds.yaml");
-    await writeFile(stubs, stubCrds(["ServiceMonitor", "PrometheusRule"]));
-    await kubectl(cp, ["apply", "-f", stubs]);
-    try {
-      await kubectl(cp, [
-        "wait",
-        "--for=condition=Established",
-        "--timeout=30s",
-        "crd/servicemonitors.monitoring.coreos.com",
-        "crd/prometheusrules.monitoring.coreos.com",
-      ]);
+    await withPrometheusOperatorStubs(cp, temp.path, async () => {
       const objects = await render(MONITORING_DIR);
       const { stdout } = await kubectl(cp, [
         "apply",
@@ -299,35 +289,6 @@ describeWithControlPlane("kubectl apply -k deploy/", (cp) => {
       expect(lines.map((line) => line.split(" ")[0]).sort()).toEqual(objects.map(kindName).sort());
       for (const line of lines) expect(line).toMatch(/ serverside-applied \(server dry run\)$/);
       for (const object of objects) expect(object.metadata.namespace).toBe(INSTALL.namespace);
-    } finally {
-      await kubectl(cp, ["delete", "-f", stubs, "--wait=false"]);
-    }
+    });
   });
 });
-
-/** Namespaced monitoring.coreos.com/v1 CRDs that accept any spec. */
-function stubCrds(kinds: readonly string[]): string {
-  return kinds
-    .map((kind) => {
-      const plural = `${kind.toLowerCase()}s`;
-      return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ${plural}.monitoring.coreos.com
-  labels: { nsxv-operator.test/stub: "true" }
-spec:
-  group: monitoring.coreos.com
-  scope: Namespaced
-  names: { kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${kind.toLowerCase()} }
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema:
-          type: object
-          x-kubernetes-preserve-unknown-fields: true
-`;
-    })
-    .join("---\n");
-}

@@ -27,6 +27,9 @@ export interface ScenarioOptions {
   kubeconfigPath: string;
   /** bound on convergence; default 45 s */
   timeoutMs?: number;
+  /** the Deployment whose args the operator runs with, and its Lease; default deploy/'s names */
+  deployment?: string;
+  lease?: string;
 }
 
 const POOL = "ipaddresspool-1";
@@ -41,10 +44,8 @@ interface OperatorProcess {
 }
 
 /** The container args of the installed Deployment, as the kubelet would pass them. */
-async function deploymentArgs(admin: KubeConfig, namespace: string): Promise<string[]> {
-  const deployment = await admin
-    .makeApiClient(AppsV1Api)
-    .readNamespacedDeployment({ name: "nsxv-operator", namespace });
+async function deploymentArgs(admin: KubeConfig, namespace: string, name: string): Promise<string[]> {
+  const deployment = await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ name, namespace });
   const args = deployment.spec?.template.spec?.containers[0]?.args ?? [];
   expect(args[0]).toBe("run");
   return args.map((arg) =>
@@ -180,9 +181,10 @@ async function converge<T>(
  */
 export async function reconcileAsServiceAccount(options: ScenarioOptions): Promise<void> {
   const { admin, installNamespace, objectsNamespace, kubeconfigPath, timeoutMs = 45_000 } = options;
+  const { deployment = "nsxv-operator", lease: leaseName = INSTALL.lease } = options;
   const k8s = new Resources(admin, objectsNamespace);
   const leases = admin.makeApiClient(CoordinationV1Api);
-  const readLease = () => leases.readNamespacedLease({ name: INSTALL.lease, namespace: installNamespace });
+  const readLease = () => leases.readNamespacedLease({ name: leaseName, namespace: installNamespace });
   let simulator: RunningSimulator | undefined;
   let operator: OperatorProcess | undefined;
   try {
@@ -201,7 +203,7 @@ export async function reconcileAsServiceAccount(options: ScenarioOptions): Promi
     });
     const sim = simulator;
     await declareObjects(k8s, sim.url);
-    const args = await deploymentArgs(admin, installNamespace);
+    const args = await deploymentArgs(admin, installNamespace, deployment);
     const running = startOperator(args, kubeconfigPath, installNamespace);
     operator = running;
     const until = <T>(what: string, check: () => Promise<T | undefined>) =>

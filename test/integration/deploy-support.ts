@@ -166,3 +166,57 @@ export async function accessAllowed(kc: KubeConfig, access: Access): Promise<boo
   });
   return review.status?.allowed === true;
 }
+
+/**
+ * Runs `body` while stub Prometheus Operator CRDs (ServiceMonitor, PrometheusRule) are
+ * Established, written to `dir`; deletes them afterwards. Stubs accept any spec: what they prove
+ * is kinds, API versions, names and namespaces.
+ */
+export async function withPrometheusOperatorStubs<T>(
+  cp: ControlPlaneHandle,
+  dir: string,
+  body: () => Promise<T>,
+): Promise<T> {
+  const stubs = join(dir, "prometheus-operator-stub-crds.yaml");
+  await writeFile(stubs, stubCrds(["ServiceMonitor", "PrometheusRule"]));
+  await kubectl(cp, ["apply", "-f", stubs]);
+  try {
+    await kubectl(cp, [
+      "wait",
+      "--for=condition=Established",
+      "--timeout=30s",
+      "crd/servicemonitors.monitoring.coreos.com",
+      "crd/prometheusrules.monitoring.coreos.com",
+    ]);
+    return await body();
+  } finally {
+    await kubectl(cp, ["delete", "-f", stubs, "--wait=false"]);
+  }
+}
+
+/** Namespaced monitoring.coreos.com/v1 CRDs that accept any spec. */
+function stubCrds(kinds: readonly string[]): string {
+  return kinds
+    .map((kind) => {
+      const plural = `${kind.toLowerCase()}s`;
+      return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${plural}.monitoring.coreos.com
+  labels: { nsxv-operator.test/stub: "true" }
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: { kind: ${kind}, listKind: ${kind}List, plural: ${plural}, singular: ${kind.toLowerCase()} }
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`;
+    })
+    .join("---\n");
+}
