@@ -58,6 +58,13 @@ export type ManagementPolicy = "Enforce" | "Observe";
 export type ManagerAuth = "Basic" | "Token";
 export type DeletionPolicy = "Orphan" | "Restore";
 
+/**
+ * On a Secret of credentials, in a cluster: the manager URLs (comma- or space-separated) its
+ * credentials may be sent to. Set by whoever may write Secrets; an NSXManager pointing anywhere
+ * else does not get them (reason CredentialsNotBound).
+ */
+export const SECRET_BINDING_ANNOTATION = "nsxv.io/allowed-manager-urls";
+
 /** Holds an EdgeTenant with deletionPolicy Restore until its original tenant is written back. */
 export const RESTORE_FINALIZER = "nsxv.io/restore-tenant";
 /**

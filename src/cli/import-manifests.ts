@@ -5,7 +5,8 @@
  */
 import { Document, isScalar, isSeq } from "yaml";
 import { AddressSet } from "../api/address-set.ts";
-import { API_VERSION, type Kind, type ManagementPolicy } from "../api/types.ts";
+import { normalizeManagerUrl } from "../api/manager-url.ts";
+import { API_VERSION, SECRET_BINDING_ANNOTATION, type Kind, type ManagementPolicy } from "../api/types.ts";
 import type { Allocation, EdgeSummary, IpPool } from "../nsx/types.ts";
 import { normalizeIp, tryParseIp } from "../util/ip.ts";
 
@@ -124,6 +125,17 @@ export function uniqueName(text: string, id: string, used: Set<string>): string 
   return name;
 }
 
+/** The commands that create the imported manager's Secret and bind it to the manager's URL. */
+export function secretCommands(
+  o: Pick<ImportManifestOptions, "managerName" | "namespace" | "url">,
+): string[] {
+  const secret = `${o.managerName}-credentials`;
+  return [
+    `kubectl -n ${o.namespace} create secret generic ${secret} --from-literal=username=USER --from-literal=password=PASSWORD`,
+    `kubectl -n ${o.namespace} annotate secret ${secret} ${SECRET_BINDING_ANNOTATION}=${normalizeManagerUrl(o.url) ?? o.url}`,
+  ];
+}
+
 function managerObject(o: ImportManifestOptions): ImportedObject {
   const secret = `${o.managerName}-credentials`;
   const doc = new Document({
@@ -134,8 +146,9 @@ function managerObject(o: ImportManifestOptions): ImportedObject {
   });
   doc.commentBefore = [
     ` Imported by nsxv-operator import. The Secret holds no password here; create it with`,
-    `   kubectl -n ${o.namespace} create secret generic ${secret} --from-literal=username=USER --from-literal=password=PASSWORD`,
-    ` or set NSX_USERNAME and NSX_PASSWORD for plan and apply.`,
+    ...secretCommands(o).map((line) => `   ${line}`),
+    ` (in a cluster the operator sends the credentials only to the URLs the Secret's annotation`,
+    ` names), or set NSX_USERNAME and NSX_PASSWORD for plan and apply.`,
   ].join("\n");
   return { kind: "NSXManager", name: o.managerName, text: doc.toString({ lineWidth: 0 }) };
 }

@@ -12,6 +12,7 @@ import type { ManagerClientOptions } from "../nsx/client-options.ts";
 import type { EdgeSummary } from "../nsx/types.ts";
 import {
   importManifests,
+  secretCommands,
   type ImportedEdge,
   type ImportedObject,
   type ImportedPool,
@@ -94,6 +95,10 @@ export async function runImport(flags: ImportFlags, io: CliIo, deps: ImportDeps 
     const count = (kind: string) => result.objects.filter((object) => object.kind === kind).length;
     io.stderr.write(
       `wrote ${files.length} files to ${flags.output}: 1 NSXManager, ${count("EdgeTenant")} EdgeTenants, ${count("IPPoolAllocations")} IPPoolAllocations\n`,
+    );
+    const commands = secretCommands({ managerName: flags.name, namespace: flags.namespace, url: flags.url });
+    io.stderr.write(
+      `in a cluster, create the Secret and bind it to the manager:\n${commands.map((c) => `  ${c}\n`).join("")}`,
     );
     return EXIT.ok;
   } catch (error) {

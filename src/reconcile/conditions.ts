@@ -56,6 +56,8 @@ export const FAILURE_REASONS = [
   "ConflictUndecided",
   // a remembered original tenant belongs to another edge or manager than the spec names now
   "EdgeMoved",
+  // the credentials Secret does not name the manager's URL: its credentials are not sent there
+  "CredentialsNotBound",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -115,6 +117,7 @@ const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>([
   "Conflict",
   "SourceInvalid",
   "EdgeMoved",
+  "CredentialsNotBound",
 ]);
 
 /** Ready reasons that record an observation of the manager; the others record a failure or a pause. */

@@ -21,7 +21,8 @@ export interface ManagerObservation {
 export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerObservation, never> = {
   async prepare(ctx) {
     resolveManager(ctx.object);
-    return ctx.state.connect(ctx.object);
+    // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
+    return ctx.state.connect(ctx.object, { fresh: true });
   },
   async observe(connection, ctx) {
     const pools = await ctx.state.refreshPoolList(connection, DEFAULTS.poolScope);

@@ -2,10 +2,19 @@
  * What the handlers share across passes: the reconciler's options, the desired-state store, the
  * manager connections, and the caches that make a pass over N objects cheap: the conflict index
  * per kind (rebuilt only when the store's revision moves), the pool lists per manager and scope
- * (fetched once, shared), pool ids by name per list. Also the one pass's context (`Pass`).
+ * (fetched once, shared), pool ids by name per list, the shapes of the edges read; and the rule
+ * that binds a Secret's credentials to the manager URLs it names.
  */
 import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
-import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NSXManager } from "../api/types.ts";
+import { normalizeManagerUrl } from "../api/manager-url.ts";
+import {
+  DEFAULTS,
+  SECRET_BINDING_ANNOTATION,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type NSXManager,
+  type Secret,
+} from "../api/types.ts";
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { ConflictIndex } from "./conflicts.ts";
@@ -106,12 +115,20 @@ export class ReconcilerState {
     return index;
   }
 
-  /** The client of a manager, built from its spec and Secrets. */
-  async connect(manager: NSXManager): Promise<ManagerConnection> {
+  /**
+   * The client of a manager, built from its spec and Secrets; `fresh` reads the Secrets where
+   * they live now (the manager's own check) rather than from a cache. Where the store requires
+   * it, the credentials Secret must name the manager's URL (SECRET_BINDING_ANNOTATION), or no
+   * client is built: CredentialsNotBound.
+   */
+  async connect(manager: NSXManager, options: { fresh?: boolean } = {}): Promise<ManagerConnection> {
     const config = resolveManager(manager);
     const { namespace } = refOf(manager);
-    const credentials = await this.store.getSecret(namespace, config.credentialsSecret);
-    const ca = config.ca === undefined ? undefined : await this.store.getSecret(namespace, config.ca.secret);
+    const credentials = await this.store.getSecret(namespace, config.credentialsSecret, options);
+    if (credentials !== undefined && this.store.secretBindingRequired === true)
+      assertBound(credentials, `${namespace}/${config.credentialsSecret}`, config.url);
+    const ca =
+      config.ca === undefined ? undefined : await this.store.getSecret(namespace, config.ca.secret, options);
     return this.connections.resolve(manager, { credentials, ca });
   }
 
@@ -193,4 +210,22 @@ export function managerRefOf(object: EdgeTenant | IPPoolAllocations, managerName
 export function conflictError(target: string, winner: ObjectRef): ReconcileError {
   const message = `${target} is owned by ${formatRef(winner)}, which is older; this object acts on nothing until that one is gone`;
   return new ReconcileError({ reason: "Conflict", message, owner: winner });
+}
+
+/** The manager URLs a Secret's binding names, normalized; unparsable entries name nothing. */
+export function boundUrls(secret: Secret): string[] {
+  const text = secret.metadata.annotations?.[SECRET_BINDING_ANNOTATION] ?? "";
+  return text
+    .split(/[\s,]+/)
+    .filter((entry) => entry !== "")
+    .flatMap((entry) => normalizeManagerUrl(entry) ?? []);
+}
+
+/** CredentialsNotBound unless the Secret names the manager's URL; the message says how to bind it. */
+function assertBound(secret: Secret, name: string, url: string): void {
+  const target = normalizeManagerUrl(url) ?? url;
+  if (boundUrls(secret).includes(target)) return;
+  const [namespace, secretName] = name.split("/");
+  const message = `Secret ${name} does not name ${target} in its annotation ${SECRET_BINDING_ANNOTATION}, so its credentials are not sent there: whoever may write Secrets binds them to the manager, e.g. kubectl -n ${namespace} annotate secret ${secretName} ${SECRET_BINDING_ANNOTATION}=${target}`;
+  throw new ReconcileError({ reason: "CredentialsNotBound", message });
 }

@@ -13,7 +13,16 @@ export interface DesiredStateStore {
   get(ref: ObjectRef): Awaitable<NsxvObject | undefined>;
   /** every object of the kind this operator serves, all namespaces (for the conflict index) */
   list(kind: Kind): Awaitable<readonly NsxvObject[]>;
-  getSecret(namespace: string, name: string): Awaitable<Secret | undefined>;
+  /**
+   * Secrets here are readable by the operator but not by everyone who may write an NSXManager (a
+   * cluster): a Secret's credentials go only to the manager URLs the Secret itself names
+   * (SECRET_BINDING_ANNOTATION), or anyone allowed to create an NSXManager could have the
+   * operator send them to a server of their own. Unset for manifest files, whose author holds
+   * the Secrets anyway.
+   */
+  readonly secretBindingRequired?: boolean;
+  /** `fresh`: read it from where it lives now, not from a cache (the manager's own check) */
+  getSecret(namespace: string, name: string, options?: { fresh?: boolean }): Awaitable<Secret | undefined>;
   /**
    * A number that changes whenever an object of the kind is added or removed or its metadata or
    * spec changes (a status-only change may leave it as it is): what callers derive from

@@ -1,11 +1,12 @@
 /**
- * What the Kubernetes source keeps of the watched collections: the objects of each kind (with
- * the last resourceVersions delivered, so that a status write the watch already delivered
- * needs no overlay) and the Secrets some NSXManager references (only those: a cluster's other
- * Secrets are never held in memory). Each tells its owner what changed.
+ * What the Kubernetes source keeps: the watched objects of each kind (with the last
+ * resourceVersions delivered, so that a status write the watch already delivered needs no
+ * overlay), and the Secrets NSXManagers name, read by name (a cluster's other Secrets are never
+ * listed, watched or held). Each tells its owner what changed.
  */
 import { namespacedName } from "../api/refs.ts";
 import type { Kind, NsxvObject, Secret } from "../api/types.ts";
+import type { Clock } from "../util/clock.ts";
 import type { KubeObject, WatchHandler } from "../controller/kube-watch.ts";
 
 const RECENT_VERSIONS = 8;
@@ -75,93 +76,70 @@ export class ObjectCache implements WatchHandler {
   }
 }
 
-/** The Secrets that some NSXManager references; null: known not to exist; undefined: not read yet. */
-export class SecretCache implements WatchHandler {
-  readonly #values = new Map<string, Secret | null | undefined>();
-  /** Secret key → the managers (keys) that reference it */
-  readonly #users = new Map<string, Set<string>>();
+/**
+ * The Secrets NSXManagers name, read one by one with GET by name (the operator may not list or
+ * watch Secrets: it reads only those it is pointed at) and served from memory for `maxAgeMs`.
+ * Concurrent reads of one Secret share one GET. A read that finds other data than the last one
+ * (a rotated password, a new binding, a Secret gone) tells `onChange`.
+ */
+export class SecretReader {
+  readonly #read: (namespace: string, name: string) => Promise<Secret | null>;
+  readonly #maxAgeMs: number;
+  readonly #clock: Pick<Clock, "now">;
   readonly #onChange: (namespace: string, name: string) => void;
+  readonly #entries = new Map<string, { value: Secret | null; readAtMs: number }>();
+  readonly #reading = new Map<string, Promise<Secret | null>>();
 
-  constructor(onChange: (namespace: string, name: string) => void) {
-    this.#onChange = onChange;
+  constructor(options: {
+    read: (namespace: string, name: string) => Promise<Secret | null>;
+    maxAgeMs: number;
+    clock: Pick<Clock, "now">;
+    onChange: (namespace: string, name: string) => void;
+  }) {
+    this.#read = options.read;
+    this.#maxAgeMs = options.maxAgeMs;
+    this.#clock = options.clock;
+    this.#onChange = options.onChange;
   }
 
-  isReferenced(key: string): boolean {
-    return this.#users.has(key);
-  }
-
-  get(key: string): Secret | null | undefined {
-    return this.#values.get(key);
-  }
-
-  /** a read on demand; kept unless the watch delivered something meanwhile or nobody needs it */
-  fill(key: string, secret: Secret | null): void {
-    if (this.#users.has(key) && this.#values.get(key) === undefined) this.#values.set(key, secret);
-  }
-
-  /** the manager (namespace/name) now references these Secret names */
-  reference(manager: string, namespace: string, names: readonly string[]): void {
-    const wanted = new Set(names.map((n) => `${namespace}/${n}`));
-    for (const [key, users] of this.#users) {
-      if (wanted.has(key) || !users.delete(manager) || users.size > 0) continue;
-      this.#users.delete(key);
-      this.#values.delete(key);
+  /** The Secret (null: it does not exist), from memory unless older than maxAgeMs or `fresh`. */
+  async get(namespace: string, name: string, fresh = false): Promise<Secret | null> {
+    const key = `${namespace}/${name}`;
+    const entry = this.#entries.get(key);
+    if (!fresh && entry !== undefined && this.#clock.now() - entry.readAtMs < this.#maxAgeMs) return entry.value;
+    let reading = this.#reading.get(key);
+    if (reading === undefined) {
+      reading = this.#read(namespace, name).finally(() => this.#reading.delete(key));
+      this.#reading.set(key, reading);
     }
-    for (const key of wanted) {
-      const users = this.#users.get(key) ?? new Set();
-      users.add(manager);
-      this.#users.set(key, users);
-      if (!this.#values.has(key)) this.#values.set(key, undefined);
-    }
-  }
-
-  replace(items: KubeObject[]): void {
-    const listed = new Map(items.map((s) => [namespacedName(s.metadata), s]));
-    for (const key of this.#users.keys()) {
-      const item = listed.get(key);
-      if (item !== undefined) this.upsert(item);
-      else this.#set(key, null);
-    }
-  }
-
-  upsert(item: KubeObject): void {
-    const key = namespacedName(item.metadata);
-    if (!this.#users.has(key)) return;
-    const raw = item as KubeObject & Partial<Secret>;
-    const { name, namespace, resourceVersion } = raw.metadata;
-    this.#set(key, {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name, namespace, resourceVersion },
-      ...(raw.data != null ? { data: raw.data } : {}),
-    });
-  }
-
-  remove(item: KubeObject): void {
-    const key = namespacedName(item.metadata);
-    if (this.#users.has(key)) this.#set(key, null);
-  }
-
-  #set(key: string, secret: Secret | null): void {
-    const before = this.#values.get(key);
-    this.#values.set(key, secret);
-    const same = JSON.stringify(before?.data ?? before) === JSON.stringify(secret?.data ?? secret);
-    if (before !== undefined && !same) {
-      const [namespace = "", name = ""] = key.split("/");
-      this.#onChange(namespace, name);
-    }
+    const value = await reading;
+    const before = this.#entries.get(key);
+    this.#entries.set(key, { value, readAtMs: this.#clock.now() });
+    if (before !== undefined && secretText(before.value) !== secretText(value)) this.#onChange(namespace, name);
+    return value;
   }
 }
 
+/** What of a Secret counts as a change: its data and its annotations (the binding). */
+function secretText(secret: Secret | null): string {
+  return JSON.stringify(secret === null ? null : [secret.data, secret.metadata.annotations]);
+}
+
+/** The parts of a Secret the operator reads: name, its annotations (the binding) and its data. */
 export function asSecret(secret: {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+  };
   data?: Record<string, string>;
 }): Secret {
-  const { name = "", namespace, resourceVersion } = secret.metadata ?? {};
+  const { name = "", namespace, resourceVersion, annotations } = secret.metadata ?? {};
   return {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name, namespace, resourceVersion },
+    metadata: { name, namespace, resourceVersion, ...(annotations !== undefined ? { annotations } : {}) },
     ...(secret.data !== undefined ? { data: secret.data } : {}),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The desired state from a Kubernetes cluster: hardened watches (kube-watch.ts) on NSXManager,
- * EdgeTenant, IPPoolAllocations (optionally one namespace, optionally a label selector) and on
- * Secrets, of which only those an NSXManager references are kept in memory. Status goes to the
+ * EdgeTenant, IPPoolAllocations (optionally one namespace, optionally a label selector); the
+ * Secrets NSXManagers name are read by name when needed (never listed or watched: the operator
+ * needs `get` on Secrets, nothing more). Status goes to the
  * `/status` subresource as a JSON merge patch guarded by resourceVersion (409 → "conflict"); the
  * patched status is served from memory until the watch delivers it, so the next pass never reads
  * an older status. Events go to core/v1 Events. A status write never enqueues anything: only
@@ -22,7 +23,6 @@ import {
   PLURALS,
   VERSION,
   type Kind,
-  type NSXManager,
   type NsxvObject,
   type Secret,
 } from "../api/types.ts";
@@ -33,14 +33,13 @@ import { KubernetesEventSink } from "../controller/kube-event-sink.ts";
 import { ResourceWatch, type ListWatchApi, type ResourceWatchOptions } from "../controller/kube-watch.ts";
 import { kubeListWatchApi } from "../controller/kube-list-watch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
-import { asSecret, ObjectCache, SecretCache } from "./kubernetes-caches.ts";
+import { asSecret, ObjectCache, SecretReader } from "./kubernetes-caches.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 import {
   alsoConcerned,
   concernedBySecret,
   KeyListeners,
   needsReconcile,
-  secretNamesOf,
   type DesiredStateSource,
   type KeyListener,
   type Status,
@@ -70,6 +69,8 @@ export interface KubernetesSourceOptions {
   statusApi?: StatusApi;
   objectApi?: ObjectApi;
   secretApi?: SecretApi;
+  /** how long a Secret read is served before it is read again (the managers' own checks always read); default 30000 */
+  secretMaxAgeMs?: number;
   /** the field manager of status patches; default "nsxv-operator" */
   fieldManager?: string;
   clock?: Clock;
@@ -101,6 +102,8 @@ export function mergePatch(from: unknown, to: unknown): unknown {
   return patch;
 }
 
+export const KUBERNETES_SOURCE_DEFAULTS = { secretMaxAgeMs: 30_000 } as const;
+
 export class KubernetesSource implements DesiredStateSource {
   readonly store: DesiredStateStore;
   readonly events: EventRecorder;
@@ -111,7 +114,7 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #logger: Logger;
   readonly #listeners = new KeyListeners();
   readonly #caches: Record<Kind, ObjectCache>;
-  readonly #secrets: SecretCache;
+  readonly #secrets: SecretReader;
   /**
    * The object as our last write (a status or finalizer patch) returned it, served instead of
    * the cached one until the watch delivers that version: the next pass never reads an older
@@ -147,7 +150,12 @@ export class KubernetesSource implements DesiredStateSource {
       EdgeTenant: cache("EdgeTenant"),
       IPPoolAllocations: cache("IPPoolAllocations"),
     };
-    this.#secrets = new SecretCache((namespace, name) => this.#secretChanged(namespace, name));
+    this.#secrets = new SecretReader({
+      read: (namespace, name) => this.#readSecret(namespace, name),
+      maxAgeMs: options.secretMaxAgeMs ?? KUBERNETES_SOURCE_DEFAULTS.secretMaxAgeMs,
+      clock,
+      onChange: (namespace, name) => this.#secretChanged(namespace, name),
+    });
     const api = options.listWatch ?? kubeListWatchApi(kc);
     const ns = options.namespace;
     const common = { ...options.watch, api, clock, logger: this.#logger };
@@ -162,17 +170,13 @@ export class KubernetesSource implements DesiredStateSource {
             ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
           }),
       ),
-      new ResourceWatch({
-        ...common,
-        name: "Secret",
-        path: `/api/v1/${ns === undefined ? "" : `namespaces/${ns}/`}secrets`,
-        handler: this.#secrets,
-      }),
     ];
     this.store = {
       get: (ref) => this.#get(ref),
       list: (kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)),
-      getSecret: (namespace, name) => this.#getSecret(namespace, name),
+      secretBindingRequired: true,
+      getSecret: async (namespace, name, options) =>
+        (await this.#secrets.get(namespace, name, options?.fresh)) ?? undefined,
       revision: (kind) => this.#revisions[kind],
     };
   }
@@ -279,22 +283,15 @@ export class KubernetesSource implements DesiredStateSource {
     return this.#overlays.get(`${object.kind}/${namespacedName(object.metadata)}`) ?? object;
   }
 
-  async #getSecret(namespace: string, name: string): Promise<Secret | undefined> {
-    const key = `${namespace}/${name}`;
-    const cached = this.#secrets.get(key);
-    if (cached !== undefined) return cached ?? undefined;
-    // not delivered by the watch (it started referencing the Secret after the list): read it once
-    let read: Secret | null;
+  async #readSecret(namespace: string, name: string): Promise<Secret | null> {
     try {
-      read = asSecret(await this.#secretApi.readNamespacedSecret({ name, namespace }));
+      return asSecret(await this.#secretApi.readNamespacedSecret({ name, namespace }));
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 404))
-        throw decodeApiError(`read Secret ${namespace}/${name}`, error);
-      read = null;
+      if (error instanceof ApiException && error.code === 404) return null;
+      throw decodeApiError(`read Secret ${namespace}/${name}`, error);
     }
-    this.#secrets.fill(key, read);
-    return read ?? undefined;
   }
+
 
   #objectChanged(before: NsxvObject | undefined, after: NsxvObject | undefined): void {
     const object = (after ?? before) as NsxvObject;
@@ -306,10 +303,6 @@ export class KubernetesSource implements DesiredStateSource {
       (after === undefined || after.metadata.resourceVersion === overlay.metadata.resourceVersion)
     ) {
       this.#overlays.delete(overlayKey);
-    }
-    if (object.kind === "NSXManager") {
-      const names = after === undefined ? [] : secretNamesOf(after as NSXManager);
-      this.#secrets.reference(`${ref.namespace}/${ref.name}`, ref.namespace, names);
     }
     const changed = before === undefined || after === undefined || needsReconcile(before, after);
     // the spec too: an object whose generation did not follow a spec change is still listed anew

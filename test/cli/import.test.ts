@@ -116,6 +116,9 @@ describe("nsxv-operator import", () => {
     expect(io.err()).toContain("listing edges: 46 of 46");
     expect(io.err()).toContain("reading edges: 46 of 46");
     expect(io.err()).toContain("1 NSXManager, 46 EdgeTenants, 2 IPPoolAllocations");
+    expect(io.err(), "how to bind the Secret to the manager, for a cluster").toContain(
+      `kubectl -n ${f.namespace} annotate secret ${f.name}-credentials nsxv.io/allowed-manager-urls=${f.url}`,
+    );
     const calls = sim!.state.counters.snapshot();
     expect(Object.keys(calls).sort()).toEqual(["getEdge", "listAllocations", "listEdges", "listPools"]);
 

@@ -137,13 +137,18 @@ interface AccessCase {
 
 const ACCESS_CASES: readonly AccessCase[] = [
   {
-    name: "watch secrets in its namespace",
-    access: (t) => ({ verb: "watch", resource: "secrets", namespace: t.own }),
+    name: "get secrets in its namespace",
+    access: (t) => ({ verb: "get", resource: "secrets", namespace: t.own }),
     allowed: true,
   },
   {
-    name: "watch secrets everywhere",
-    access: () => ({ verb: "watch", resource: "secrets", namespace: "" }),
+    name: "watch secrets in its namespace",
+    access: (t) => ({ verb: "watch", resource: "secrets", namespace: t.own }),
+    allowed: false,
+  },
+  {
+    name: "get secrets everywhere",
+    access: () => ({ verb: "get", resource: "secrets", namespace: "" }),
     allowed: false,
   },
   {

@@ -237,11 +237,17 @@ const ACCESS_CASES: readonly AccessCase[] = [
       allowed: resource === "edgetenants" && verb === "patch",
     })),
   ]),
-  ...["get", "list", "watch"].map((verb) => ({
-    name: `${verb} secrets everywhere`,
-    reason: "manager credentials live beside the NSXManager, in any namespace",
-    access: () => ({ verb, resource: "secrets", namespace: "" }),
+  {
+    name: "get secrets everywhere",
+    reason: "manager credentials live beside the NSXManager, in any namespace: read by name",
+    access: () => ({ verb: "get", resource: "secrets", namespace: "" }),
     allowed: true,
+  },
+  ...["list", "watch"].map((verb) => ({
+    name: `${verb} secrets`,
+    reason: "the operator reads the Secrets it is pointed at by name: it never sees the others",
+    access: (w: Where) => ({ verb, resource: "secrets", namespace: w.objects }),
+    allowed: false,
   })),
   ...["create", "update", "patch", "delete"].map((verb) => ({
     name: `${verb} secrets`,

@@ -87,7 +87,7 @@ async function stopOperator(operator: OperatorProcess, graceMs = 20_000): Promis
 }
 
 async function declareObjects(k8s: Resources, simulatorUrl: string): Promise<void> {
-  await k8s.secret("nsx-credentials", { username: "admin", password: "default" });
+  await k8s.secret("nsx-credentials", { username: "admin", password: "default" }, simulatorUrl);
   await k8s.create<NSXManager>({
     kind: "NSXManager",
     metadata: { name: "lab" },

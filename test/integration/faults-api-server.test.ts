@@ -104,7 +104,7 @@ describeWithControlPlane("API server faults", (cp) => {
     const resources = new Resources(kc, namespace);
     for (const document of rigManifests(sim.url)) {
       const d = document as { kind: string; metadata: { name: string }; stringData?: Record<string, string> };
-      if (d.kind === "Secret") await resources.secret(d.metadata.name, d.stringData ?? {});
+      if (d.kind === "Secret") await resources.secret(d.metadata.name, d.stringData ?? {}, sim.url);
       else await resources.create(document as unknown as NsxvObject);
     }
     return { sim, resources, namespace };

@@ -168,16 +168,21 @@ function assertCallsAcrossRestart(
 describe("operator killed with SIGKILL, then restarted", () => {
   it("between the edge GET and its PUT: nothing was written; the restart writes once, over the newest version", async () => {
     const s = await scene();
-    // the read that decides the PUT (and is the document PUT back) is held 1.5 s
-    s.sim.state.faults.add({ route: "getEdge", kind: "latency", latencyMs: 1_500, count: 1 });
+    // both reads are held 1.5 s: the one whose pass records the original tenant, then the one
+    // that decides the PUT (and is the document PUT back)
+    s.sim.state.faults.add({ route: "getEdge", kind: "latency", latencyMs: 1_500, count: 2 });
     const first = s.start();
     await waitFor(
       "the read before the PUT to be in flight",
-      async () => (fired(s.sim, "getEdge") >= 1 ? true : undefined),
+      async () => (fired(s.sim, "getEdge") >= 2 ? true : undefined),
       { timeoutMs: 20_000, intervalMs: 20 },
     );
     expect(await first.kill()).toBe("SIGKILL");
     expect(callsOf(s.sim, "putEdge"), "killed before the PUT").toBe(0);
+    expect(
+      persisted(s.statusFile, EDGE_KEY)?.status?.originalTenant,
+      "the original was recorded before the write it is needed for",
+    ).toBe("default");
 
     // another client changes the edge while the operator is dead
     s.sim.state.faults.clear();
@@ -190,7 +195,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
     const edge = s.sim.state.edge(EDGE_ID);
     expect(edge?.doc.name, "the other client's change survived").toBe("renamed-while-down");
     expect(callsOf(s.sim, "putEdge"), "one PUT in all").toBe(1);
-    expect(callsOf(s.sim, "getEdge"), "one read per run").toBeLessThanOrEqual(2);
+    expect(callsOf(s.sim, "getEdge"), "the record's read, then one read per run").toBeLessThanOrEqual(3);
     assertCallsAcrossRestart(s.sim, first, second, STRAYS.length);
   });
 
@@ -220,6 +225,10 @@ describe("operator killed with SIGKILL, then restarted", () => {
     assertNoAllowedReleased(s.sim, ALLOWED);
     expect(callsOf(s.sim, "putEdge"), "no second PUT").toBe(1);
     expect(condition(s.statusFile, EDGE_KEY, "Synced")?.status).toBe("True");
+    expect(
+      persisted(s.statusFile, EDGE_KEY)?.status?.originalTenant,
+      "the tenant before the write survived the kill: it was recorded first",
+    ).toBe("default");
   });
 
   it("in the middle of a run of releases: each stray released once, none allowed, firstSeen kept", async () => {

@@ -14,7 +14,14 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { pino } from "pino";
-import { GROUP, VERSION, type EdgeTenant, type Kind, type NsxvObject } from "../../src/api/types.ts";
+import {
+  GROUP,
+  SECRET_BINDING_ANNOTATION,
+  VERSION,
+  type EdgeTenant,
+  type Kind,
+  type NsxvObject,
+} from "../../src/api/types.ts";
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { KubernetesSource } from "../../src/source/kubernetes.ts";
 import { PLURALS } from "../../src/api/types.ts";
@@ -97,6 +104,8 @@ export class Resources {
   readonly custom: CustomObjectsApi;
   readonly core: CoreV1Api;
   readonly namespace: string;
+  /** Secret name → the manager URL its credentials are bound to */
+  readonly #bindings = new Map<string, string>();
 
   constructor(kc: KubeConfig, namespace: string) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
@@ -137,24 +146,32 @@ export class Resources {
     await this.custom.deleteNamespacedCustomObject({ ...this.#params(kind), name });
   }
 
-  async secret(name: string, values: Record<string, string>): Promise<void> {
-    await this.core.createNamespacedSecret({
-      namespace: this.namespace,
-      body: { metadata: { name }, stringData: values },
-    });
+  /**
+   * A Secret of credentials, bound to the manager URL `boundTo` (the annotation its owner sets, or
+   * the operator sends the credentials nowhere); a replace keeps the binding.
+   */
+  async secret(name: string, values: Record<string, string>, boundTo?: string): Promise<void> {
+    if (boundTo !== undefined) this.#bindings.set(name, boundTo);
+    await this.core.createNamespacedSecret({ namespace: this.namespace, body: this.#secretBody(name, values) });
   }
 
   async replaceSecret(name: string, values: Record<string, string>): Promise<void> {
     await this.core.replaceNamespacedSecret({
       name,
       namespace: this.namespace,
-      body: { metadata: { name }, stringData: values },
+      body: this.#secretBody(name, values),
     });
   }
 
-  /** a Secret with the simulator's default credentials and an NSXManager pointing at `url` */
+  #secretBody(name: string, values: Record<string, string>) {
+    const boundTo = this.#bindings.get(name);
+    const annotations = boundTo === undefined ? undefined : { [SECRET_BINDING_ANNOTATION]: boundTo };
+    return { metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, stringData: values };
+  }
+
+  /** a Secret with the simulator's default credentials, bound to `url`, and an NSXManager pointing at it */
   async manager(name: string, url: string, credentials = { username: "admin", password: "default" }) {
-    await this.secret(`${name}-credentials`, credentials);
+    await this.secret(`${name}-credentials`, credentials, url);
     return this.create({
       kind: "NSXManager",
       metadata: { name },

@@ -67,7 +67,7 @@ describeWithControlPlane("operator: EdgeTenant deletionPolicy", (cp) => {
       "EdgeTenant",
       name,
       "corrected",
-      (o) => o.status?.originalTenant === "legacy",
+      (o) => o.status?.originalTenant === "legacy" && o.status.observedTenant === "blue",
     );
   }
 

@@ -147,7 +147,7 @@ describeWithControlPlane("operator: watch interruptions and credentials", (cp) =
       expect(condition(edge, "Synced")?.status).toBe("False");
       expect(callCounts(late.state.counters.snapshot())).toEqual({});
 
-      await k8s.secret("late-credentials", { username: "admin", password: "default" });
+      await k8s.secret("late-credentials", { username: "admin", password: "default" }, late.url);
       await untilTenant(late, "edge-5", "blue");
       await k8s.waitFor("NSXManager", "late", "Ready", (o) => condition(o, "Ready")?.status === "True");
       await k8s.waitFor("EdgeTenant", "late-edge", "Ready", (o) => condition(o, "Ready")?.status === "True");

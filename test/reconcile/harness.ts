@@ -21,6 +21,8 @@ export function setup(init: {
   deps?: Partial<ReconcilerDeps>;
   /** false: the store offers no revision (the reconciler lists on every use) */
   revisions?: boolean;
+  /** the store's Secrets must name the manager URLs they may go to (a cluster's) */
+  secretBindingRequired?: boolean;
 }) {
   const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
   const fake =
@@ -45,6 +47,7 @@ export function setup(init: {
   const counted: DesiredStateStore = {
     ...rest,
     ...(init.revisions === false ? {} : { revision }),
+    ...(init.secretBindingRequired === true ? { secretBindingRequired: true } : {}),
     list: (kind) => (listed.push(kind), store.list(kind)),
   };
   const reconcile = createReconciler({

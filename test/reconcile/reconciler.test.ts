@@ -83,6 +83,73 @@ describe("NSXManager", () => {
     expect(fake.calls).toEqual([]);
   });
 
+  describe("credentials bound to their destination (a cluster's Secrets)", () => {
+    const bound = (urls: string) => {
+      const secret = credentials();
+      return {
+        ...secret,
+        metadata: { ...secret.metadata, annotations: { "nsxv.io/allowed-manager-urls": urls } },
+      };
+    };
+    it.each([
+      {
+        name: "Unbound",
+        reason: "a Secret that names no manager sends its credentials nowhere",
+        secret: credentials(),
+        connects: false,
+      },
+      {
+        name: "BoundElsewhere",
+        reason: "the NSXManager points at a URL the Secret does not name (someone else's server)",
+        secret: bound("https://nsx-a.example, https://nsx-b.example"),
+        connects: false,
+      },
+      {
+        name: "BoundHere",
+        reason: "the URL the NSXManager names is one the Secret allows",
+        secret: bound("https://nsx-a.example https://nsx.example"),
+        connects: true,
+      },
+      {
+        name: "BoundNormalized",
+        reason:
+          "URLs compare as the manager they name: host case, default port and a trailing slash do not count",
+        secret: bound("HTTPS://NSX.example:443/"),
+        connects: true,
+      },
+      {
+        name: "BoundPathCounts",
+        reason: "a path is part of where the credentials go (a proxy may route by it)",
+        secret: bound("https://nsx.example/other"),
+        connects: false,
+      },
+    ])("$name: $reason", async ({ secret, connects }) => {
+      const { clients, fake, pass } = setup({
+        objects: [manager()],
+        secrets: [secret],
+        secretBindingRequired: true,
+      });
+      const report = await pass(manager());
+      expect(clients.length > 0, "a client is built only for a bound URL").toBe(connects);
+      expect(fake.calls.length > 0).toBe(connects);
+      if (connects) expect(condition(report, "Ready")).toMatchObject({ status: "True" });
+      else {
+        expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "CredentialsNotBound" });
+        expect(condition(report, "Stalled"), "a person binds it").toMatchObject({ status: "True" });
+        expect(condition(report, "Ready")?.message).toContain(
+          "kubectl -n ns annotate secret nsx-creds nsxv.io/allowed-manager-urls=https://nsx.example",
+        );
+        expect(JSON.stringify(report), "the password is never said").not.toContain("s3cret");
+      }
+    });
+
+    it("does not apply to Secrets of manifest files, whose author holds them anyway", async () => {
+      const { clients, pass } = setup({ objects: [manager()] });
+      await pass(manager());
+      expect(clients).toHaveLength(1);
+    });
+  });
+
   it("writes no status on a check that found nothing new: only a timestamp would have moved", async () => {
     const { pass, clock } = setup({ objects: [manager()] });
     expect((await pass(manager())).status).toBeDefined();

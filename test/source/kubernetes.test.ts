@@ -51,8 +51,11 @@ function secret(name: string, password: string, resourceVersion = "1"): KubeObje
 class FakeCluster implements ListWatchApi {
   readonly collections: Record<string, KubeObject[]> = {};
   readonly emitters: Record<string, (type: string, object: unknown) => void> = {};
+  /** the collections listed, in order */
+  readonly listed: string[] = [];
 
   list(path: string, _query: Query): Promise<ListPage> {
+    this.listed.push(last(path));
     return Promise.resolve({
       items: structuredClone(this.collections[last(path)] ?? []),
       resourceVersion: "100",
@@ -294,37 +297,34 @@ describe("KubernetesSource", () => {
     ]);
   });
 
-  it("keeps only referenced Secrets; a change of one enqueues its manager and dependents; others are read on demand", async () => {
+  it("reads Secrets by name, never lists or watches them; a fresh read that finds new data enqueues the manager and its dependents", async () => {
     const { cluster, source, enqueued, reads } = await setup({
       managers: [manager("nsx", "creds")],
       tenants: [web],
       secrets: [secret("creds", "one"), secret("unrelated", "x")],
     });
+    expect(cluster.listed, "no list or watch of Secrets").not.toContain("secrets");
     const creds = await source.store.getSecret(NS, "creds");
     expect(atob(creds?.data?.password ?? "")).toBe("one");
-    expect(reads, "served from the watch").toEqual([]);
+    await source.store.getSecret(NS, "creds");
+    expect(reads, "read once by name, then served from memory").toEqual(["creds"]);
 
-    cluster.emit("secrets", "MODIFIED", secret("unrelated", "y", "2"));
-    expect(enqueued).toEqual([]);
-    cluster.emit("secrets", "MODIFIED", secret("creds", "two", "2"));
-    expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/web", "NSXManager/team-a/nsx"]);
-    expect(atob((await source.store.getSecret(NS, "creds"))?.data?.password ?? "")).toBe("two");
-
-    // a manager starts referencing a Secret the watch did not keep: read once, then from the watch
-    const nsx = manager("nsx", "unrelated");
-    cluster.emit("nsxmanagers", "MODIFIED", {
-      ...nsx,
-      metadata: { ...nsx.metadata, generation: 2, resourceVersion: "2" },
-    });
-    expect(atob((await source.store.getSecret(NS, "unrelated"))?.data?.password ?? "")).toBe("x");
-    expect(await source.store.getSecret(NS, "unrelated")).toBeDefined();
-    expect(reads).toEqual(["unrelated"]);
+    cluster.collections.secrets = [secret("creds", "two", "2"), secret("unrelated", "x")];
+    expect(enqueued, "nothing watches it").toEqual([]);
+    // the manager's own check reads it fresh
+    expect(atob((await source.store.getSecret(NS, "creds", { fresh: true }))?.data?.password ?? "")).toBe(
+      "two",
+    );
+    expect(enqueued.sort(), "a rotation concerns the manager and its dependents").toEqual([
+      "EdgeTenant/team-a/web",
+      "NSXManager/team-a/nsx",
+    ]);
 
     enqueued.length = 0;
-    cluster.emit("secrets", "DELETED", secret("unrelated", "x", "3"));
+    cluster.collections.secrets = [secret("unrelated", "x")];
+    expect(await source.store.getSecret(NS, "creds", { fresh: true }), "gone").toBeUndefined();
     expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/web", "NSXManager/team-a/nsx"]);
-    expect(await source.store.getSecret(NS, "unrelated")).toBeUndefined();
-    expect(reads, "known to be gone: no read").toEqual(["unrelated"]);
+    expect(reads).toEqual(["creds", "creds", "creds"]);
   });
 
   it("serves a status and then a finalizer it wrote, each guarded by the resourceVersion of the write before", async () => {
@@ -436,7 +436,7 @@ describe("KubernetesSource", () => {
       listWatch: new FakeCluster(),
       events: nopRecorder,
     });
-    expect(fresh.notReady()).toMatch(/NSXManager: not listed yet.*EdgeTenant.*IPPoolAllocations.*Secret/);
+    expect(fresh.notReady()).toMatch(/NSXManager: not listed yet.*EdgeTenant.*IPPoolAllocations/);
   });
 });
 

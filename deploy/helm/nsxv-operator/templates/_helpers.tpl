@@ -64,10 +64,10 @@ with scope cluster, a Role of the release's namespace with scope namespace.
 - apiGroups: ["nsxv.io"]
   resources: ["nsxmanagers/status", "edgetenants/status", "ippoolallocations/status"]
   verbs: ["get", "patch"]
-# Manager credentials and CA bundles; read only.
+# Manager credentials and CA bundles: only `get`, by name, of the Secrets NSXManagers name.
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["get"]
 # core/v1 Events; patch is how repeated events are counted.
 - apiGroups: [""]
   resources: ["events"]
