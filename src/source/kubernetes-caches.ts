@@ -106,7 +106,8 @@ export class SecretReader {
   async get(namespace: string, name: string, fresh = false): Promise<Secret | null> {
     const key = `${namespace}/${name}`;
     const entry = this.#entries.get(key);
-    if (!fresh && entry !== undefined && this.#clock.now() - entry.readAtMs < this.#maxAgeMs) return entry.value;
+    if (!fresh && entry !== undefined && this.#clock.now() - entry.readAtMs < this.#maxAgeMs)
+      return entry.value;
     let reading = this.#reading.get(key);
     if (reading === undefined) {
       reading = this.#read(namespace, name).finally(() => this.#reading.delete(key));
@@ -115,7 +116,8 @@ export class SecretReader {
     const value = await reading;
     const before = this.#entries.get(key);
     this.#entries.set(key, { value, readAtMs: this.#clock.now() });
-    if (before !== undefined && secretText(before.value) !== secretText(value)) this.#onChange(namespace, name);
+    if (before !== undefined && secretText(before.value) !== secretText(value))
+      this.#onChange(namespace, name);
     return value;
   }
 }

@@ -17,15 +17,7 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
-import {
-  GROUP,
-  KINDS,
-  PLURALS,
-  VERSION,
-  type Kind,
-  type NsxvObject,
-  type Secret,
-} from "../api/types.ts";
+import { GROUP, KINDS, PLURALS, VERSION, type Kind, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import { SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
 import { decodeApiError } from "../controller/kube-errors.ts";
@@ -291,7 +283,6 @@ export class KubernetesSource implements DesiredStateSource {
       throw decodeApiError(`read Secret ${namespace}/${name}`, error);
     }
   }
-
 
   #objectChanged(before: NsxvObject | undefined, after: NsxvObject | undefined): void {
     const object = (after ?? before) as NsxvObject;

@@ -152,7 +152,10 @@ export class Resources {
    */
   async secret(name: string, values: Record<string, string>, boundTo?: string): Promise<void> {
     if (boundTo !== undefined) this.#bindings.set(name, boundTo);
-    await this.core.createNamespacedSecret({ namespace: this.namespace, body: this.#secretBody(name, values) });
+    await this.core.createNamespacedSecret({
+      namespace: this.namespace,
+      body: this.#secretBody(name, values),
+    });
   }
 
   async replaceSecret(name: string, values: Record<string, string>): Promise<void> {
