@@ -82,6 +82,7 @@ export const REASONS = [
   "InSync",
   "Drifted",
   "ReleasesPending",
+  "CorrectionPending",
   // Synced
   "ReconcileSuccess",
   "ReconcilePaused",
@@ -126,6 +127,7 @@ const OBSERVATION_REASONS: ReadonlySet<string> = new Set<Reason>([
   "InSync",
   "Drifted",
   "ReleasesPending",
+  "CorrectionPending",
 ]);
 
 export interface ReconcileEvent {

@@ -126,13 +126,15 @@ function settle(
         ? `the correction failed: ${failure.message}`
         : (decision.why ?? "a correction is planned");
     const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${why})`;
-    ready = { type: "Ready", status: "False", reason: "Drifted", message };
+    // a correction on its way (the original recorded, the write next) is not drift left in place
+    const pending = decision.recording && failure === undefined;
+    ready = { type: "Ready", status: "False", reason: pending ? "CorrectionPending" : "Drifted", message };
   }
   const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.hold);
   const updates: ConditionUpdate[] = [ready, ...synced];
   if (decision.recording && failure === undefined) {
     const message = `${edge}: the original tenant ${quote(drift?.from)} is recorded; the correction follows`;
-    updates.push({ type: "Reconciling", status: "True", reason: "Drifted", message });
+    updates.push({ type: "Reconciling", status: "True", reason: "CorrectionPending", message });
   }
   updates.push(
     lost === undefined

@@ -88,7 +88,7 @@ export interface Draft {
 }
 
 /** Ready reasons that mean the manager differs from the declared state. */
-const DRIFT_REASONS: ReadonlySet<string> = new Set(["Drifted", "ReleasesPending"]);
+const DRIFT_REASONS: ReadonlySet<string> = new Set(["Drifted", "ReleasesPending", "CorrectionPending"]);
 
 export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: Draft): ReconcileReport {
   const current = object?.status;

@@ -257,10 +257,8 @@ describeWithControlPlane("API server faults", (cp) => {
       await metricSum(op.metrics, "controller_runtime_reconcile_errors_total"),
       "a quiet error: re-added after the backoff",
     ).toBeGreaterThanOrEqual(1);
-    expect(
-      op.events.filter((e) => e.type === "Warning"),
-      "quiet: no Warning event",
-    ).toEqual([]);
+    const warnings = op.events.filter((e) => e.type === "Warning");
+    expect(warnings, `quiet: no Warning event; ${JSON.stringify(warnings)}`).toEqual([]);
     expect(callsOf(sim, "putEdge"), "the requeued pass found the tenant right: no second PUT").toBe(1);
     invariants(sim);
   });

@@ -67,7 +67,9 @@ describeWithControlPlane("operator: EdgeTenant", (cp) => {
     manifests = await mkdtemp(join(tmpdir(), "nsxv-demo-"));
     await copy(join(EXAMPLES_DIR, "demo/manifests"), manifests, { recursive: true });
     const manager = join(manifests, "manager.yaml");
-    await writeFile(manager, (await readFile(manager, "utf8")).replace(/url: \S+/, `url: ${demo.url}`));
+    // the NSXManager's URL and the Secret's binding to it
+    const text = await readFile(manager, "utf8");
+    await writeFile(manager, text.replaceAll("https://nsx-manager.lab.example", demo.url));
     operator = await startTestOperator(kc, namespace);
   });
 

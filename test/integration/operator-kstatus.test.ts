@@ -96,7 +96,8 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     const sim = await scene("bad-creds", "first");
     await current("EdgeTenant", "bad-creds");
     expect(tenantOn(sim, "edge-1")).toBe("first");
-    await k8s.replaceSecret("bad-creds-credentials", { username: "admin", password: "wrong" });
+    // the manager's password is rotated and its Secret not yet: the operator's credentials are refused
+    sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
     await k8s.patch("EdgeTenant", "bad-creds", { spec: { tenant: "second" } });
     await neverCurrent("EdgeTenant", "bad-creds", "generation 2 was never applied");
     await k8s.waitFor(
