@@ -14,7 +14,6 @@ import {
   asArray,
   asObject,
   fieldPath,
-  optBoolean,
   optEnum,
   optInt,
   optIp,
@@ -24,6 +23,7 @@ import {
   reqString,
   type JsonObject,
 } from "./input.ts";
+import { DEFAULT_RELEASE, parseRelease, type ManagerRelease } from "./manager.ts";
 import { GLOBAL_SCOPE, type PoolConfig, type PoolRange, type ScopeInfo } from "./pools.ts";
 import { parseSettings, type SimulatorSettings } from "./settings.ts";
 
@@ -42,7 +42,6 @@ export interface GenerateEdgesInput {
   /** e.g. 1048576 or 5242880: grow the firewall rules until each document has about this size */
   targetBytes?: number;
   seed?: number;
-  pretty?: boolean;
 }
 
 /** One entry of `edges`: a document inline, a file (relative to the state file), or generated. */
@@ -69,7 +68,7 @@ export interface PoolInput {
   dnsServer2?: string;
   /** default `subnet-<n>` with n from the pool id */
   subnetId?: string;
-  /** `integer` (default, as the spec) or `prefixed` (`allocatedipaddress-<n>`, as real managers) */
+  /** `prefixed` (default: `allocatedipaddress-<n>`, as real managers write them) or `integer` (as the spec shows) */
   allocationIds?: "integer" | "prefixed";
   /** default 1 */
   revision?: number;
@@ -85,6 +84,10 @@ export interface SimulatorStateInput {
   auditor?: CredentialsInput;
   /** the manager's UUID, shown in pool documents */
   vsmUuid?: string;
+  /** `major.minor.patch` the manager reports (global/info) and whose calls it offers; default 6.4.6 */
+  managerVersion?: string;
+  /** its build number; default 15177041 */
+  managerBuild?: number;
   settings?: Partial<SimulatorSettings>;
   /** scopes known beyond `globalroot-0` and those of the pools (listing them gives an empty list) */
   scopes?: ScopeInput[];
@@ -97,6 +100,7 @@ export interface ValidatedState {
   credentials?: CredentialsInput;
   auditor?: CredentialsInput;
   vsmUuid?: string;
+  release?: ManagerRelease;
   settings: Partial<SimulatorSettings>;
   scopes: ScopeInfo[];
   /** edge texts are produced when the state is built: generating megabytes twice would be waste */
@@ -106,7 +110,13 @@ export interface ValidatedState {
 
 export interface ValidatedEdge {
   path: string;
-  text(): string;
+  /** a generated edge is written in the manager's format, so that its size is what a GET sends */
+  text(format: ManagerFormat): string;
+}
+
+export interface ManagerFormat {
+  pretty: boolean;
+  edgeSummary: boolean;
 }
 
 export interface ValidatedPool {
@@ -149,7 +159,17 @@ async function readEdgeFile(baseDir: string, file: string, where: string): Promi
   }
 }
 
-const TOP_KEYS = ["credentials", "auditor", "vsmUuid", "settings", "scopes", "edges", "pools"];
+const TOP_KEYS = [
+  "credentials",
+  "auditor",
+  "vsmUuid",
+  "managerVersion",
+  "managerBuild",
+  "settings",
+  "scopes",
+  "edges",
+  "pools",
+];
 
 /** Checks every field; `xmlFile`s are read relative to baseDir (default: the working directory). */
 export function validateStateInput(value: unknown, options: { baseDir?: string } = {}): ValidatedState {
@@ -168,6 +188,8 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
   if (obj.auditor !== undefined) out.auditor = parseCredentials(obj.auditor, "auditor");
   const vsmUuid = optString(obj, "vsmUuid", "");
   if (vsmUuid !== undefined) out.vsmUuid = vsmUuid;
+  const release = parseManagerRelease(obj);
+  if (release !== undefined) out.release = release;
   const ids = new Map<string, number>();
   asArray(obj.pools ?? [], "pools").forEach((p, i) => {
     const pool = parsePool(p, fieldPath("pools", i), scopes);
@@ -178,6 +200,16 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
     out.pools.push(pool);
   });
   return out;
+}
+
+function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
+  const version = optString(obj, "managerVersion", "");
+  const build = optInt(obj, "managerBuild", "", 0, 999_999_999);
+  if (version === undefined && build === undefined) return undefined;
+  const release = parseRelease(version ?? "6.4.6", build ?? DEFAULT_RELEASE.build);
+  if (release === undefined)
+    throw new SimulatorInputError("managerVersion", "must be major.minor.patch, e.g. 6.4.6");
+  return release;
 }
 
 export function parseCredentials(value: unknown, path: string): CredentialsInput {
@@ -243,17 +275,30 @@ function generateEdges(value: unknown, path: string): ValidatedEdge[] {
     const options = parseGenerateOptions(rest, path, idStart + i);
     // edges after the first get their own seed, so they differ
     if (options.seed !== undefined) options.seed += i;
-    return { path, text: () => generateEdgeXml(options) };
+    return { path, text: (format) => generateEdgeXml({ ...options, ...format }) };
   });
 }
 
-const GENERATE_KEYS = ["tenant", "firewallRules", "targetBytes", "seed", "pretty"];
+const GENERATE_KEYS = ["tenant", "firewallRules", "targetBytes", "seed"];
 
-/** The options of one generated edge (`generate` without count and idStart). */
-export function parseGenerateOptions(value: unknown, path: string, edgeNumber: number): GenerateEdgeOptions {
+/**
+ * The options of one generated edge (`generate` without count and idStart). Its format is the
+ * manager's (settings prettyXml and edgeSummaryInEdge), not an option.
+ */
+export function parseGenerateOptions(
+  value: unknown,
+  path: string,
+  edgeNumber: number,
+): Omit<GenerateEdgeOptions, "pretty" | "edgeSummary"> {
   const obj = asObject(value, path);
+  if (obj.pretty !== undefined) {
+    throw new SimulatorInputError(
+      fieldPath(path, "pretty"),
+      "edges are served in the manager's one format: set settings.prettyXml instead",
+    );
+  }
   rejectUnknownKeys(obj, GENERATE_KEYS, path);
-  const options: GenerateEdgeOptions = { edgeNumber };
+  const options: Omit<GenerateEdgeOptions, "pretty" | "edgeSummary"> = { edgeNumber };
   const tenant = optString(obj, "tenant", path);
   if (tenant !== undefined) options.tenant = tenant;
   const firewallRules = optInt(obj, "firewallRules", path, 0, 100_000);
@@ -262,8 +307,6 @@ export function parseGenerateOptions(value: unknown, path: string, edgeNumber: n
   if (targetBytes !== undefined) options.targetBytes = targetBytes;
   const seed = optInt(obj, "seed", path, 0, 2 ** 31);
   if (seed !== undefined) options.seed = seed;
-  const pretty = optBoolean(obj, "pretty", path);
-  if (pretty !== undefined) options.pretty = pretty;
   return options;
 }
 
@@ -310,7 +353,7 @@ export function parsePool(value: unknown, path: string, scopes: readonly ScopeIn
     scope: parsePoolScope(obj.scope, `${path}.scope`, scopes),
     ipPoolType,
     subnetId: optString(obj, "subnetId", path) ?? `subnet-${number}`,
-    allocationIds: optEnum(obj, "allocationIds", path, ["integer", "prefixed"] as const) ?? "integer",
+    allocationIds: optEnum(obj, "allocationIds", path, ["integer", "prefixed"] as const) ?? "prefixed",
     revision: optInt(obj, "revision", path) ?? 1,
     ranges,
   };

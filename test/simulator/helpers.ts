@@ -21,8 +21,10 @@ export interface Reply {
 export interface CallOptions {
   /** Authorization header; default admin/default Basic; null sends none */
   auth?: string | null;
-  body?: string;
+  body?: string | Buffer;
   contentType?: string;
+  /** Accept header; default application/xml */
+  accept?: string;
 }
 
 export class TestSimulator {
@@ -40,7 +42,7 @@ export class TestSimulator {
   }
 
   async api(method: string, path: string, options: CallOptions = {}): Promise<Reply> {
-    const headers: Record<string, string> = { Accept: "application/xml" };
+    const headers: Record<string, string> = { Accept: options.accept ?? "application/xml" };
     const auth = options.auth === undefined ? BASIC : options.auth;
     if (auth !== null) headers.Authorization = auth;
     if (options.body !== undefined) headers["Content-Type"] = options.contentType ?? "application/xml";
@@ -113,7 +115,7 @@ export const POOL_V6 = {
   name: "vtep-v6",
   prefixLength: 64,
   gateway: "2001:db8::1",
-  allocationIds: "prefixed" as const,
+  allocationIds: "integer" as const,
   ranges: [{ start: "2001:db8::10", end: "2001:db8::1f" }],
   allocations: [{ ip: "2001:0db8:0:0:0:0:0:10", note: "vtep-host-19" }],
 };
@@ -130,4 +132,15 @@ export function smallEdge(id = "edge-7", extra = ""): string {
     "<type>distributedRouter</type><isUniversal>false</isUniversal><hypervisorAssist>false</hypervisorAssist>" +
     "<tunnels/><edgeSummary><objectId>edge-7</objectId></edgeSummary><description>tier 7</description></edge>"
   );
+}
+
+/**
+ * smallEdge() as the simulator stores and serves it: in the manager's one format (the declaration
+ * and `<edge>` on one line) and without the `<edgeSummary>`, which a GET of one edge carries only
+ * with settings.edgeSummaryInEdge.
+ */
+export function storedSmallEdge(id = "edge-7", extra = ""): string {
+  return smallEdge(id, extra)
+    .replace("?>\n<edge>", "?><edge>")
+    .replace(/<edgeSummary>.*<\/edgeSummary>/, "");
 }
