@@ -139,47 +139,77 @@ export function setChildText(model: EdgeModel, name: string, text: string): void
 
 /**
  * The sent element with its children in the order the manager keeps, as a manager marshals its
- * model in its own order, not in the client's. `reference` (what the manager holds for this
- * element) gives the order of the names it knows; a name it does not know goes after the sent
- * child that came before it (at the top of `<edge>`: in spec order); children of one name keep
- * the order sent, since a list's order is content (firewall rules apply in order). Attributes
- * likewise follow the reference's order.
+ * model in its own order, not in the client's. The k-th sent child of a name takes the place of
+ * the k-th child of that name in `reference` (what the manager holds for this element), so
+ * differently named siblings come back in the manager's order while children of one name keep the
+ * order sent (a list's order is content: firewall rules apply in order), interleaved as the
+ * manager has them. A child without a counterpart follows the sent child before it (at the top of
+ * `<edge>`, a spec field follows the nearest spec field before it). Attributes likewise follow
+ * the reference's order.
  */
 export function inManagerOrder(sent: EdgeModel, reference: EdgeModel | undefined): EdgeModel {
   return ordered(sent, reference, true);
 }
 
+interface Placed {
+  child: EdgeModel;
+  counterpart: EdgeModel | undefined;
+  /** sort key: the reference position it takes or follows, then after it (1) or at it (0), then the sent order */
+  key: [number, number, number];
+}
+
 function ordered(sent: EdgeModel, reference: EdgeModel | undefined, isRoot: boolean): EdgeModel {
   const attributes = attributesInOrder(sent.attributes, reference?.attributes ?? []);
   if (sent.children.length === 0) return { ...sent, attributes };
-  const groups = groupByName(sent.children);
-  const referenceGroups = groupByName(reference?.children ?? []);
-  const names = [...referenceGroups.keys()].filter((name) => groups.has(name));
-  const sentNames = [...groups.keys()];
-  sentNames.forEach((name, i) => {
-    if (names.includes(name)) return;
-    const before = isRoot && EDGE_FIELD_ORDER.includes(name) ? specPredecessors(name) : sentNames.slice(0, i);
-    const anchor = before.findLast((n) => names.includes(n));
-    names.splice(anchor === undefined ? 0 : names.indexOf(anchor) + 1, 0, name);
+  const referenceChildren = reference?.children ?? [];
+  const positions = new Map<string, number[]>();
+  referenceChildren.forEach((c, i) => {
+    const list = positions.get(c.name);
+    if (list === undefined) positions.set(c.name, [i]);
+    else list.push(i);
   });
-  const children = names.flatMap((name) => {
-    const counterparts = referenceGroups.get(name) ?? [];
-    return (groups.get(name) ?? []).map((c, k) => ordered(c, counterparts[k] ?? counterparts[0], false));
+  const seen = new Map<string, number>();
+  const placed: Placed[] = [];
+  sent.children.forEach((c, i) => {
+    const k = seen.get(c.name) ?? 0;
+    seen.set(c.name, k + 1);
+    const at = positions.get(c.name)?.[k];
+    const first = positions.get(c.name)?.[0];
+    const counterpart = referenceChildren[at ?? first ?? -1];
+    const key: [number, number, number] =
+      at !== undefined ? [at, 0, i] : [anchorOf(c.name, placed, positions, isRoot), 1, i];
+    placed.push({ child: c, counterpart, key });
   });
-  return { ...sent, attributes, children };
+  placed.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
+  return { ...sent, attributes, children: placed.map((p) => ordered(p.child, p.counterpart, false)) };
+}
+
+/** the reference position a child without counterpart follows; -1: first */
+function anchorOf(
+  name: string,
+  before: readonly Placed[],
+  positions: ReadonlyMap<string, number[]>,
+  isRoot: boolean,
+): number {
+  if (isRoot && EDGE_FIELD_ORDER.includes(name)) {
+    const predecessor = EDGE_FIELD_ORDER.slice(0, EDGE_FIELD_ORDER.indexOf(name)).findLast((n) =>
+      positions.has(n),
+    );
+    if (predecessor !== undefined) return positions.get(predecessor)?.[0] ?? -1;
+  }
+  return before.at(-1)?.key[0] ?? -1;
 }
 
 /** attributes the reference has, in its order; then the others as sent */
-function attributesInOrder(sent: [string, string][], reference: readonly [string, string][]): [string, string][] {
+function attributesInOrder(
+  sent: [string, string][],
+  reference: readonly [string, string][],
+): [string, string][] {
   if (sent.length < 2) return sent;
   const rank = new Map(reference.map(([name], i) => [name, i]));
   const known = sent.filter(([name]) => rank.has(name));
   known.sort(([a], [b]) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0));
   return [...known, ...sent.filter(([name]) => !rank.has(name))];
-}
-
-function specPredecessors(name: string): string[] {
-  return EDGE_FIELD_ORDER.slice(0, EDGE_FIELD_ORDER.indexOf(name));
 }
 
 /** children by name, names in order of first appearance */
