@@ -16,6 +16,7 @@ export const BINARY_NAMES = [
   "kube-controller-manager",
   "kubectl",
   "kstatus",
+  "govnsx",
 ] as const;
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
@@ -47,7 +48,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
   const binDir = controlPlaneBinDir();
   if (missingIn(binDir).length > 0 && options.build) {
     console.warn(
-      `[controlplane] building kube-apiserver, kubectl, etcd and kstatus into ${binDir} (once; minutes when cold)`,
+      `[controlplane] building kube-apiserver, kubectl, etcd, kstatus and govnsx into ${binDir} (once; minutes when cold)`,
     );
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
-# and kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) beside them.
+# and kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) and govnsx (test/govnsx/main.go on
+# github.com/IBM-tfproviders/govnsx, the terraform nsxv provider's client) beside them.
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
 # that requires it and replaces each staging module with its published v0.N.P can.
@@ -10,9 +11,11 @@ set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
+# exact: the module proxy serves this version but refuses to list govnsx's versions
+GOVNSX_VERSION="${GOVNSX_VERSION:-v1.0.2}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ]; }; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ] && [ -x "$out/govnsx" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -67,6 +70,14 @@ if [ ! -x "$out/kstatus" ]; then
   go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >&2
   go mod tidy >&2
   go build -trimpath -ldflags "-s -w" -o "$out/kstatus" . >&2
+fi
+if [ ! -x "$out/govnsx" ]; then
+  mkdir -p "$work/govnsx" && cd "$work/govnsx"
+  cp "$root/test/govnsx/main.go" .
+  go mod init nsxv-operator.test/govnsx >/dev/null 2>&1
+  go get "github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION" >&2
+  go mod tidy >&2
+  go build -trimpath -ldflags "-s -w" -o "$out/govnsx" . >&2
 fi
 echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
 echo "$out"

@@ -1,7 +1,9 @@
 /**
- * Test helpers for the simulator: start one over real HTTP, call its API and control routes with
- * undici (not the project's client), and read its small XML documents.
+ * Test helpers for the simulator: start one over real HTTP (in-process, or as `nsxv-operator
+ * simulate`), call its API and control routes with undici (not the project's client), and read
+ * its small XML documents.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "undici";
 import { parseXmlObject } from "../../src/nsx/xml.ts";
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../../src/simulator/index.ts";
@@ -143,4 +145,36 @@ export function storedSmallEdge(id = "edge-7", extra = ""): string {
   return smallEdge(id, extra)
     .replace("?>\n<edge>", "?><edge>")
     .replace(/<edgeSummary>.*<\/edgeSummary>/, "");
+}
+
+/** `nsxv-operator simulate ARGS` as a child process, stdout and stderr piped */
+export function spawnSimulate(args: string[]): ChildProcess {
+  return spawn(process.execPath, ["src/cli/main.ts", "simulate", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** the first stdout line, or the exit code and stderr if the process ends first; bounded by timeoutMs */
+export function firstLine(
+  proc: ChildProcess,
+  timeoutMs = 20_000,
+): Promise<{ line?: string; code?: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => resolve({ stderr: `timeout; stderr: ${err}` }), timeoutMs);
+    proc.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const nl = out.indexOf("\n");
+      if (nl !== -1) {
+        clearTimeout(timer);
+        resolve({ line: out.slice(0, nl), stderr: err });
+      }
+    });
+    proc.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr: err });
+    });
+  });
 }
