@@ -61,6 +61,7 @@ if ("reason" in govnsx) {
     });
   });
 } else {
+  const binary = govnsx.path;
   describe("govnsx (the terraform nsxv provider's client) against simulate", () => {
     let dir: string;
     let child: ChildProcess;
@@ -106,7 +107,7 @@ if ("reason" in govnsx) {
       args: string[],
       user = { name: "admin", password: "default" },
     ): Promise<Outcome> {
-      const { stdout } = await run(govnsx.path, args, {
+      const { stdout } = await run(binary, args, {
         env: { NSX_URL: url, NSX_USERNAME: user.name, NSX_PASSWORD: user.password },
         timeout: 20_000,
       });
