@@ -55,7 +55,8 @@ import {
   type JsonObject,
 } from "./input.ts";
 import { parseSettings } from "./settings.ts";
-import { parseCredentials, parseGenerateOptions, parsePool } from "./state-file.ts";
+import { parseGenerateOptions } from "./edge-input.ts";
+import { parseCredentials, parsePool } from "./state-file.ts";
 import { parseEdge, type SimulatorState, type StoredEdge } from "./state.ts";
 
 export interface ControlResponse {
