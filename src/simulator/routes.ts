@@ -47,13 +47,13 @@ import { booleanDocument, el, renderDocument } from "./xml.ts";
 export type RouteMatch =
   { route: ApiRoute; params: string[] } | { route: "unknown"; status: 404 | 405; allow?: string };
 
-type RouteTable = { pattern: string[]; methods: Partial<Record<string, ApiRoute>> }[];
+type RouteTable = readonly { pattern: readonly string[]; methods: Partial<Record<string, ApiRoute>> }[];
 
 const AUTH = ["api", "2.0", "services", "auth"];
 const POOLS = ["api", "2.0", "services", "ipam", "pools"];
 
-/** `*` matches one segment, whose value becomes a param */
-const ROUTES: RouteTable = [
+/** `*` matches one segment, whose value becomes a param; src/simulator/README.md lists each */
+export const ROUTES: RouteTable = [
   { pattern: ["api", "4.0", "edges"], methods: { GET: "listEdges" } },
   { pattern: ["api", "4.0", "edges", "*"], methods: { GET: "getEdge", PUT: "putEdge" } },
   { pattern: ["api", "4.0", "edges", "*", "summary"], methods: { GET: "getEdgeSummary" } },
