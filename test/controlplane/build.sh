@@ -63,21 +63,17 @@ if [ ! -x "$out/etcd" ]; then
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
   go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 >&2
 fi
-if [ ! -x "$out/kstatus" ]; then
-  mkdir -p "$work/kstatus" && cd "$work/kstatus"
-  cp "$root/test/kstatus/main.go" .
-  go mod init nsxv-operator.test/kstatus >/dev/null 2>&1
-  go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >&2
+# a program of ours on one Go module: test/<name>/main.go, built into $out/<name>
+build_program() {
+  local name="$1" module="$2"
+  mkdir -p "$work/$name" && cd "$work/$name"
+  cp "$root/test/$name/main.go" .
+  go mod init "nsxv-operator.test/$name" >/dev/null 2>&1
+  go get "$module" >&2
   go mod tidy >&2
-  go build -trimpath -ldflags "-s -w" -o "$out/kstatus" . >&2
-fi
-if [ ! -x "$out/govnsx" ]; then
-  mkdir -p "$work/govnsx" && cd "$work/govnsx"
-  cp "$root/test/govnsx/main.go" .
-  go mod init nsxv-operator.test/govnsx >/dev/null 2>&1
-  go get "github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION" >&2
-  go mod tidy >&2
-  go build -trimpath -ldflags "-s -w" -o "$out/govnsx" . >&2
-fi
+  go build -trimpath -ldflags "-s -w" -o "$out/$name" . >&2
+}
+[ -x "$out/kstatus" ] || build_program kstatus "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION"
+[ -x "$out/govnsx" ] || build_program govnsx "github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION"
 echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
 echo "$out"
