@@ -24,12 +24,13 @@ export class StaleListing {
     this.#shown = new Map(current.map((l) => [l.id, l]));
   }
 
-  /** hears a version stored at nowMs */
+  /** hears a version stored at nowMs; what became old enough moves into view, so pending stays bounded by lagMs of writes */
   record(listing: EdgeListing, nowMs: number): void {
     if (this.#lagMs === undefined) return;
-    const entries = this.#pending.get(listing.id);
-    if (entries === undefined) this.#pending.set(listing.id, [{ atMs: nowMs, listing }]);
-    else entries.push({ atMs: nowMs, listing });
+    const entries = this.#pending.get(listing.id) ?? [];
+    entries.push({ atMs: nowMs, listing });
+    this.#pending.set(listing.id, entries);
+    this.#catchUpOne(listing.id, entries, nowMs - this.#lagMs);
   }
 
   /** the summaries the list shows at nowMs */
@@ -43,17 +44,18 @@ export class StaleListing {
     return this.#shown.get(id);
   }
 
-  /** moves summaries that became old enough into view; what is shown holds the newest of them */
   #catchUp(nowMs: number): void {
     if (this.#lagMs === undefined) return;
-    const cutoff = nowMs - this.#lagMs;
-    for (const [id, entries] of this.#pending) {
-      let due = 0;
-      while (due < entries.length && entries[due]!.atMs <= cutoff) due++;
-      if (due === 0) continue;
-      this.#shown.set(id, entries[due - 1]!.listing);
-      if (due === entries.length) this.#pending.delete(id);
-      else entries.splice(0, due);
-    }
+    for (const [id, entries] of this.#pending) this.#catchUpOne(id, entries, nowMs - this.#lagMs);
+  }
+
+  /** moves an edge's summaries stored at or before cutoff into view: the newest of them is shown */
+  #catchUpOne(id: string, entries: Entry[], cutoff: number): void {
+    let due = 0;
+    while (due < entries.length && entries[due]!.atMs <= cutoff) due++;
+    if (due === 0) return;
+    this.#shown.set(id, entries[due - 1]!.listing);
+    if (due === entries.length) this.#pending.delete(id);
+    else entries.splice(0, due);
   }
 }
