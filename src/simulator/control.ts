@@ -39,7 +39,6 @@
  *   GET    /_simulator/audit                  { violations: [...], releases: [...], dropped }
  *   DELETE /_simulator/audit                  resets it
  */
-import { NsxError } from "../nsx/errors.ts";
 import { childText } from "./edge-model.ts";
 import { generateEdgeXml } from "./generate.ts";
 import { parseFaultSpec } from "./faults.ts";
@@ -150,8 +149,6 @@ export function handleControl(
       if (error instanceof SimulatorInputError) {
         return { status: 400, json: { error: error.message, ...(error.path ? { path: error.path } : {}) } };
       }
-      // an edge change EdgeDocument refuses (a field name that is not an XML name, a repeated field)
-      if (error instanceof NsxError) return fail(400, error.message);
       throw error;
     }
   }
