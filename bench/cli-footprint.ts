@@ -108,7 +108,7 @@ function state(c: CliFootprintCase): SimulatorStateInput {
   const rules = c.firewallRules !== undefined ? { firewallRules: c.firewallRules } : {};
   return {
     credentials: { ...CREDENTIALS },
-    edges: [{ generate: { count: c.edges, tenant: DRIFTED_TENANT, pretty: false, ...size, ...rules } }],
+    edges: [{ generate: { count: c.edges, tenant: DRIFTED_TENANT, ...size, ...rules } }],
   };
 }
 

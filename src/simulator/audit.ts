@@ -31,15 +31,27 @@ export class Counters {
   }
 }
 
-/** A PUT whose document differed from the stored one outside tenant, description and version. */
+/**
+ * A PUT that did more to the stored edge than set its tenant (edge-diff.ts gives the paths):
+ * `lostContent` when it removed content (and maybe changed or added some), `changedContent` when
+ * it only edited or added.
+ */
 export interface PutViolation {
-  kind: "lostContent";
+  kind: "lostContent" | "changedContent";
   edgeId: string;
   /** ISO time of the simulator's clock */
   time: string;
   storedVersion: number;
   /** the `<version>` the client sent; lower than storedVersion means it wrote over a newer change */
   sentVersion: number | undefined;
+  /** paths of what the PUT removed: `edge.features.firewall`, `edge.features.nat@enabled` */
+  lost: string[];
+  /** paths whose text or attribute value the PUT edited */
+  changed: string[];
+  /** paths of what the PUT added */
+  added: string[];
+  /** paths beyond 100 per list, counted but not listed */
+  omitted: number;
   message: string;
 }
 

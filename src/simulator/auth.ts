@@ -27,12 +27,19 @@ const MAX_TOKENS = 10_000;
 
 export type Role = "enterpriseAdmin" | "auditor";
 
-export type AuthResult = { ok: true; scheme: "basic" | "token"; role: Role } | { ok: false; reason: string };
+export type AuthResult =
+  { ok: true; scheme: "basic" | "token"; role: Role; username: string } | { ok: false; reason: string };
+
+interface TokenRecord {
+  validToMs: number;
+  role: Role;
+  username: string;
+}
 
 export class AuthStore {
   #credentials: Credentials;
   readonly #auditor: Credentials | undefined;
-  readonly #tokens = new Map<string, { validToMs: number; role: Role }>();
+  readonly #tokens = new Map<string, TokenRecord>();
 
   constructor(credentials: Credentials, auditor?: Credentials) {
     this.#credentials = { ...credentials };
@@ -51,25 +58,24 @@ export class AuthStore {
     const value = space === -1 ? "" : header.slice(space + 1).trim();
     if (scheme === "basic") {
       if (!options.allowBasic) return { ok: false, reason: "basic authentication is disabled" };
-      const role = this.#checkBasic(value);
+      const decoded = Buffer.from(value, "base64").toString("utf8");
+      const colon = decoded.indexOf(":");
+      const role = colon === -1 ? undefined : this.roleOf(decoded.slice(0, colon), decoded.slice(colon + 1));
       return role === undefined
         ? { ok: false, reason: "bad credentials" }
-        : { ok: true, scheme: "basic", role };
+        : { ok: true, scheme: "basic", role, username: decoded.slice(0, colon) };
     }
     if (scheme === "authtoken") {
       const token = this.#tokens.get(value);
       if (token === undefined) return { ok: false, reason: "unknown token" };
       if (token.validToMs <= options.nowMs) return { ok: false, reason: "token expired" };
-      return { ok: true, scheme: "token", role: token.role };
+      return { ok: true, scheme: "token", role: token.role, username: token.username };
     }
     return { ok: false, reason: `unsupported scheme ${scheme}` };
   }
 
-  #checkBasic(encoded: string): Role | undefined {
-    const decoded = Buffer.from(encoded, "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    if (colon === -1) return undefined;
-    const [username, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
+  /** the role of these credentials (as the Basic header or a request body gives them), undefined when wrong */
+  roleOf(username: string, password: string): Role | undefined {
     const matches = (c: Credentials | undefined) => c?.username === username && c.password === password;
     if (matches(this.#credentials)) return "enterpriseAdmin";
     return matches(this.#auditor) ? "auditor" : undefined;
@@ -80,17 +86,25 @@ export class AuthStore {
     if (this.#tokens.size >= MAX_TOKENS) this.#sweep(options.nowMs);
     const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
     const validToMs = options.nowMs + options.ttlMs;
+    const username = (options.role === "auditor" ? this.#auditor : this.#credentials)?.username ?? "";
     const value = [
       part({ alg: "HS256", typ: "JWT" }),
-      part({
-        sub: options.role === "auditor" ? this.#auditor?.username : this.#credentials.username,
-        iat: Math.floor(options.nowMs / 1000),
-        exp: Math.floor(validToMs / 1000),
-      }),
+      part({ sub: username, iat: Math.floor(options.nowMs / 1000), exp: Math.floor(validToMs / 1000) }),
       randomBytes(32).toString("base64url"),
     ].join(".");
-    this.#tokens.set(value, { validToMs, role: options.role });
+    this.#tokens.set(value, { validToMs, role: options.role, username });
     return { value, validToMs };
+  }
+
+  /** Revokes the tokens issued to a user (6.4.1 token invalidation); how many there were. */
+  invalidate(username: string): number {
+    let revoked = 0;
+    for (const [value, token] of this.#tokens) {
+      if (token.username !== username) continue;
+      this.#tokens.delete(value);
+      revoked++;
+    }
+    return revoked;
   }
 
   rotate(credentials: Credentials, options: { keepTokens: boolean }): void {

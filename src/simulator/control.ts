@@ -9,8 +9,9 @@
  *   GET    /_simulator/settings               the settings (see settings.ts)
  *   PUT    /_simulator/settings               { latencyMs?, tokenTtlMs?, basicAuthEnabled?,
  *                                             missingPoolStatus?, rejectStaleVersion?, prettyXml?,
- *                                             maxRequestBytes? }
- *                                             changes the given ones → the settings
+ *                                             edgeSummaryInEdge?, maxRequestBytes? }
+ *                                             changes the given ones → the settings; edges are
+ *                                             rendered again in a changed format
  *   POST   /_simulator/clock                  { advanceMs } moves the simulator's clock (token expiry)
  *                                             → { nowMs }
  *   PUT    /_simulator/credentials            { username, password, keepTokens? } rotates: the old
@@ -24,10 +25,13 @@
  *                                             edge out of band (drift); the version rises unless
  *                                             `version` is given → { id, version, tenant }
  *   PUT    /_simulator/edges/{id}             { xml } or { generate: { tenant?, firewallRules?,
- *                                             targetBytes?, seed?, pretty? } } adds or replaces an edge;
- *                                             a replaced edge's version rises → { id, version, tenant }
+ *                                             targetBytes?, seed? } } adds or replaces an edge, stored
+ *                                             as the manager's model; a replaced edge's version
+ *                                             rises → { id, version, tenant }
  *   GET    /_simulator/faults                 [{ id, spec, fired }]
- *   POST   /_simulator/faults                 a fault (see faults.ts) → 201 { id, spec, fired }
+ *   POST   /_simulator/faults                 a fault (see faults.ts) → 201 { id, spec, fired };
+ *                                             { "kind": "staleList" } freezes the edge list as it
+ *                                             is, { "kind": "staleList", "lagMs": N } makes it lag
  *   DELETE /_simulator/faults                 clears every fault
  *   DELETE /_simulator/faults/{id}            removes one
  *   GET    /_simulator/counters               { "<route>": { "<status>": n } }, status "reset" for resets
@@ -35,7 +39,7 @@
  *   GET    /_simulator/audit                  { violations: [...], releases: [...], dropped }
  *   DELETE /_simulator/audit                  resets it
  */
-import { NsxError } from "../nsx/errors.ts";
+import { childText } from "./edge-model.ts";
 import { generateEdgeXml } from "./generate.ts";
 import { parseFaultSpec } from "./faults.ts";
 import {
@@ -50,7 +54,8 @@ import {
   type JsonObject,
 } from "./input.ts";
 import { parseSettings } from "./settings.ts";
-import { parseCredentials, parseGenerateOptions, parsePool } from "./state-file.ts";
+import { parseGenerateOptions } from "./edge-input.ts";
+import { parseCredentials, parsePool } from "./state-file.ts";
 import { parseEdge, type SimulatorState, type StoredEdge } from "./state.ts";
 
 export interface ControlResponse {
@@ -67,10 +72,7 @@ const CONTROL_ROUTES: { method: string; pattern: string[]; handler: Handler }[] 
   {
     method: "PUT",
     pattern: ["settings"],
-    handler: (s, _p, body) => {
-      s.settings = { ...s.settings, ...parseSettings(body(), "") };
-      return ok(s.settings);
-    },
+    handler: (s, _p, body) => ok(s.updateSettings(parseSettings(body(), ""))),
   },
   { method: "POST", pattern: ["clock"], handler: advanceClock },
   { method: "PUT", pattern: ["credentials"], handler: rotateCredentials },
@@ -147,8 +149,6 @@ export function handleControl(
       if (error instanceof SimulatorInputError) {
         return { status: 400, json: { error: error.message, ...(error.path ? { path: error.path } : {}) } };
       }
-      // an edge change EdgeDocument refuses (a field name that is not an XML name, a repeated field)
-      if (error instanceof NsxError) return fail(400, error.message);
       throw error;
     }
   }
@@ -234,13 +234,15 @@ function putEdge(state: SimulatorState, [edgeId = ""]: string[], body: () => Jso
   let xml = optString(obj, "xml", "");
   if (xml === undefined) {
     if (obj.generate === undefined) throw new SimulatorInputError("", "give xml or generate");
-    xml = generateEdgeXml(parseGenerateOptions(obj.generate, "generate", Number(number)));
+    const options = parseGenerateOptions(obj.generate, "generate", Number(number));
+    const { prettyXml, edgeSummaryInEdge } = state.settings;
+    xml = generateEdgeXml({ ...options, pretty: prettyXml, edgeSummary: edgeSummaryInEdge });
   }
-  const doc = parseEdge(xml, "xml");
-  if (doc.id !== edgeId)
-    throw new SimulatorInputError("xml", `the document is ${doc.id}, the path ${edgeId}`);
+  const model = parseEdge(xml, "xml");
+  const id = childText(model, "id");
+  if (id !== edgeId) throw new SimulatorInputError("xml", `the document is ${id}, the path ${edgeId}`);
   const existed = state.edge(edgeId) !== undefined;
-  return { status: existed ? 200 : 201, json: edgeSummary(state.upsertEdge(doc)) };
+  return { status: existed ? 200 : 201, json: edgeSummary(state.upsertEdge(model)) };
 }
 
 function edgeSummary(edge: StoredEdge): { id: string; version: number; tenant: string | null } {

@@ -16,6 +16,7 @@ export const ERROR_CODES = {
   unsupportedMediaType: 212,
   noSuchApi: 213,
   methodNotAllowed: 214,
+  notAcceptable: 215,
   authenticationFailed: 220,
   notPermitted: 229,
   poolExhausted: 120051,

@@ -1,9 +1,10 @@
 /**
  * Fault injection per API route: added latency, error statuses, connection resets, truncated
- * bodies, 409 on PUT, slowly trickling bodies and the error body shape. A fault fires on every
- * call of its route, or on the next `count` calls, or at `rate` (0..1, from a generator seeded by
- * `seed`, so a run is reproducible); `count` and `rate` together mean "at this rate, at most
- * count times". `plan(route)` decides, for one call, what the faults do to it.
+ * bodies, 409 on PUT, slowly trickling bodies, the error body shape, and an edge list that lags
+ * behind the edges (`staleList`, see stale-list.ts). A fault fires on every call of its route, or
+ * on the next `count` calls, or at `rate` (0..1, from a generator seeded by `seed`, so a run is
+ * reproducible); `count` and `rate` together mean "at this rate, at most count times".
+ * `plan(route)` decides, for one call, what the faults do to it.
  */
 import {
   SimulatorInputError,
@@ -20,7 +21,9 @@ import {
   type JsonObject,
 } from "./input.ts";
 import { ERROR_CODES, errorEntry, faultCode } from "./error-codes.ts";
+import type { EdgeListing } from "./edge-summary.ts";
 import { createRandom, type Random } from "./random.ts";
+import { StaleListing } from "./stale-list.ts";
 import { ERROR_SHAPES, type ErrorShape, type NsxErrorEntry } from "./xml.ts";
 
 export const API_ROUTES = [
@@ -34,6 +37,13 @@ export const API_ROUTES = [
   "releaseAddress",
   "allocate",
   "token",
+  "tokenWithCredentials",
+  "getTokenExpiry",
+  "setTokenExpiry",
+  "invalidateTokens",
+  "getBasicAuth",
+  "setBasicAuth",
+  "globalInfo",
 ] as const;
 export type ApiRoute = (typeof API_ROUTES)[number];
 export type FaultRoute = ApiRoute | "*";
@@ -46,6 +56,7 @@ export const FAULT_KINDS = [
   "malformed",
   "trickle",
   "errorShape",
+  "staleList",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -68,7 +79,12 @@ export type FaultSpec = FaultBase &
     | { kind: "malformed" }
     | { kind: "trickle"; bytesPerInterval: number; intervalMs: number }
     | { kind: "errorShape"; shape: ErrorShape }
+    /** route listEdges, getEdgeSummary or * (both); no lagMs: frozen as the fault is added */
+    | { kind: "staleList"; lagMs?: number }
   );
+
+/** the routes that answer from the edge summaries */
+const SUMMARY_ROUTES: readonly FaultRoute[] = ["listEdges", "getEdgeSummary", "*"];
 
 export interface FaultView {
   id: number;
@@ -91,6 +107,14 @@ export interface FaultPlan {
   trickle?: { bytesPerInterval: number; intervalMs: number };
   /** shape of the error documents of this call */
   shape?: ErrorShape;
+  /** answer the edge list or summary from these lagging summaries */
+  staleListing?: StaleListing;
+}
+
+/** What a staleList fault reads when it is added and hears afterwards. */
+export interface FaultContext {
+  listings(): EdgeListing[];
+  nowMs(): number;
 }
 
 interface Fault {
@@ -99,11 +123,17 @@ interface Fault {
   remaining: number;
   fired: number;
   random: Random;
+  staleListing?: StaleListing;
 }
 
 export class FaultSet {
   readonly #faults: Fault[] = [];
+  readonly #context: FaultContext;
   #nextId = 1;
+
+  constructor(context: FaultContext) {
+    this.#context = context;
+  }
 
   add(spec: FaultSpec): FaultView {
     const defaultCount = spec.kind === "conflict" ? 1 : Number.POSITIVE_INFINITY;
@@ -114,6 +144,10 @@ export class FaultSet {
       fired: 0,
       random: createRandom(spec.seed ?? 1),
     };
+    if (spec.kind === "staleList") {
+      const lag = spec.lagMs === undefined ? {} : { lagMs: spec.lagMs };
+      fault.staleListing = new StaleListing(this.#context.listings(), lag);
+    }
     this.#faults.push(fault);
     return view(fault);
   }
@@ -133,6 +167,11 @@ export class FaultSet {
     this.#faults.length = 0;
   }
 
+  /** a version of an edge was stored: lagging lists hear of it */
+  edgeStored(listing: EdgeListing): void {
+    for (const fault of this.#faults) fault.staleListing?.record(listing, this.#context.nowMs());
+  }
+
   /** Decides one call; counts and random draws are consumed only by faults that apply to it. */
   plan(route: ApiRoute): FaultPlan {
     const plan: FaultPlan = { delayMs: 0, resetAfterAction: false, malformed: false };
@@ -140,7 +179,7 @@ export class FaultSet {
       const { spec } = fault;
       if (spec.route !== "*" && spec.route !== route) continue;
       if (!needed(plan, spec, route) || !fires(fault)) continue;
-      apply(plan, spec, fault.random);
+      apply(plan, fault);
     }
     return plan;
   }
@@ -163,6 +202,8 @@ function needed(plan: FaultPlan, spec: FaultSpec, route: ApiRoute): boolean {
       return plan.trickle === undefined;
     case "errorShape":
       return plan.shape === undefined;
+    case "staleList":
+      return (route === "listEdges" || route === "getEdgeSummary") && plan.staleListing === undefined;
   }
 }
 
@@ -174,10 +215,11 @@ function fires(fault: Fault): boolean {
   return true;
 }
 
-function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
+function apply(plan: FaultPlan, fault: Fault): void {
+  const { spec } = fault;
   switch (spec.kind) {
     case "latency":
-      plan.delayMs += spec.latencyMs + (spec.jitterMs ? random.int(0, spec.jitterMs) : 0);
+      plan.delayMs += spec.latencyMs + (spec.jitterMs ? fault.random.int(0, spec.jitterMs) : 0);
       return;
     case "status":
       plan.outcome = {
@@ -213,6 +255,9 @@ function apply(plan: FaultPlan, spec: FaultSpec, random: Random): void {
     case "errorShape":
       plan.shape = spec.shape;
       return;
+    case "staleList":
+      plan.staleListing = fault.staleListing;
+      return;
   }
 }
 
@@ -234,6 +279,7 @@ const KIND_KEYS: Record<FaultKind, string[]> = {
   malformed: [],
   trickle: ["bytesPerInterval", "intervalMs"],
   errorShape: ["shape"],
+  staleList: ["lagMs"],
 };
 
 /** A fault from a control API body, every field checked. */
@@ -283,6 +329,16 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
     case "errorShape":
       if (shape === undefined) throw new SimulatorInputError(fieldPath(path, "shape"), "is required");
       return { ...base, kind, shape };
+    case "staleList": {
+      if (!SUMMARY_ROUTES.includes(route)) {
+        throw new SimulatorInputError(
+          fieldPath(path, "route"),
+          "a stale list is listEdges, getEdgeSummary or *",
+        );
+      }
+      const lagMs = optInt(obj, "lagMs", path, 0, 86_400_000);
+      return { ...base, kind, ...(lagMs !== undefined ? { lagMs } : {}) };
+    }
   }
 }
 

@@ -2,10 +2,13 @@
  * Realistic edge documents for the simulator: every element of spec 2.1 in order, 10 vnics,
  * appliances, cliSettings without a password, features (firewall, routing with static routes,
  * OSPF and BGP, high availability, syslog, NAT, stray empty `featureConfig`s), the elements real
- * managers add beyond the spec (`edgeAssistId`, `queryDaemon`) and an edgeSummary. With
- * `targetBytes` the firewall rule set grows until the document has about that size. The same
- * options and seed always give the same text.
+ * managers add beyond the spec (`edgeAssistId`, `queryDaemon`) and, unless asked not to, an
+ * edgeSummary as a manager computes it (edge-summary.ts). With `targetBytes` the firewall rule set
+ * grows until the document has about that size. The same options and seed always give the same
+ * text. The simulator generates in its own format (settings prettyXml and edgeSummaryInEdge), so
+ * a generated edge is served as generated.
  */
+import { DEFAULT_RELEASE, DEFAULT_VSM_UUID, managerIdentity, releaseText } from "./manager.ts";
 import { createRandom, type Random } from "./random.ts";
 import { el, renderDocument, renderElement, type XmlNode } from "./xml.ts";
 
@@ -24,9 +27,19 @@ export interface GenerateEdgeOptions {
   version?: number;
   /** default true: two-space indentation; false gives one line, as managers usually send */
   pretty?: boolean;
+  /** default true: an `<edgeSummary>` inside `<edge>`, as the API guide's example shows */
+  edgeSummary?: boolean;
 }
 
-const DEFAULTS = { tenant: "default", firewallRules: 20, version: 1, pretty: true } as const;
+const DEFAULTS = {
+  tenant: "default",
+  firewallRules: 20,
+  version: 1,
+  pretty: true,
+  edgeSummary: true,
+} as const;
+/** the summary's manager: the simulator's default one */
+const MANAGER = managerIdentity(DEFAULT_VSM_UUID, DEFAULT_RELEASE);
 /** edge > features > firewall > firewallRules > firewallRule */
 const RULE_DEPTH = 4;
 const RULES_PLACEHOLDER = "\u0000rules\u0000";
@@ -52,7 +65,7 @@ export function generateEdgeXml(options: GenerateEdgeOptions): string {
   const random = createRandom(o.seed ?? o.edgeNumber);
   const n = o.edgeNumber;
   const ruleCount = Math.max(0, o.firewallRules);
-  const root = edgeElement({ n, tenant: o.tenant, version: o.version }, random);
+  const root = edgeElement({ n, tenant: o.tenant, version: o.version, summary: o.edgeSummary }, random);
   const skeleton = renderDocument(root, { pretty: o.pretty });
   const indent = o.pretty ? "\n" + "  ".repeat(RULE_DEPTH) : "";
   const rules: string[] = [renderElement(internalRule(), { pretty: o.pretty, depth: RULE_DEPTH })];
@@ -71,6 +84,7 @@ interface EdgeIdentity {
   n: number;
   tenant: string;
   version: number;
+  summary: boolean;
 }
 
 function edgeElement(e: EdgeIdentity, random: Random): XmlNode {
@@ -81,7 +95,7 @@ function edgeElement(e: EdgeIdentity, random: Random): XmlNode {
     el("version", e.version),
     el("status", "deployed"),
     el("datacenterMoid", `datacenter-${dc}`),
-    el("datacenterName", `dc-site-${String.fromCharCode(97 + (dc % 26))}`),
+    el("datacenterName", datacenterName(dc)),
     el("tenant", e.tenant),
     el("name", name),
     el("fqdn", `${name}.net.example.org`),
@@ -125,9 +139,9 @@ function edgeElement(e: EdgeIdentity, random: Random): XmlNode {
     el("isUniversal", false),
     el("hypervisorAssist", false),
     el("tunnels"),
+    e.summary ? edgeSummary(e, name, dc) : undefined,
     el("edgeAssistId", 5000 + e.n),
     el("queryDaemon", [el("enabled", false), el("port", 5666)]),
-    edgeSummary(e, name, dc),
   ]);
 }
 
@@ -350,12 +364,17 @@ function nat(n: number, version: number, random: Random): XmlNode {
   return el("nat", [el("version", version), el("enabled", true), el("natRules", rules)]);
 }
 
+function datacenterName(dc: number): string {
+  return `dc-site-${String.fromCharCode(97 + (dc % 26))}`;
+}
+
+/** the summary the simulator computes for this edge (edge-summary.ts), field for field */
 function edgeSummary(e: EdgeIdentity, name: string, dc: number): XmlNode {
   return el("edgeSummary", [
     el("objectId", `edge-${e.n}`),
     el("objectTypeName", "Edge"),
-    el("vsmUuid", "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10"),
-    el("nodeId", "7c2e5a3d-1f0b-4e8a-9c6d-5b4a3f2e1d0c"),
+    el("vsmUuid", MANAGER.vsmUuid),
+    el("nodeId", MANAGER.nodeId),
     el("revision", e.version),
     el("type", [el("typeName", "Edge")]),
     el("name", name),
@@ -367,24 +386,18 @@ function edgeSummary(e: EdgeIdentity, name: string, dc: number): XmlNode {
     el("state", "deployed"),
     el("edgeType", "gatewayServices"),
     el("datacenterMoid", `datacenter-${dc}`),
+    el("datacenterName", datacenterName(dc)),
     el("tenantId", e.tenant),
     el("apiVersion", "4.0"),
     el("edgeStatus", "GREEN"),
     el("numberOfConnectedVnics", 3),
     el("appliancesSummary", [
-      el("vmVersion", "6.4.6"),
+      el("vmVersion", releaseText(MANAGER.release)),
       el("applianceSize", "large"),
       el("fqdn", `${name}.net.example.org`),
       el("numberOfDeployedVms", 1),
       el("activeVseHaIndex", 0),
     ]),
-    el("hypervisorAssist", false),
-    el("allowedActions", [
-      el("string", "Change Log Level"),
-      el("string", "Upgrade"),
-      el("string", "Redeploy"),
-    ]),
-    el("edgeAssistId", 5000 + e.n),
   ]);
 }
 

@@ -1,8 +1,9 @@
 /**
  * A simulator of an NSX-v manager, for tests and benchmarks of the operator: a real HTTP(S) server
- * with the five calls of the spec (plus allocation and the 6.4 token call), authentication, XML as
- * real managers write it, a control API under `/_simulator/` (documented in control.ts), fault
- * injection, counters and an audit of PUTs that would have lost content.
+ * with the five calls of the spec (plus the edge list, allocation, version information and the
+ * 6.4 authentication calls), XML in one format of the manager's own, a control API under
+ * `/_simulator/` (documented in control.ts), fault injection, counters and an audit of what each
+ * edge PUT lost, changed or added.
  */
 import type { Credentials } from "./auth.ts";
 import { listen } from "./server.ts";
@@ -11,13 +12,8 @@ import type { SimulatorStateInput } from "./state-file.ts";
 import { SimulatorState } from "./state.ts";
 
 export { loadStateFile, validateStateInput } from "./state-file.ts";
-export type {
-  SimulatorStateInput,
-  PoolInput,
-  EdgeInput,
-  GenerateEdgesInput,
-  ScopeInput,
-} from "./state-file.ts";
+export type { SimulatorStateInput, PoolInput, ScopeInput } from "./state-file.ts";
+export type { EdgeInput, GenerateEdgesInput } from "./edge-input.ts";
 export { SimulatorState, type StateDump, type StoredEdge } from "./state.ts";
 export { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
 export { SimulatorInputError } from "./input.ts";

@@ -4,6 +4,7 @@
  * release, and the counts a manager reports, always computed from the allocations themselves.
  */
 import { formatIp, tryParseIp, type IpAddress, type IpFamily } from "../util/ip.ts";
+import type { ManagerIdentity } from "./manager.ts";
 import { el, opt, type XmlNode } from "./xml.ts";
 
 export interface ScopeInfo {
@@ -15,7 +16,7 @@ export interface ScopeInfo {
 /** The parent of all managed objects (spec 2.4). */
 export const GLOBAL_SCOPE: ScopeInfo = { id: "globalroot-0", objectTypeName: "GlobalRoot", name: "Global" };
 
-/** `integer`: `<id>4</id>`, as the spec says; `prefixed`: `<id>allocatedipaddress-4</id>`, as real managers do. */
+/** `prefixed`: `<id>allocatedipaddress-4</id>`, as real managers write them; `integer`: `<id>4</id>`, as the spec shows. */
 export type AllocationIdStyle = "integer" | "prefixed";
 
 export interface PoolRange {
@@ -52,11 +53,6 @@ export interface AllocationRecord {
 
 export type AllocateResult =
   { ok: true; allocation: AllocationRecord } | { ok: false; reason: "exhausted" | "taken" | "outside" };
-
-export interface ManagerIdentity {
-  vsmUuid: string;
-  nodeId: string;
-}
 
 export class Pool {
   readonly config: PoolConfig;

@@ -1,8 +1,9 @@
 /**
  * The manager API the simulator serves: the five calls of the spec (edge read and replace, pool
  * list, allocation list, release), and what real managers also have and clients use: the paged
- * edge list and one edge's summary, one pool, REST allocation, and the 6.4 token call. Handlers
- * are synchronous over SimulatorState, so concurrent requests see each call whole.
+ * edge list and one edge's summary, one pool, REST allocation, version information and the 6.4
+ * authentication calls (manager-routes.ts). Handlers are synchronous over SimulatorState, so
+ * concurrent requests see each call whole.
  *
  * Errors (status, errorCode from error-codes.ts, module):
  *   unknown edge, scope or pool (404 setting)  404  202      core-services  "The requested object : X could not be found. ..."
@@ -12,69 +13,64 @@
  *   ALLOCATE with none free                    400  120051   core-services
  *   bad request body or query parameter        400  210      core-services
  *   edge document not well-formed or unmodelled 400 10001    vShield Edge
- *   edge id in the document ≠ path             400  10002    vShield Edge
+ *   edge id in the document names another edge 400 10002    vShield Edge
  *   stale PUT (rejectStaleVersion)             409  10003    vShield Edge
- *   wrong Content-Type                         415  212      core-services
- *   no API at the path                         404  213      core-services
+ *   Content-Type not XML, or unknown charset   415  212      core-services
+ *   no API at the path (or not in this release) 404 213      core-services
  *   method not allowed                         405  214      core-services, with Allow
+ *   Accept names no XML type                   406  215      core-services
  *   bad or missing credentials                 401  220      core-services, with WWW-Authenticate: Basic
  *   a write by the Auditor account             403  229      core-services
  */
-import { NsxDocumentError, NsxResponseError } from "../nsx/errors.ts";
-import { EdgeDocument } from "../nsx/edge-document.ts";
-import { parseXmlObject } from "../nsx/xml.ts";
-import type { Role } from "./auth.ts";
-import { parseEdgeListQuery, pagedEdgeList, summaryOf, EdgeListQueryError } from "./edge-list.ts";
+import {
+  badRequest,
+  codedBadRequest,
+  forbidden,
+  notFound,
+  readXmlBody,
+  type ApiRequest,
+  type ApiResponse,
+  type Caller,
+} from "./api.ts";
+import { pagedEdgeList, parseEdgeListQuery, EdgeListQueryError } from "./edge-list.ts";
 import { modelToXmlNode } from "./edge-model.ts";
-import { ERROR_CODES, errorEntry, type ErrorCode } from "./error-codes.ts";
+import { readSentEdge } from "./edge-put.ts";
+import { ERROR_CODES, errorEntry } from "./error-codes.ts";
 import type { ApiRoute } from "./faults.ts";
+import { isAtLeast, type ManagerRelease } from "./manager.ts";
+import { handleManagerRoute, ROUTE_SINCE } from "./manager-routes.ts";
 import type { Pool } from "./pools.ts";
-import type { PutEdgeResult, SimulatorState } from "./state.ts";
-import { booleanDocument, el, renderDocument, tokenDocument, type NsxErrorEntry } from "./xml.ts";
-
-export interface ApiRequest {
-  method: string;
-  /** decoded path segments */
-  segments: string[];
-  query: URLSearchParams;
-  contentType: string | undefined;
-  authorization: string | undefined;
-  body: Buffer;
-}
-
-export interface ApiResponse {
-  status: number;
-  headers?: Record<string, string>;
-  /** XML; absent for 204 and for errors */
-  body?: string | Buffer;
-  /** rendered in the error shape the faults ask for */
-  errors?: NsxErrorEntry[];
-}
+import type { SimulatorState } from "./state.ts";
+import { parseXmlObject } from "../nsx/xml.ts";
+import { booleanDocument, el, renderDocument } from "./xml.ts";
 
 export type RouteMatch =
   { route: ApiRoute; params: string[] } | { route: "unknown"; status: 404 | 405; allow?: string };
 
-type RouteTable = { pattern: string[]; methods: Partial<Record<string, ApiRoute>> }[];
+type RouteTable = readonly { pattern: readonly string[]; methods: Partial<Record<string, ApiRoute>> }[];
 
-/** `*` matches one segment, whose value becomes a param */
-const ROUTES: RouteTable = [
+const AUTH = ["api", "2.0", "services", "auth"];
+const POOLS = ["api", "2.0", "services", "ipam", "pools"];
+
+/** `*` matches one segment, whose value becomes a param; src/simulator/README.md lists each */
+export const ROUTES: RouteTable = [
   { pattern: ["api", "4.0", "edges"], methods: { GET: "listEdges" } },
   { pattern: ["api", "4.0", "edges", "*"], methods: { GET: "getEdge", PUT: "putEdge" } },
   { pattern: ["api", "4.0", "edges", "*", "summary"], methods: { GET: "getEdgeSummary" } },
-  { pattern: ["api", "2.0", "services", "ipam", "pools", "*"], methods: { GET: "getPool" } },
-  { pattern: ["api", "2.0", "services", "ipam", "pools", "scope", "*"], methods: { GET: "listPools" } },
-  {
-    pattern: ["api", "2.0", "services", "ipam", "pools", "*", "ipaddresses"],
-    methods: { GET: "listAllocations", POST: "allocate" },
-  },
-  {
-    pattern: ["api", "2.0", "services", "ipam", "pools", "*", "ipaddresses", "*"],
-    methods: { DELETE: "releaseAddress" },
-  },
-  { pattern: ["api", "2.0", "services", "auth", "token"], methods: { POST: "token" } },
+  { pattern: [...POOLS, "*"], methods: { GET: "getPool" } },
+  { pattern: [...POOLS, "scope", "*"], methods: { GET: "listPools" } },
+  { pattern: [...POOLS, "*", "ipaddresses"], methods: { GET: "listAllocations", POST: "allocate" } },
+  { pattern: [...POOLS, "*", "ipaddresses", "*"], methods: { DELETE: "releaseAddress" } },
+  { pattern: [...AUTH, "token"], methods: { POST: "token" } },
+  { pattern: ["api", "3.0", "services", "auth", "token"], methods: { POST: "tokenWithCredentials" } },
+  { pattern: [...AUTH, "tokenexpiration"], methods: { GET: "getTokenExpiry", PUT: "setTokenExpiry" } },
+  { pattern: [...AUTH, "tokeninvalidation"], methods: { POST: "invalidateTokens" } },
+  { pattern: [...AUTH, "basic"], methods: { GET: "getBasicAuth", PUT: "setBasicAuth" } },
+  { pattern: ["api", "1.0", "appliance-management", "global", "info"], methods: { GET: "globalInfo" } },
 ];
 
-export function matchRoute(method: string, segments: readonly string[]): RouteMatch {
+/** The route of a call; a call the manager's release does not have yet is no API at that path. */
+export function matchRoute(method: string, segments: readonly string[], release: ManagerRelease): RouteMatch {
   for (const { pattern, methods } of ROUTES) {
     if (pattern.length !== segments.length) continue;
     const params: string[] = [];
@@ -84,8 +80,14 @@ export function matchRoute(method: string, segments: readonly string[]): RouteMa
       return segments[i] !== "";
     });
     if (!matches) continue;
-    const route = methods[method];
-    if (route === undefined) return { route: "unknown", status: 405, allow: Object.keys(methods).join(", ") };
+    const offered = Object.entries(methods).filter((entry): entry is [string, ApiRoute] => {
+      const since = entry[1] === undefined ? undefined : ROUTE_SINCE[entry[1]];
+      return entry[1] !== undefined && (since === undefined || isAtLeast(release, since));
+    });
+    if (offered.length === 0) break;
+    const route = Object.fromEntries(offered)[method];
+    if (route === undefined)
+      return { route: "unknown", status: 405, allow: offered.map(([m]) => m).join(", ") };
     return { route, params };
   }
   return { route: "unknown", status: 404 };
@@ -108,39 +110,30 @@ export function unknownRouteResponse(
   };
 }
 
-export function unauthorizedResponse(reason: string): ApiResponse {
-  return {
-    status: 401,
-    headers: { "WWW-Authenticate": 'Basic realm="NSX Manager"' },
-    errors: [errorEntry(ERROR_CODES.authenticationFailed, `Authentication failed: ${reason}.`)],
-  };
-}
-
 /** Calls that change the manager: the Auditor role may not make them. */
-const WRITES: ReadonlySet<ApiRoute> = new Set(["putEdge", "releaseAddress", "allocate"]);
+const WRITES: ReadonlySet<ApiRoute> = new Set([
+  "putEdge",
+  "releaseAddress",
+  "allocate",
+  "setTokenExpiry",
+  "invalidateTokens",
+]);
 
-/** Runs one authenticated call. */
+/** Runs one call; `caller` is undefined only for the calls that take credentials in the body. */
 export function handleApi(
   state: SimulatorState,
   route: ApiRoute,
   params: string[],
   req: ApiRequest,
-  role: Role,
+  caller: Caller | undefined,
 ): ApiResponse {
-  if (role === "auditor" && WRITES.has(route)) {
-    return {
-      status: 403,
-      errors: [
-        errorEntry(ERROR_CODES.notPermitted, "User does not have the rights to perform this operation."),
-      ],
-    };
-  }
+  if (caller?.role === "auditor" && WRITES.has(route)) return forbidden();
   const [first = "", second = ""] = params;
   switch (route) {
     case "listEdges":
       return listEdges(state, req);
     case "getEdgeSummary":
-      return getEdgeSummary(state, first);
+      return getEdgeSummary(state, first, req);
     case "getPool":
       return getPool(state, first);
     case "getEdge":
@@ -155,8 +148,8 @@ export function handleApi(
       return withPool(state, first, (pool) => release(state, pool, second));
     case "allocate":
       return withPool(state, first, (pool) => allocate(state, pool, req));
-    case "token":
-      return token(state, req, role);
+    default:
+      return handleManagerRoute(state, route, req, caller);
   }
 }
 
@@ -167,19 +160,26 @@ function getEdge(state: SimulatorState, id: string): ApiResponse {
 
 function listEdges(state: SimulatorState, req: ApiRequest): ApiResponse {
   try {
-    const page = pagedEdgeList(state.edges(), state.manager, parseEdgeListQuery(req.query));
-    return { status: 200, body: renderDocument(page, { pretty: state.settings.prettyXml }) };
+    const query = parseEdgeListQuery(req.query);
+    const listings = req.staleListing?.view(state.clock.now()) ?? state.edges().map((e) => e.listing);
+    return {
+      status: 200,
+      body: renderDocument(pagedEdgeList(listings, query), { pretty: state.settings.prettyXml }),
+    };
   } catch (error) {
     if (error instanceof EdgeListQueryError) return badRequest(error.message);
     throw error;
   }
 }
 
-function getEdgeSummary(state: SimulatorState, id: string): ApiResponse {
-  const edge = state.edge(id);
-  if (edge === undefined) return notFound(id);
-  const summary = modelToXmlNode(summaryOf(edge, state.manager));
-  return { status: 200, body: renderDocument(summary, { pretty: state.settings.prettyXml }) };
+function getEdgeSummary(state: SimulatorState, id: string, req: ApiRequest): ApiResponse {
+  const listing =
+    req.staleListing !== undefined ? req.staleListing.get(id, state.clock.now()) : state.edge(id)?.listing;
+  if (listing === undefined) return notFound(id);
+  return {
+    status: 200,
+    body: renderDocument(modelToXmlNode(listing.summary), { pretty: state.settings.prettyXml }),
+  };
 }
 
 function getPool(state: SimulatorState, id: string): ApiResponse {
@@ -192,35 +192,14 @@ function getPool(state: SimulatorState, id: string): ApiResponse {
 }
 
 function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiResponse {
-  const unsupported = requireXml(req);
-  if (unsupported) return unsupported;
+  const body = readXmlBody(req);
+  if ("refused" in body) return body.refused;
   if (state.edge(id) === undefined) return notFound(id);
-  let doc: EdgeDocument;
-  try {
-    doc = EdgeDocument.parse(req.body.toString("utf8"));
-  } catch (error) {
-    const details =
-      error instanceof NsxResponseError ? error.message : "The request body is not an edge document.";
-    return codedBadRequest(ERROR_CODES.invalidEdgeDocument, details);
-  }
-  if (doc.id !== id) {
-    return codedBadRequest(
-      ERROR_CODES.edgeIdMismatch,
-      `The edge id in the document (${doc.id}) does not match the path (${id}).`,
-    );
-  }
-  let result: PutEdgeResult;
-  try {
-    result = state.putEdge(id, doc);
-  } catch (error) {
-    // e.g. two <version> elements: which one the manager would read is unknown
-    if (error instanceof NsxDocumentError)
-      return codedBadRequest(ERROR_CODES.invalidEdgeDocument, error.message);
-    throw error;
-  }
+  const read = readSentEdge(body.text, id);
+  if (!read.ok) return codedBadRequest(read.code, read.message);
+  const result = state.putEdge(id, read.sent);
   if (result.ok) return { status: 204 };
   if (result.reason === "missing") return notFound(id);
-  if (result.reason === "unmodelled") return codedBadRequest(ERROR_CODES.invalidEdgeDocument, result.message);
   return {
     status: 409,
     errors: [
@@ -269,11 +248,11 @@ function release(state: SimulatorState, pool: Pool, ip: string): ApiResponse {
 }
 
 function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiResponse {
-  const unsupported = requireXml(req);
-  if (unsupported) return unsupported;
+  const body = readXmlBody(req);
+  if ("refused" in body) return body.refused;
   let request: Record<string, unknown>;
   try {
-    const parsed = parseXmlObject(req.body.toString("utf8"), "ipAddressRequest");
+    const parsed = parseXmlObject(body.text, "ipAddressRequest");
     if (typeof parsed.ipAddressRequest !== "object" || parsed.ipAddressRequest === null) {
       return badRequest("The request body must be an <ipAddressRequest> document.");
     }
@@ -315,54 +294,4 @@ function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiRespon
     ERROR_CODES.addressNotAllocated,
     `The IP address ${ipAddress} is not inside the ranges of the IP pool ${pool.id}.`,
   );
-}
-
-function token(state: SimulatorState, req: ApiRequest, role: Role): ApiResponse {
-  const minutes = req.query.get("expiresInMinutes");
-  const ttlMs =
-    minutes !== null && /^\d+$/.test(minutes) && Number(minutes) > 0 ? Number(minutes) * 60_000 : undefined;
-  const issued = state.auth.issue({
-    nowMs: state.clock.now(),
-    ttlMs: ttlMs ?? state.settings.tokenTtlMs,
-    role,
-  });
-  return { status: 200, body: tokenDocument(issued, { pretty: state.settings.prettyXml }) };
-}
-
-function requireXml(req: ApiRequest): ApiResponse | undefined {
-  const mediaType = (req.contentType ?? "").split(";")[0]?.trim().toLowerCase();
-  if (mediaType === "application/xml") return undefined;
-  return {
-    status: 415,
-    errors: [
-      errorEntry(
-        ERROR_CODES.unsupportedMediaType,
-        `Unsupported Content-Type ${req.contentType ?? "(none)"}: send application/xml.`,
-      ),
-    ],
-  };
-}
-
-function notFound(id: string): ApiResponse {
-  return {
-    status: 404,
-    errors: [
-      {
-        ...errorEntry(
-          ERROR_CODES.objectNotFound,
-          `The requested object : ${id} could not be found. Object identifiers are case sensitive.`,
-        ),
-        data: { objectId: id },
-      },
-    ],
-  };
-}
-
-function badRequest(details: string): ApiResponse {
-  return codedBadRequest(ERROR_CODES.invalidRequest, details);
-}
-
-/** a 400 with a module's own code: the edge module's or IPAM's */
-function codedBadRequest(code: ErrorCode, details: string): ApiResponse {
-  return { status: 400, errors: [errorEntry(code, details)] };
 }

@@ -12,17 +12,19 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Role } from "./auth.ts";
-import { handleControl } from "./control.ts";
-import type { FaultPlan } from "./faults.ts";
 import {
-  handleApi,
-  matchRoute,
+  negotiate,
+  notAcceptable,
   unauthorizedResponse,
-  unknownRouteResponse,
   type ApiRequest,
   type ApiResponse,
-} from "./routes.ts";
+  type Caller,
+  type XmlType,
+} from "./api.ts";
+import { handleControl } from "./control.ts";
+import type { ApiRoute, FaultPlan } from "./faults.ts";
+import { CREDENTIALS_IN_BODY } from "./manager-routes.ts";
+import { handleApi, matchRoute, unknownRouteResponse } from "./routes.ts";
 import type { SimulatorState } from "./state.ts";
 import { booleanDocument, errorDocument } from "./xml.ts";
 
@@ -101,7 +103,7 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
     res.end(text);
     return;
   }
-  const match = matchRoute(method, segments);
+  const match = matchRoute(method, segments, state.manager.release);
   const routeName = match.route;
   const plan = match.route === "unknown" ? NO_FAULTS : state.faults.plan(match.route);
   const delayMs = state.settings.latencyMs + plan.delayMs;
@@ -112,6 +114,7 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
     return;
   }
   let response: ApiResponse;
+  const mediaType = negotiate(req.headers.accept);
   if (plan.outcome?.kind === "status") {
     response = { status: plan.outcome.status, errors: plan.outcome.errors };
   } else if (match.route === "unknown") {
@@ -124,10 +127,12 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
       contentType: req.headers["content-type"],
       authorization: req.headers.authorization,
       body,
+      ...(plan.staleListing !== undefined ? { staleListing: plan.staleListing } : {}),
     };
     const auth = authenticate(state, match.route, request);
-    response =
-      "refused" in auth ? auth.refused : handleApi(state, match.route, match.params, request, auth.role);
+    if ("refused" in auth) response = auth.refused;
+    else if (mediaType === undefined) response = notAcceptable(req.headers.accept ?? "");
+    else response = handleApi(state, match.route, match.params, request, auth.caller);
   }
   if (plan.resetAfterAction) {
     state.counters.count(routeName, "reset");
@@ -135,15 +140,16 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
     return;
   }
   state.counters.count(routeName, response.status);
-  await send(state, res, response, plan, signal);
+  await send(state, res, response, { plan, mediaType: mediaType ?? "application/xml" }, signal);
 }
 
-/** the caller's role when it may go on, else the 401 */
+/** who calls, when they may go on (undefined for calls whose credentials are in the body), else the 401 */
 function authenticate(
   state: SimulatorState,
-  route: string,
+  route: ApiRoute,
   req: ApiRequest,
-): { role: Role } | { refused: ApiResponse } {
+): { caller: Caller | undefined } | { refused: ApiResponse } {
+  if (CREDENTIALS_IN_BODY.has(route)) return { caller: undefined };
   const tokenCall = route === "token";
   const result = state.auth.check(req.authorization, {
     allowBasic: tokenCall || state.settings.basicAuthEnabled,
@@ -152,14 +158,14 @@ function authenticate(
   if (!result.ok) return { refused: unauthorizedResponse(result.reason) };
   if (tokenCall && result.scheme !== "basic")
     return { refused: unauthorizedResponse("a token is issued only for Basic credentials") };
-  return { role: result.role };
+  return { caller: { role: result.role, username: result.username } };
 }
 
 async function send(
   state: SimulatorState,
   res: ServerResponse,
   response: ApiResponse,
-  plan: FaultPlan,
+  { plan, mediaType }: { plan: FaultPlan; mediaType: XmlType },
   signal: AbortSignal,
 ): Promise<void> {
   let status = response.status;
@@ -181,7 +187,7 @@ async function send(
     return;
   }
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  headers["Content-Type"] = "application/xml";
+  headers["Content-Type"] = mediaType;
   headers["Content-Length"] = bytes.length;
   res.writeHead(status, headers);
   if (plan.trickle === undefined) {

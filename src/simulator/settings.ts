@@ -16,8 +16,14 @@ export interface SimulatorSettings {
   missingPoolStatus: 400 | 404;
   /** true: a PUT whose `<version>` is lower than the stored one gets 409; default false (accepted, audited) */
   rejectStaleVersion: boolean;
-  /** indented XML for pool, allocation, token and error documents; default false (one line) */
+  /** two-space indentation in every document the manager writes, edges included; default false (one line) */
   prettyXml: boolean;
+  /**
+   * a GET of one edge carries its `<edgeSummary>` inside `<edge>`, as the API guide's example (our
+   * spec) shows; default false: as VMware's RAML and a real manager's capture have it, the summary
+   * only in the edge list and `/summary`
+   */
+  edgeSummaryInEdge: boolean;
   /** larger request bodies get 413; default 64 MiB (edges of several MB are normal) */
   maxRequestBytes: number;
 }
@@ -29,6 +35,7 @@ export const DEFAULT_SETTINGS: Readonly<SimulatorSettings> = Object.freeze({
   missingPoolStatus: 400,
   rejectStaleVersion: false,
   prettyXml: false,
+  edgeSummaryInEdge: false,
   maxRequestBytes: 64 * 1024 * 1024,
 });
 
@@ -51,6 +58,8 @@ export function parseSettings(value: unknown, path: string): Partial<SimulatorSe
   if (rejectStaleVersion !== undefined) out.rejectStaleVersion = rejectStaleVersion;
   const prettyXml = optBoolean(obj, "prettyXml", path);
   if (prettyXml !== undefined) out.prettyXml = prettyXml;
+  const edgeSummaryInEdge = optBoolean(obj, "edgeSummaryInEdge", path);
+  if (edgeSummaryInEdge !== undefined) out.edgeSummaryInEdge = edgeSummaryInEdge;
   const maxRequestBytes = optInt(obj, "maxRequestBytes", path, 1, 1024 * 1024 * 1024);
   if (maxRequestBytes !== undefined) out.maxRequestBytes = maxRequestBytes;
   return out;

@@ -4,17 +4,15 @@
  * every error (`pools[1].ranges[0].start: not an IP address`).
  */
 import { readFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { IpAddress } from "../util/ip.ts";
-import { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
+import { parseEdgeEntry, type EdgeInput, type ValidatedEdge } from "./edge-input.ts";
 import {
   SimulatorInputError,
   asArray,
   asObject,
   fieldPath,
-  optBoolean,
   optEnum,
   optInt,
   optIp,
@@ -24,6 +22,7 @@ import {
   reqString,
   type JsonObject,
 } from "./input.ts";
+import { DEFAULT_RELEASE, parseRelease, type ManagerRelease } from "./manager.ts";
 import { GLOBAL_SCOPE, type PoolConfig, type PoolRange, type ScopeInfo } from "./pools.ts";
 import { parseSettings, type SimulatorSettings } from "./settings.ts";
 
@@ -31,22 +30,6 @@ export interface CredentialsInput {
   username: string;
   password: string;
 }
-
-export interface GenerateEdgesInput {
-  /** how many edges (default 1) */
-  count?: number;
-  /** n of the first `edge-<n>` (default 1) */
-  idStart?: number;
-  tenant?: string;
-  firewallRules?: number;
-  /** e.g. 1048576 or 5242880: grow the firewall rules until each document has about this size */
-  targetBytes?: number;
-  seed?: number;
-  pretty?: boolean;
-}
-
-/** One entry of `edges`: a document inline, a file (relative to the state file), or generated. */
-export type EdgeInput = { xml: string } | { xmlFile: string } | { generate: GenerateEdgesInput };
 
 export interface ScopeInput {
   id: string;
@@ -69,7 +52,7 @@ export interface PoolInput {
   dnsServer2?: string;
   /** default `subnet-<n>` with n from the pool id */
   subnetId?: string;
-  /** `integer` (default, as the spec) or `prefixed` (`allocatedipaddress-<n>`, as real managers) */
+  /** `prefixed` (default: `allocatedipaddress-<n>`, as real managers write them) or `integer` (as the spec shows) */
   allocationIds?: "integer" | "prefixed";
   /** default 1 */
   revision?: number;
@@ -85,6 +68,10 @@ export interface SimulatorStateInput {
   auditor?: CredentialsInput;
   /** the manager's UUID, shown in pool documents */
   vsmUuid?: string;
+  /** `major.minor.patch` the manager reports (global/info) and whose calls it offers; default 6.4.6 */
+  managerVersion?: string;
+  /** its build number; default 15177041 */
+  managerBuild?: number;
   settings?: Partial<SimulatorSettings>;
   /** scopes known beyond `globalroot-0` and those of the pools (listing them gives an empty list) */
   scopes?: ScopeInput[];
@@ -97,16 +84,12 @@ export interface ValidatedState {
   credentials?: CredentialsInput;
   auditor?: CredentialsInput;
   vsmUuid?: string;
+  release?: ManagerRelease;
   settings: Partial<SimulatorSettings>;
   scopes: ScopeInfo[];
   /** edge texts are produced when the state is built: generating megabytes twice would be waste */
   edges: ValidatedEdge[];
   pools: ValidatedPool[];
-}
-
-export interface ValidatedEdge {
-  path: string;
-  text(): string;
 }
 
 export interface ValidatedPool {
@@ -149,7 +132,17 @@ async function readEdgeFile(baseDir: string, file: string, where: string): Promi
   }
 }
 
-const TOP_KEYS = ["credentials", "auditor", "vsmUuid", "settings", "scopes", "edges", "pools"];
+const TOP_KEYS = [
+  "credentials",
+  "auditor",
+  "vsmUuid",
+  "managerVersion",
+  "managerBuild",
+  "settings",
+  "scopes",
+  "edges",
+  "pools",
+];
 
 /** Checks every field; `xmlFile`s are read relative to baseDir (default: the working directory). */
 export function validateStateInput(value: unknown, options: { baseDir?: string } = {}): ValidatedState {
@@ -168,6 +161,8 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
   if (obj.auditor !== undefined) out.auditor = parseCredentials(obj.auditor, "auditor");
   const vsmUuid = optString(obj, "vsmUuid", "");
   if (vsmUuid !== undefined) out.vsmUuid = vsmUuid;
+  const release = parseManagerRelease(obj);
+  if (release !== undefined) out.release = release;
   const ids = new Map<string, number>();
   asArray(obj.pools ?? [], "pools").forEach((p, i) => {
     const pool = parsePool(p, fieldPath("pools", i), scopes);
@@ -178,6 +173,16 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
     out.pools.push(pool);
   });
   return out;
+}
+
+function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
+  const version = optString(obj, "managerVersion", "");
+  const build = optInt(obj, "managerBuild", "", 0, 999_999_999);
+  if (version === undefined && build === undefined) return undefined;
+  const release = parseRelease(version ?? "6.4.6", build ?? DEFAULT_RELEASE.build);
+  if (release === undefined)
+    throw new SimulatorInputError("managerVersion", "must be major.minor.patch, e.g. 6.4.6");
+  return release;
 }
 
 export function parseCredentials(value: unknown, path: string): CredentialsInput {
@@ -207,64 +212,6 @@ function scopeFromId(id: string): ScopeInfo {
       ? "Datacenter"
       : "Scope";
   return { id, objectTypeName, name: id };
-}
-
-function parseEdgeEntry(value: unknown, path: string, baseDir: string): ValidatedEdge[] {
-  const obj = asObject(value, path);
-  const keys = Object.keys(obj);
-  if (keys.length !== 1 || !["xml", "xmlFile", "generate"].includes(keys[0] ?? "")) {
-    throw new SimulatorInputError(path, "must have exactly one of xml, xmlFile, generate");
-  }
-  if (obj.xml !== undefined) {
-    const xml = reqString(obj, "xml", path);
-    return [{ path: `${path}.xml`, text: () => xml }];
-  }
-  if (obj.xmlFile !== undefined) {
-    const file = reqString(obj, "xmlFile", path);
-    try {
-      const xml = readFileSync(resolve(baseDir, file), "utf8");
-      return [{ path: `${path}.xmlFile`, text: () => xml }];
-    } catch (cause) {
-      throw new SimulatorInputError(`${path}.xmlFile`, `cannot read ${file}: ${(cause as Error).message}`, {
-        cause,
-      });
-    }
-  }
-  return generateEdges(obj.generate ?? {}, `${path}.generate`);
-}
-
-function generateEdges(value: unknown, path: string): ValidatedEdge[] {
-  const obj = asObject(value, path);
-  rejectUnknownKeys(obj, ["count", "idStart", ...GENERATE_KEYS], path);
-  const count = optInt(obj, "count", path, 0, 10_000) ?? 1;
-  const idStart = optInt(obj, "idStart", path, 0, 1_000_000_000) ?? 1;
-  const { count: _count, idStart: _idStart, ...rest } = obj;
-  return Array.from({ length: count }, (_, i) => {
-    const options = parseGenerateOptions(rest, path, idStart + i);
-    // edges after the first get their own seed, so they differ
-    if (options.seed !== undefined) options.seed += i;
-    return { path, text: () => generateEdgeXml(options) };
-  });
-}
-
-const GENERATE_KEYS = ["tenant", "firewallRules", "targetBytes", "seed", "pretty"];
-
-/** The options of one generated edge (`generate` without count and idStart). */
-export function parseGenerateOptions(value: unknown, path: string, edgeNumber: number): GenerateEdgeOptions {
-  const obj = asObject(value, path);
-  rejectUnknownKeys(obj, GENERATE_KEYS, path);
-  const options: GenerateEdgeOptions = { edgeNumber };
-  const tenant = optString(obj, "tenant", path);
-  if (tenant !== undefined) options.tenant = tenant;
-  const firewallRules = optInt(obj, "firewallRules", path, 0, 100_000);
-  if (firewallRules !== undefined) options.firewallRules = firewallRules;
-  const targetBytes = optInt(obj, "targetBytes", path, 0, 64 * 1024 * 1024);
-  if (targetBytes !== undefined) options.targetBytes = targetBytes;
-  const seed = optInt(obj, "seed", path, 0, 2 ** 31);
-  if (seed !== undefined) options.seed = seed;
-  const pretty = optBoolean(obj, "pretty", path);
-  if (pretty !== undefined) options.pretty = pretty;
-  return options;
 }
 
 const POOL_KEYS = [
@@ -310,7 +257,7 @@ export function parsePool(value: unknown, path: string, scopes: readonly ScopeIn
     scope: parsePoolScope(obj.scope, `${path}.scope`, scopes),
     ipPoolType,
     subnetId: optString(obj, "subnetId", path) ?? `subnet-${number}`,
-    allocationIds: optEnum(obj, "allocationIds", path, ["integer", "prefixed"] as const) ?? "integer",
+    allocationIds: optEnum(obj, "allocationIds", path, ["integer", "prefixed"] as const) ?? "prefixed",
     revision: optInt(obj, "revision", path) ?? 1,
     ranges,
   };

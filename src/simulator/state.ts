@@ -1,62 +1,35 @@
 /**
- * Everything the simulator holds: edges (each with its serialized text cached per version, so a
- * GET of a 5 MB edge costs no serialization), pools and scopes, credentials and tokens, settings,
- * the faults, counters and audit. Routes and the control API are thin layers over this class,
- * and tests running the simulator in-process may call it directly.
+ * Everything the simulator holds: edges (edge-store.ts), pools and scopes, credentials and
+ * tokens, settings, the faults, counters and audit. Routes and the control API are thin layers
+ * over this class, and tests running the simulator in-process may call it directly.
  */
 import { EdgeDocument } from "../nsx/edge-document.ts";
-import { createHash } from "node:crypto";
+import { isXmlName, isXmlText } from "../nsx/xml.ts";
 import { Audit, Counters } from "./audit.ts";
-import {
-  EdgeModelError,
-  edgeModelOf,
-  followDerivedSummary,
-  modelsEqualExcept,
-  renderEdgeModel,
-  replaceChild,
-  setChildText,
-  type EdgeModel,
-} from "./edge-model.ts";
+import { diffModels, isEmptyDiff } from "./edge-diff.ts";
+import { childText, edgeModelOf, setChildText, type EdgeModel } from "./edge-model.ts";
+import { configAfterPut, type SentEdge } from "./edge-put.ts";
+import { EdgeStore, type StoredEdge } from "./edge-store.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
 import { FaultSet } from "./faults.ts";
 import { SimulatorInputError } from "./input.ts";
-import {
-  GLOBAL_SCOPE,
-  Pool,
-  type AllocateResult,
-  type AllocationRecord,
-  type ManagerIdentity,
-  type ScopeInfo,
-} from "./pools.ts";
+import { DEFAULT_RELEASE, DEFAULT_VSM_UUID, managerIdentity, type ManagerIdentity } from "./manager.ts";
+import { GLOBAL_SCOPE, Pool, type AllocateResult, type AllocationRecord, type ScopeInfo } from "./pools.ts";
 import { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
 import { validateStateInput, type SimulatorStateInput, type ValidatedPool } from "./state-file.ts";
 
-export interface StoredEdge {
-  readonly id: string;
-  readonly version: number;
-  readonly doc: EdgeDocument;
-  /** doc.serialize(), computed once when stored */
-  readonly text: string;
-  /** text as UTF-8, what a GET sends */
-  readonly bytes: Buffer;
-}
+export type { StoredEdge } from "./edge-store.ts";
 
 /**
- * Children of `<edge>` a PUT may leave out or change without losing anything: spec 4.2 (tenant,
- * description, version) and the summary, which the manager derives and never takes from a client.
+ * Children of `<edge>` the audit does not report: the tenant (the change this project makes) and
+ * the version (the manager raises it on every PUT).
  */
-export const PUT_IGNORED_FIELDS: ReadonlySet<string> = new Set([
-  "tenant",
-  "description",
-  "version",
-  "edgeSummary",
-]);
+export const AUDIT_IGNORED_FIELDS: ReadonlySet<string> = new Set(["tenant", "version"]);
 
 export type PutEdgeResult =
   | { ok: true; edge: StoredEdge }
   | { ok: false; reason: "missing" }
-  | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number }
-  | { ok: false; reason: "unmodelled"; message: string };
+  | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number };
 
 export interface AllocationRequest {
   mode: "ALLOCATE" | "RESERVE";
@@ -82,35 +55,59 @@ export interface StateOverrides {
 }
 
 export class SimulatorState {
-  settings: SimulatorSettings;
+  #settings: SimulatorSettings;
   readonly clock = new SimulatorClock();
   readonly manager: ManagerIdentity;
   readonly auth: AuthStore;
-  readonly faults = new FaultSet();
+  readonly faults: FaultSet;
   readonly counters = new Counters();
   readonly audit = new Audit();
-  readonly #edges = new Map<string, StoredEdge>();
+  readonly #edges: EdgeStore;
   readonly #pools = new Map<string, Pool>();
   readonly #scopes = new Map<string, ScopeInfo>([[GLOBAL_SCOPE.id, GLOBAL_SCOPE]]);
 
   /** Validates the input (errors name the field) and builds the state from it. */
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
     const valid = validateStateInput(input ?? {});
-    this.settings = { ...DEFAULT_SETTINGS, ...valid.settings, ...overrides.settings };
+    this.#settings = { ...DEFAULT_SETTINGS, ...valid.settings, ...overrides.settings };
     this.auth = new AuthStore(
       overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS,
       valid.auditor,
     );
-    const vsmUuid = valid.vsmUuid ?? "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10";
-    this.manager = { vsmUuid, nodeId: uuidFrom(vsmUuid) };
+    this.manager = managerIdentity(valid.vsmUuid ?? DEFAULT_VSM_UUID, valid.release ?? DEFAULT_RELEASE);
+    this.faults = new FaultSet({ listings: () => this.#edges.listings(), nowMs: () => this.clock.now() });
+    this.#edges = new EdgeStore(
+      this.manager,
+      () => ({ pretty: this.#settings.prettyXml, summaryInEdge: this.#settings.edgeSummaryInEdge }),
+      (listing) => this.faults.edgeStored(listing),
+    );
     for (const scope of valid.scopes) this.#scopes.set(scope.id, scope);
+    const format = { pretty: this.#settings.prettyXml, edgeSummary: this.#settings.edgeSummaryInEdge };
     for (const edge of valid.edges) {
-      const doc = parseEdge(edge.text(), edge.path);
-      if (this.#edges.has(doc.id))
-        throw new SimulatorInputError(edge.path, `a second edge with id ${doc.id}`);
-      this.upsertEdge(doc);
+      const model = parseEdge(edge.text(format), edge.path);
+      const id = childText(model, "id") ?? "";
+      if (this.#edges.get(id) !== undefined)
+        throw new SimulatorInputError(edge.path, `a second edge with id ${id}`);
+      this.upsertEdge(model);
     }
     for (const pool of valid.pools) this.addPool(pool);
+  }
+
+  get settings(): Readonly<SimulatorSettings> {
+    return this.#settings;
+  }
+
+  /** Changes the given settings; edges are rendered again when their format changed. */
+  updateSettings(changes: Partial<SimulatorSettings>): SimulatorSettings {
+    const before = this.#settings;
+    this.#settings = { ...before, ...changes };
+    if (
+      before.prettyXml !== this.#settings.prettyXml ||
+      before.edgeSummaryInEdge !== this.#settings.edgeSummaryInEdge
+    ) {
+      this.#edges.reformat();
+    }
+    return this.#settings;
   }
 
   // ---- edges
@@ -120,92 +117,77 @@ export class SimulatorState {
   }
 
   edges(): StoredEdge[] {
-    return [...this.#edges.values()];
+    return this.#edges.all();
   }
 
   /**
-   * The PUT of spec 4.2, as a manager stores it: the sent document becomes the edge's model (its
-   * formatting is not kept; GETs answer in the manager's format), except that the stored
-   * description and summary stay, the summary's derived fields follow the edge, and the version
-   * becomes the stored one plus one. A sent document whose information differs from the stored
-   * one outside PUT_IGNORED_FIELDS is stored as sent and audited as lost content.
+   * The PUT of spec 4.2 as a manager takes it (edge-put.ts): the sent configuration is stored,
+   * with the manager-owned fields kept and the version one above the stored one. What the PUT
+   * removed, edited or added besides the tenant is recorded in the audit, by path.
    */
-  putEdge(id: string, sent: EdgeDocument): PutEdgeResult {
+  putEdge(id: string, sent: SentEdge): PutEdgeResult {
     const stored = this.#edges.get(id);
     if (stored === undefined) return { ok: false, reason: "missing" };
-    let next: EdgeModel;
-    try {
-      next = edgeModelOf(sent.serialize());
-    } catch (error) {
-      if (error instanceof EdgeModelError) return { ok: false, reason: "unmodelled", message: error.message };
-      throw error;
-    }
     const sentVersion = sent.version;
-    if (this.settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version) {
+    if (this.#settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version) {
       return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion };
     }
-    const current = edgeModelOf(stored.text);
-    if (!modelsEqualExcept(current, next, PUT_IGNORED_FIELDS)) {
+    const current = this.#edges.config(stored);
+    const next = configAfterPut(current, sent.model, stored.version);
+    const diff = diffModels(current, next, AUDIT_IGNORED_FIELDS);
+    if (!isEmptyDiff(diff)) {
+      const stale = sentVersion !== undefined && sentVersion < stored.version;
       this.audit.addViolation({
-        kind: "lostContent",
+        kind: diff.lost.length > 0 ? "lostContent" : "changedContent",
         edgeId: id,
         time: new Date(this.clock.now()).toISOString(),
         storedVersion: stored.version,
         sentVersion,
-        message:
-          sentVersion !== undefined && sentVersion < stored.version
-            ? `PUT based on version ${sentVersion} overwrote version ${stored.version}`
-            : "the sent document differs from the stored one outside tenant, description and version",
+        ...diff,
+        message: stale
+          ? `PUT based on version ${sentVersion} overwrote version ${stored.version}`
+          : `the PUT ${diff.lost.length > 0 ? "lost" : "changed"} content beyond the tenant`,
       });
     }
-    for (const kept of ["description", "edgeSummary"]) {
-      replaceChild(
-        next,
-        kept,
-        current.children.find((c) => c.name === kept),
-      );
-    }
-    setChildText(next, "version", String(stored.version + 1));
-    return { ok: true, edge: this.#storeModel(next) };
+    return { ok: true, edge: this.#edges.store(next, stored.listing.summary) };
   }
 
-  /** An out-of-band change (another client, the UI): sets top-level fields and raises the version. */
+  /**
+   * An out-of-band change (another client, the UI): sets top-level fields and raises the version
+   * (or sets it, when `version` is given). Throws SimulatorInputError for a name that is no XML
+   * name, a value XML cannot carry, or a field the edge has more than once.
+   */
   changeEdge(id: string, fields: Record<string, string>): StoredEdge | undefined {
     const stored = this.#edges.get(id);
     if (stored === undefined) return undefined;
-    // EdgeDocument.setField refuses what a field cannot be (a name that is no XML name, a repeated field)
-    const changed = stored.doc.clone();
-    for (const [name, value] of Object.entries(fields)) if (name !== "version") changed.setField(name, value);
-    changed.setField("version", fields.version ?? String(stored.version + 1));
-    return this.#storeModel(edgeModelOf(changed.serialize()));
+    const config = this.#edges.config(stored);
+    for (const [name, value] of Object.entries({
+      ...fields,
+      version: fields.version ?? String(stored.version + 1),
+    })) {
+      if (!isXmlName(name)) throw new SimulatorInputError(name, "is not an element name");
+      if (!isXmlText(value)) throw new SimulatorInputError(name, "has characters XML cannot carry");
+      if (config.children.filter((c) => c.name === name).length > 1) {
+        throw new SimulatorInputError(name, `the edge has several <${name}>; refusing to set one`);
+      }
+      setChildText(config, name, value);
+    }
+    return this.#edges.store(config, stored.listing.summary);
   }
 
-  #storeModel(model: EdgeModel): StoredEdge {
-    followDerivedSummary(model);
-    return this.#store(EdgeDocument.parse(renderEdgeModel(model, { pretty: this.settings.prettyXml })));
-  }
-
-  /** Adds an edge, or replaces one as another client would (its version then rises). */
-  upsertEdge(doc: EdgeDocument): StoredEdge {
-    const stored = this.#edges.get(doc.id);
-    const version = doc.version;
-    const next = doc.clone();
-    if (stored !== undefined) next.setField("version", String(Math.max(version ?? 0, stored.version + 1)));
-    else if (version === undefined) next.setField("version", "1");
-    return this.#store(next);
-  }
-
-  #store(doc: EdgeDocument): StoredEdge {
-    const text = doc.serialize();
-    const edge: StoredEdge = {
-      id: doc.id,
-      version: doc.version ?? 1,
-      doc,
-      text,
-      bytes: Buffer.from(text, "utf8"),
-    };
-    this.#edges.set(edge.id, edge);
-    return edge;
+  /**
+   * Adds an edge (its version 1 when it has none), or replaces one as another client would (its
+   * version then rises). The model is stored as the manager's: the text's formatting is not kept.
+   */
+  upsertEdge(model: EdgeModel): StoredEdge {
+    const stored = this.#edges.get(childText(model, "id") ?? "");
+    const versionText = childText(model, "version")?.trim();
+    const version = versionText === undefined ? undefined : Number(versionText);
+    const next = { ...model, children: [...model.children] };
+    if (stored !== undefined)
+      setChildText(next, "version", String(Math.max(version ?? 0, stored.version + 1)));
+    else if (version === undefined) setChildText(next, "version", "1");
+    return this.#edges.storeDocument(next);
   }
 
   // ---- pools
@@ -290,7 +272,7 @@ export class SimulatorState {
         allocations: p.allocations(),
       })),
       username: this.auth.username,
-      settings: { ...this.settings },
+      settings: { ...this.#settings },
     };
   }
 }
@@ -312,19 +294,18 @@ export interface StateDump {
   settings: SimulatorSettings;
 }
 
-/** An edge from the state file or the control API; errors name where it came from. */
-export function parseEdge(xml: string, path: string): EdgeDocument {
+/**
+ * An edge from the state file or the control API, as the manager's model; errors name where it
+ * came from.
+ */
+export function parseEdge(xml: string, path: string): EdgeModel {
   let doc: EdgeDocument;
+  let model: EdgeModel;
   try {
     doc = EdgeDocument.parse(xml);
+    model = edgeModelOf(xml);
   } catch (cause) {
     throw new SimulatorInputError(path, cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-  try {
-    edgeModelOf(xml);
-  } catch (cause) {
-    if (cause instanceof EdgeModelError) throw new SimulatorInputError(path, cause.message, { cause });
-    throw cause;
   }
   if (!/^edge-\d+$/.test(doc.id))
     throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
@@ -332,11 +313,5 @@ export function parseEdge(xml: string, path: string): EdgeDocument {
   if (version !== undefined && !/^\d+$/.test(version.trim())) {
     throw new SimulatorInputError(path, `version ${JSON.stringify(version)} is not an integer`);
   }
-  return doc;
-}
-
-/** a stable node UUID derived from the manager's */
-function uuidFrom(seed: string): string {
-  const h = createHash("sha256").update(seed).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+  return model;
 }

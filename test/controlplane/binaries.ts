@@ -17,6 +17,7 @@ export const BINARY_NAMES = [
   "kubectl",
   "kstatus",
   "helm",
+  "govnsx",
 ] as const;
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;

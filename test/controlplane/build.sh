@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
-# and beside them kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils) and helm (the chart's
+# and beside them kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils), govnsx (test/govnsx/main.go
+# on github.com/IBM-tfproviders/govnsx, the terraform nsxv provider's client) and helm (the chart's
 # tests: lint, template, install, upgrade, uninstall).
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
@@ -12,9 +13,11 @@ K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+# exact: the module proxy serves this version but refuses to list govnsx's versions
+GOVNSX_VERSION="${GOVNSX_VERSION:-v1.0.2}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ] && [ -x "$out/helm" ]; }; then
+if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ] && [ -x "$out/govnsx" ] && [ -x "$out/helm" ]; }; then
   echo "$out"
   exit 0
 fi
@@ -62,14 +65,18 @@ if [ ! -x "$out/etcd" ]; then
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
   go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 >&2
 fi
-if [ ! -x "$out/kstatus" ]; then
-  mkdir -p "$work/kstatus" && cd "$work/kstatus"
-  cp "$root/test/kstatus/main.go" .
-  go mod init nsxv-operator.test/kstatus >/dev/null 2>&1
-  go get "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" >&2
+# a program of ours on one Go module: test/<name>/main.go, built into $out/<name>
+build_program() {
+  local name="$1" module="$2"
+  mkdir -p "$work/$name" && cd "$work/$name"
+  cp "$root/test/$name/main.go" .
+  go mod init "nsxv-operator.test/$name" >/dev/null 2>&1
+  go get "$module" >&2
   go mod tidy >&2
-  go build -trimpath -ldflags "-s -w" -o "$out/kstatus" . >&2
-fi
+  go build -trimpath -ldflags "-s -w" -o "$out/$name" . >&2
+}
+[ -x "$out/kstatus" ] || build_program kstatus "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION"
+[ -x "$out/govnsx" ] || build_program govnsx "github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION"
 if [ ! -x "$out/helm" ]; then
   mkdir -p "$work/helm" && cd "$work/helm"
   go mod init nsxv-operator.test/helm >/dev/null 2>&1

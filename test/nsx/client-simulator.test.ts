@@ -20,6 +20,8 @@ const STATE: SimulatorStateInput = {
     {
       id: "ipaddresspool-1",
       name: "controllers",
+      // the spec's form; pool 2 has the manager's default, allocatedipaddress-<n>
+      allocationIds: "integer",
       prefixLength: 24,
       gateway: "10.0.0.1",
       ranges: [{ start: "10.0.0.10", end: "10.0.0.12" }],
@@ -28,7 +30,6 @@ const STATE: SimulatorStateInput = {
     {
       id: "ipaddresspool-2",
       name: "vteps-v6",
-      allocationIds: "prefixed",
       ranges: [{ start: "2001:db8::10", end: "2001:db8::1f" }],
     },
   ],

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BASIC } from "./helpers.ts";
+import { BASIC, firstLine, spawnSimulate } from "./helpers.ts";
 
 let dir: string;
 let child: ChildProcess | undefined;
@@ -18,35 +18,8 @@ afterEach(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[]): ChildProcess {
-  child = spawn(process.execPath, ["src/cli/main.ts", "simulate", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  child = spawnSimulate(args);
   return child;
-}
-
-/** the first stdout line, or the exit code and stderr if the process ends first; bounded by timeoutMs */
-function firstLine(
-  proc: ChildProcess,
-  timeoutMs = 20_000,
-): Promise<{ line?: string; code?: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => resolve({ stderr: `timeout; stderr: ${err}` }), timeoutMs);
-    proc.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const nl = out.indexOf("\n");
-      if (nl !== -1) {
-        clearTimeout(timer);
-        resolve({ line: out.slice(0, nl), stderr: err });
-      }
-    });
-    proc.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    proc.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr: err });
-    });
-  });
 }
 
 describe("nsxv-operator simulate", () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import type { StateDump } from "../../src/simulator/index.ts";
-import { POOL_V4, TestSimulator, smallEdge, xml } from "./helpers.ts";
+import { POOL_V4, TestSimulator, smallEdge, storedSmallEdge, xml } from "./helpers.ts";
 
 let t: TestSimulator;
 beforeEach(async () => {
@@ -18,7 +18,13 @@ describe("state", () => {
     const { status, json } = await t.control<StateDump>("GET", "state");
     expect(status).toBe(200);
     expect(json.edges).toEqual([
-      { id: "edge-7", version: 4, tenant: "default", name: "dlr-07", bytes: Buffer.byteLength(smallEdge()) },
+      {
+        id: "edge-7",
+        version: 4,
+        tenant: "default",
+        name: "dlr-07",
+        bytes: Buffer.byteLength(storedSmallEdge()),
+      },
     ]);
     expect(json.scopes).toEqual([{ id: "globalroot-0", objectTypeName: "GlobalRoot", name: "Global" }]);
     expect(json.pools).toEqual([
@@ -31,8 +37,8 @@ describe("state", () => {
         usedAddressCount: 2,
         usedPercentage: 66,
         allocations: [
-          { id: "1", ipAddress: "10.0.0.10", note: "controller-1" },
-          { id: "2", ipAddress: "10.0.0.11", note: "controller-2" },
+          { id: "allocatedipaddress-1", ipAddress: "10.0.0.10", note: "controller-1" },
+          { id: "allocatedipaddress-2", ipAddress: "10.0.0.11", note: "controller-2" },
         ],
       },
     ]);
@@ -47,14 +53,14 @@ describe("allocations", () => {
       name: "Allocate",
       body: { note: "edge-9" },
       status: 201,
-      want: { id: "3", ipAddress: "10.0.0.12", note: "edge-9" },
+      want: { id: "allocatedipaddress-3", ipAddress: "10.0.0.12", note: "edge-9" },
       reason: "next free by default",
     },
     {
       name: "Reserve",
       body: { mode: "RESERVE", ip: "10.0.0.12" },
       status: 201,
-      want: { id: "3", ipAddress: "10.0.0.12" },
+      want: { id: "allocatedipaddress-3", ipAddress: "10.0.0.12" },
       reason: "a chosen free one",
     },
     {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import type { AuditSnapshot } from "../../src/simulator/index.ts";
-import { TestSimulator, smallEdge, xml } from "./helpers.ts";
+import { TestSimulator, smallEdge, storedSmallEdge, xml } from "./helpers.ts";
 
 let t: TestSimulator;
 beforeEach(async () => {
@@ -21,8 +21,9 @@ async function getEdge(path = EDGE): Promise<EdgeDocument> {
   return EdgeDocument.parse(reply.text);
 }
 
-async function put(doc: EdgeDocument | string, path = EDGE) {
-  return t.api("PUT", path, { body: typeof doc === "string" ? doc : doc.serialize() });
+async function put(doc: EdgeDocument | string, path = EDGE, contentType?: string) {
+  const body = typeof doc === "string" ? doc : doc.serialize();
+  return t.api("PUT", path, { body, ...(contentType !== undefined ? { contentType } : {}) });
 }
 
 async function violations(): Promise<AuditSnapshot["violations"]> {
@@ -30,11 +31,11 @@ async function violations(): Promise<AuditSnapshot["violations"]> {
 }
 
 describe("GET edge", () => {
-  it("answers the stored document byte for byte", async () => {
+  it("answers the stored document in the manager's format", async () => {
     const reply = await t.api("GET", EDGE);
     expect(reply.status).toBe(200);
     expect(reply.headers["content-type"]).toBe("application/xml");
-    expect(reply.text).toBe(smallEdge());
+    expect(reply.text).toBe(storedSmallEdge());
   });
 
   it("answers 404 with errorCode 202 for an unknown edge", async () => {
@@ -60,50 +61,79 @@ describe("PUT edge", () => {
     expect(await violations()).toEqual([]);
   });
 
-  it("ignores a changed description: the stored one stays", async () => {
-    const doc = (await getEdge()).setField("description", "changed").setTenant("t2");
-    expect((await put(doc)).status).toBe(204);
+  it.each([
+    { name: "NoId", body: smallEdge().replace("<id>edge-7</id>", ""), reason: "govnsx sends none" },
+    {
+      name: "EmptyId",
+      body: smallEdge().replace("<id>edge-7</id>", "<id></id>"),
+      reason: "the RAML's example",
+    },
+    {
+      name: "BlankId",
+      body: smallEdge().replace("<id>edge-7</id>", "<id> </id>"),
+      reason: "nothing but spaces",
+    },
+  ])("$name: takes the id from the URL ($reason)", async ({ body }) => {
+    expect((await put(body.replace("<tenant>default</tenant>", "<tenant>from-url</tenant>"))).status).toBe(
+      204,
+    );
     const after = await getEdge();
-    expect(after.description).toBe("tier 7");
-    expect(after.tenant).toBe("t2");
+    expect(after).toMatchObject({ id: "edge-7", version: 5, tenant: "from-url" });
+    expect((await t.api("GET", EDGE)).text).toMatch(/<edge><id>edge-7<\/id><version>5<\/version>/);
     expect(await violations()).toEqual([]);
   });
 
-  it("ignores a description added to an edge that has none", async () => {
-    const doc = (await getEdge("/api/4.0/edges/edge-1")).setField("description", "new").setTenant("t3");
-    expect((await put(doc, "/api/4.0/edges/edge-1")).status).toBe(204);
-    const after = await getEdge("/api/4.0/edges/edge-1");
-    expect(after.description).toBeUndefined();
-    expect(after.tenant).toBe("t3");
-  });
-
-  it("stores the whole document sent, and audits content that differs as lost", async () => {
-    const text = smallEdge("edge-7", "<nat><enabled>true</enabled></nat>").replace(
-      "<tenant>default</tenant>",
-      "<tenant>x</tenant>",
-    );
-    expect((await put(text)).status).toBe(204);
-    const after = await t.api("GET", EDGE);
-    expect(after.text).toContain("<features><featureConfig/><nat><enabled>true</enabled></nat></features>");
-    expect(after.text).toContain("<version>5</version>");
+  it("stores a changed description, and the audit says it changed", async () => {
+    const doc = (await getEdge()).setField("description", "changed").setTenant("t2");
+    expect((await put(doc)).status).toBe(204);
+    const after = await getEdge();
+    expect(after.description).toBe("changed");
+    expect(after.tenant).toBe("t2");
     expect(await violations()).toEqual([
-      expect.objectContaining({ kind: "lostContent", edgeId: "edge-7", storedVersion: 4, sentVersion: 4 }),
+      expect.objectContaining({ kind: "changedContent", changed: ["edge.description"], lost: [], added: [] }),
     ]);
   });
 
-  it("audits a dropped element as lost content", async () => {
-    const text = smallEdge().replace("<featureConfig/>", "");
-    expect((await put(text)).status).toBe(204);
-    expect(await violations()).toHaveLength(1);
-    expect((await t.api("GET", EDGE)).text).toContain("<features/>");
+  it("stores a description added to an edge that has none, in the spec's place", async () => {
+    const doc = (await getEdge("/api/4.0/edges/edge-1")).setField("description", "new").setTenant("t3");
+    expect((await put(doc, "/api/4.0/edges/edge-1")).status).toBe(204);
+    const after = await getEdge("/api/4.0/edges/edge-1");
+    expect(after.description).toBe("new");
+    expect(after.tenant).toBe("t3");
+    expect(await violations()).toEqual([expect.objectContaining({ added: ["edge.description"] })]);
   });
 
-  it("audits a PUT based on a stale read as an overwrite", async () => {
+  it("stores the whole document sent, and audits what it added and lost by path", async () => {
+    const text = smallEdge("edge-7", "<nat><enabled>true</enabled></nat>")
+      .replace("<featureConfig/>", "")
+      .replace("<tenant>default</tenant>", "<tenant>x</tenant>");
+    expect((await put(text)).status).toBe(204);
+    const after = await t.api("GET", EDGE);
+    expect(after.text).toContain("<features><nat><enabled>true</enabled></nat></features>");
+    expect(after.text).toContain("<version>5</version>");
+    expect(await violations()).toEqual([
+      expect.objectContaining({
+        kind: "lostContent",
+        edgeId: "edge-7",
+        storedVersion: 4,
+        sentVersion: 4,
+        lost: ["edge.features.featureConfig"],
+        added: ["edge.features.nat"],
+        changed: [],
+      }),
+    ]);
+  });
+
+  it("audits a PUT based on a stale read as an overwrite of the other client's change", async () => {
     const stale = await getEdge();
     await t.control("PATCH", "edges/edge-7", { name: "renamed-by-someone" });
     expect((await put(stale.setTenant("t"))).status).toBe(204);
     const [violation] = await violations();
-    expect(violation?.message).toBe("PUT based on version 4 overwrote version 5");
+    expect(violation).toMatchObject({
+      message: "PUT based on version 4 overwrote version 5",
+      kind: "changedContent",
+      changed: ["edge.name"],
+    });
     expect((await getEdge()).name).toBe("dlr-07");
   });
 
@@ -121,11 +151,26 @@ describe("PUT edge", () => {
   it.each([
     { name: "NoContentType", contentType: "", status: 415, reason: "a body without a type" },
     { name: "Json", contentType: "application/json", status: 415, reason: "the manager takes XML only" },
+    { name: "TextPlain", contentType: "text/plain", status: 415, reason: "not XML" },
     {
       name: "WithCharset",
       contentType: "application/xml; charset=UTF-8",
       status: 204,
-      reason: "parameters are fine",
+      reason: "UTF-8 named",
+    },
+    { name: "TextXml", contentType: "text/xml", status: 204, reason: "the older XML type" },
+    { name: "TextXmlCharset", contentType: 'text/xml;charset="utf-8"', status: 204, reason: "quoted" },
+    {
+      name: "Latin1",
+      contentType: "application/xml; charset=ISO-8859-1",
+      status: 204,
+      reason: "a known charset",
+    },
+    {
+      name: "UnknownCharset",
+      contentType: "application/xml; charset=x-martian",
+      status: 415,
+      reason: "undecodable",
     },
     { name: "NotWellFormed", body: "<edge><id>edge-7</id>", status: 400, reason: "a truncated document" },
     {
@@ -155,15 +200,29 @@ describe("PUT edge", () => {
       reason: "nothing to replace",
     },
   ])("$name: answers $status ($reason)", async ({ contentType, body, path, status }) => {
-    const reply = await t.api("PUT", path ?? EDGE, {
-      body: body ?? smallEdge(),
-      ...(contentType !== undefined ? { contentType } : {}),
-    });
+    const reply = await put(body ?? smallEdge(), path ?? EDGE, contentType);
     expect(reply.status).toBe(status);
     if (status !== 204) {
       expect(xml(reply.text).error).toHaveProperty("errorCode");
       expect((await getEdge()).version).toBe(4);
     }
+  });
+
+  it("decodes the charset named: a Latin-1 body keeps its accents", async () => {
+    const text = smallEdge().replace("<tenant>default</tenant>", "<tenant>équipe</tenant>");
+    const reply = await t.api("PUT", EDGE, {
+      body: Buffer.from(text, "latin1"),
+      contentType: "application/xml; charset=ISO-8859-1",
+    });
+    expect(reply.status).toBe(204);
+    expect((await getEdge()).tenant).toBe("équipe");
+  });
+
+  it("refuses bytes that are not UTF-8 when no charset is named, storing nothing", async () => {
+    const body = Buffer.concat([Buffer.from(smallEdge().slice(0, 100)), Buffer.from([0xff, 0xfe])]);
+    const reply = await t.api("PUT", EDGE, { body });
+    expect(reply.status).toBe(400);
+    expect(xml(reply.text).error).toMatchObject({ errorCode: "210" });
   });
 
   it("takes concurrent PUTs one at a time: each raises the version once", async () => {
@@ -180,79 +239,45 @@ describe("PUT edge", () => {
   });
 });
 
-describe("PUT edge: stored as the manager's model", () => {
-  /** the same information as `text` in another client's formatting */
-  function reformatted(text: string): string {
-    return text
-      .replaceAll("><", ">\n  <")
-      .replace(
-        '<?xml version="1.0" encoding="UTF-8"?>\n',
-        "<?xml version='1.0'?>\n<!-- sent by another client -->\n",
-      )
-      .replace("<name>dlr-07</name>", "<name><![CDATA[dlr-07]]></name>")
-      .replace("<tunnels/>", "<tunnels ></tunnels >");
-  }
+describe("PUT edge: what a PUT cannot change stays", () => {
+  /** a partial document, as a lossy client sends it, with read-only fields set to other values */
+  const PARTIAL =
+    "<edge><status>undeployed</status><datacenterMoid>datacenter-99</datacenterMoid><datacenterName></datacenterName>" +
+    "<fqdn>elsewhere.example.org</fqdn><name>esg-renamed</name><tenant>tenant-a</tenant><type>distributedRouter</type>" +
+    "<hypervisorAssist>true</hypervisorAssist><appliances><applianceSize>xlarge</applianceSize></appliances></edge>";
 
-  it("a formatting-only change is no lost content, and the GET answers in the manager's format", async () => {
-    const sent = reformatted(smallEdge()).replace("<tenant>default</tenant>", "<tenant>t-fmt</tenant>");
-    expect((await put(sent)).status).toBe(204);
-    expect(await violations()).toEqual([]);
-    const after = (await t.api("GET", EDGE)).text;
-    expect(
-      after.startsWith('<?xml version="1.0" encoding="UTF-8"?><edge><id>edge-7</id><version>5</version>'),
-    ).toBe(true);
-    expect(after).not.toContain("another client");
-    expect(after).not.toContain("CDATA");
-    expect(after).not.toContain("\n");
-    expect(after).toContain("<name>dlr-07</name>");
-    expect(after).toContain("<tenant>t-fmt</tenant>");
+  it("keeps status, datacenter, fqdn, type and hypervisorAssist as the manager knows them", async () => {
+    const before = await getEdge("/api/4.0/edges/edge-1");
+    expect((await put(PARTIAL, "/api/4.0/edges/edge-1")).status).toBe(204);
+    const after = await getEdge("/api/4.0/edges/edge-1");
+    for (const field of ["status", "datacenterMoid", "datacenterName", "fqdn", "type", "hypervisorAssist"]) {
+      expect(after.getField(field), field).toBe(before.getField(field));
+    }
+    expect(after).toMatchObject({ id: "edge-1", version: 2, name: "esg-renamed", tenant: "tenant-a" });
+    const [violation] = await violations();
+    expect(violation?.lost).toEqual(
+      expect.arrayContaining(["edge.vnics", "edge.features", "edge.cliSettings"]),
+    );
+    for (const field of ["status", "datacenterMoid", "datacenterName", "fqdn", "type", "hypervisorAssist"]) {
+      expect([...violation!.lost, ...violation!.changed], field).not.toContain(`edge.${field}`);
+    }
   });
 
-  it("writes two-space indentation when prettyXml is set", async () => {
-    await t.control("PUT", "settings", { prettyXml: true });
-    expect((await put(smallEdge().replace("<tenant>default</tenant>", "<tenant>p</tenant>"))).status).toBe(
-      204,
-    );
-    const after = (await t.api("GET", EDGE)).text;
-    expect(after).toContain(
-      '<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>edge-7</id>\n  <version>5</version>',
-    );
-    expect(await violations()).toEqual([]);
-  });
-
-  it("keeps attributes, compares them as a set, and escapes text it writes back", async () => {
-    const before = smallEdge("edge-7", '<nat a="1" b="x &amp; y"><enabled>a &lt; b</enabled></nat>');
-    await t.control("PUT", "edges/edge-7", { xml: before });
-    const sent = before
-      .replace('<nat a="1" b="x &amp; y">', "<nat b='x &#38; y'  a='1' >")
-      .replace("<tenant>default</tenant>", "<tenant>t-attr</tenant>");
-    expect((await put(sent)).status).toBe(204);
-    expect(await violations()).toEqual([]);
-    expect((await t.api("GET", EDGE)).text).toContain(
-      '<nat b="x &amp; y" a="1"><enabled>a &lt; b</enabled></nat>',
-    );
-  });
-
-  it("the summary's name, tenantId and revision follow the edge", async () => {
-    const doc = (await getEdge("/api/4.0/edges/edge-1")).setTenant("tenant-followed");
-    expect((await put(doc, "/api/4.0/edges/edge-1")).status).toBe(204);
-    expect(await violations()).toEqual([]);
-    await t.control("PATCH", "edges/edge-1", { name: "renamed" });
-    const edge = xml((await t.api("GET", "/api/4.0/edges/edge-1")).text).edge as Record<string, unknown>;
-    expect(edge.edgeSummary).toMatchObject({ tenantId: "tenant-followed", name: "renamed", revision: "3" });
+  it("recomputes the summary from what is stored: no vnic or appliance numbers the document lost", async () => {
+    const before = xml((await t.api("GET", "/api/4.0/edges/edge-1/summary")).text).edgeSummary;
+    expect(before).toMatchObject({
+      numberOfConnectedVnics: "3",
+      appliancesSummary: { applianceSize: "large", numberOfDeployedVms: "1" },
+    });
+    expect((await put(PARTIAL, "/api/4.0/edges/edge-1")).status).toBe(204);
     const summary = xml((await t.api("GET", "/api/4.0/edges/edge-1/summary")).text).edgeSummary;
     expect(summary).toMatchObject({
-      id: "edge-1",
-      tenantId: "tenant-followed",
-      name: "renamed",
-      revision: "3",
+      name: "esg-renamed",
+      revision: "2",
+      edgeType: "gatewayServices",
+      datacenterMoid: "datacenter-22",
+      numberOfConnectedVnics: "0",
+      appliancesSummary: { applianceSize: "xlarge", numberOfDeployedVms: "0" },
     });
-  });
-
-  it("refuses text beside child elements with a vShield Edge error, storing nothing", async () => {
-    const reply = await put(smallEdge().replace("<vnics/>", "<vnics>stray<vnic/></vnics>"));
-    expect(reply.status).toBe(400);
-    expect(xml(reply.text).error).toMatchObject({ errorCode: "10001", moduleName: "vShield Edge" });
-    expect((await getEdge()).version).toBe(4);
   });
 });

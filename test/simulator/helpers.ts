@@ -1,7 +1,9 @@
 /**
- * Test helpers for the simulator: start one over real HTTP, call its API and control routes with
- * undici (not the project's client), and read its small XML documents.
+ * Test helpers for the simulator: start one over real HTTP (in-process, or as `nsxv-operator
+ * simulate`), call its API and control routes with undici (not the project's client), and read
+ * its small XML documents.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "undici";
 import { parseXmlObject } from "../../src/nsx/xml.ts";
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../../src/simulator/index.ts";
@@ -21,8 +23,10 @@ export interface Reply {
 export interface CallOptions {
   /** Authorization header; default admin/default Basic; null sends none */
   auth?: string | null;
-  body?: string;
+  body?: string | Buffer;
   contentType?: string;
+  /** Accept header; default application/xml */
+  accept?: string;
 }
 
 export class TestSimulator {
@@ -40,7 +44,7 @@ export class TestSimulator {
   }
 
   async api(method: string, path: string, options: CallOptions = {}): Promise<Reply> {
-    const headers: Record<string, string> = { Accept: "application/xml" };
+    const headers: Record<string, string> = { Accept: options.accept ?? "application/xml" };
     const auth = options.auth === undefined ? BASIC : options.auth;
     if (auth !== null) headers.Authorization = auth;
     if (options.body !== undefined) headers["Content-Type"] = options.contentType ?? "application/xml";
@@ -113,7 +117,7 @@ export const POOL_V6 = {
   name: "vtep-v6",
   prefixLength: 64,
   gateway: "2001:db8::1",
-  allocationIds: "prefixed" as const,
+  allocationIds: "integer" as const,
   ranges: [{ start: "2001:db8::10", end: "2001:db8::1f" }],
   allocations: [{ ip: "2001:0db8:0:0:0:0:0:10", note: "vtep-host-19" }],
 };
@@ -130,4 +134,47 @@ export function smallEdge(id = "edge-7", extra = ""): string {
     "<type>distributedRouter</type><isUniversal>false</isUniversal><hypervisorAssist>false</hypervisorAssist>" +
     "<tunnels/><edgeSummary><objectId>edge-7</objectId></edgeSummary><description>tier 7</description></edge>"
   );
+}
+
+/**
+ * smallEdge() as the simulator stores and serves it: in the manager's one format (the declaration
+ * and `<edge>` on one line) and without the `<edgeSummary>`, which a GET of one edge carries only
+ * with settings.edgeSummaryInEdge.
+ */
+export function storedSmallEdge(id = "edge-7", extra = ""): string {
+  return smallEdge(id, extra)
+    .replace("?>\n<edge>", "?><edge>")
+    .replace(/<edgeSummary>.*<\/edgeSummary>/, "");
+}
+
+/** `nsxv-operator simulate ARGS` as a child process, stdout and stderr piped */
+export function spawnSimulate(args: string[]): ChildProcess {
+  return spawn(process.execPath, ["src/cli/main.ts", "simulate", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** the first stdout line, or the exit code and stderr if the process ends first; bounded by timeoutMs */
+export function firstLine(
+  proc: ChildProcess,
+  timeoutMs = 20_000,
+): Promise<{ line?: string; code?: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => resolve({ stderr: `timeout; stderr: ${err}` }), timeoutMs);
+    proc.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const nl = out.indexOf("\n");
+      if (nl !== -1) {
+        clearTimeout(timer);
+        resolve({ line: out.slice(0, nl), stderr: err });
+      }
+    });
+    proc.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr: err });
+    });
+  });
 }

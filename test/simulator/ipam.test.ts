@@ -125,19 +125,23 @@ describe("allocation list", () => {
     ]);
     expect(await allocations("ipaddresspool-1")).toEqual([
       expect.objectContaining({
-        id: "1",
+        id: "allocatedipaddress-1",
         ipAddress: "10.0.0.10",
         allocationNote: "controller-1",
         subnetId: "subnet-1",
       }),
-      expect.objectContaining({ id: "2", ipAddress: "10.0.0.11", allocationNote: "controller-2" }),
+      expect.objectContaining({
+        id: "allocatedipaddress-2",
+        ipAddress: "10.0.0.11",
+        allocationNote: "controller-2",
+      }),
     ]);
   });
 
-  it("writes ids as allocatedipaddress-N for a pool configured so, and addresses canonically", async () => {
+  it("writes ids as integers for a pool configured so (the spec's form), and addresses canonically", async () => {
     expect(await allocations("ipaddresspool-2")).toEqual([
       expect.objectContaining({
-        id: "allocatedipaddress-1",
+        id: "1",
         ipAddress: "2001:db8::10",
         allocationNote: "vtep-host-19",
       }),
@@ -184,7 +188,7 @@ describe("release", () => {
         poolId: "ipaddresspool-1",
         ip: "10.0.0.10",
         note: "controller-1",
-        allocationId: "1",
+        allocationId: "allocatedipaddress-1",
       }),
     ]);
   });
@@ -229,7 +233,7 @@ describe("allocate", () => {
     });
     expect(first.status).toBe(200);
     expect(xml(first.text).allocatedIpAddress).toMatchObject({
-      id: "3",
+      id: "allocatedipaddress-3",
       ipAddress: "10.0.0.12",
       allocationNote: "edge-3",
     });
@@ -246,7 +250,10 @@ describe("allocate", () => {
     const reply = await t.api("POST", `${POOLS}/ipaddresspool-1/ipaddresses`, {
       body: allocateBody("ALLOCATE"),
     });
-    expect(xml(reply.text).allocatedIpAddress).toMatchObject({ id: "3", ipAddress: "10.0.0.10" });
+    expect(xml(reply.text).allocatedIpAddress).toMatchObject({
+      id: "allocatedipaddress-3",
+      ipAddress: "10.0.0.10",
+    });
   });
 
   it.each([
@@ -277,8 +284,7 @@ describe("allocate", () => {
     });
     expect(reply.status).toBe(status);
     if (code) expect(xml(reply.text).error).toMatchObject({ errorCode: code });
-    else
-      expect(xml(reply.text).allocatedIpAddress).toMatchObject({ id: "allocatedipaddress-2", ipAddress: ip });
+    else expect(xml(reply.text).allocatedIpAddress).toMatchObject({ id: "2", ipAddress: ip });
   });
 
   it.each([

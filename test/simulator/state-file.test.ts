@@ -9,7 +9,7 @@ import {
   startSimulator,
   validateStateInput,
 } from "../../src/simulator/index.ts";
-import { POOL_V4, smallEdge } from "./helpers.ts";
+import { POOL_V4, smallEdge, storedSmallEdge } from "./helpers.ts";
 
 let dir: string;
 beforeAll(() => {
@@ -43,7 +43,7 @@ describe("loadStateFile", () => {
     );
     const state = new SimulatorState(await loadStateFile(path));
     expect(state.edges().map((e) => e.id)).toEqual(["edge-7", "edge-10", "edge-11"]);
-    expect(state.edge("edge-7")?.text).toBe(smallEdge());
+    expect(state.edge("edge-7")?.text).toBe(storedSmallEdge());
     expect(state.pool("ipaddresspool-3")?.usedAddressCount).toBe(1);
     expect(state.auth.username).toBe("ops");
     const fixture = new SimulatorState(await loadStateFile("test/simulator/fixtures/state.yaml"));
@@ -311,7 +311,7 @@ describe("validation", () => {
   it("gives an edge without a version version 1", () => {
     const state = new SimulatorState({ edges: [{ xml: "<edge><id>edge-3</id><tenant>t</tenant></edge>" }] });
     expect(state.edge("edge-3")?.text).toBe(
-      "<edge><id>edge-3</id><version>1</version><tenant>t</tenant></edge>",
+      '<?xml version="1.0" encoding="UTF-8"?><edge><id>edge-3</id><version>1</version><tenant>t</tenant></edge>',
     );
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * The edges as a manager stores them: each as its model, answered in one format of the manager's
+ * own (settings `prettyXml` and `edgeSummaryInEdge`) whatever a client sent or the state file
+ * wrote, with its serialized text cached per version (a GET of a 5 MB edge costs no
+ * serialization) and its summary computed from what is stored. A StoredEdge is never changed:
+ * every change stores a new one, so a reader holding one sees one version whole.
+ */
+import { EdgeDocument } from "../nsx/edge-document.ts";
+import { child, edgeModelOf, renderEdgeModel, replaceChild, type EdgeModel } from "./edge-model.ts";
+import { listingOf, summarize, type EdgeListing } from "./edge-summary.ts";
+import type { ManagerIdentity } from "./manager.ts";
+
+export interface StoredEdge {
+  readonly id: string;
+  readonly version: number;
+  /** the document a GET answers, parsed */
+  readonly doc: EdgeDocument;
+  /** doc's text, rendered once when stored */
+  readonly text: string;
+  /** text as UTF-8, what a GET sends */
+  readonly bytes: Buffer;
+  /** what the paged list and /summary show of this version */
+  readonly listing: EdgeListing;
+}
+
+export interface EdgeFormat {
+  /** two-space indentation (settings.prettyXml) */
+  pretty: boolean;
+  /** `<edgeSummary>` inside `<edge>` (settings.edgeSummaryInEdge) */
+  summaryInEdge: boolean;
+}
+
+export class EdgeStore {
+  readonly #edges = new Map<string, StoredEdge>();
+  readonly #manager: ManagerIdentity;
+  readonly #format: () => EdgeFormat;
+  readonly #onStored: (listing: EdgeListing) => void;
+
+  /** `onStored` hears every version stored (the stale-list fault keeps a history of them) */
+  constructor(manager: ManagerIdentity, format: () => EdgeFormat, onStored: (listing: EdgeListing) => void) {
+    this.#manager = manager;
+    this.#format = format;
+    this.#onStored = onStored;
+  }
+
+  get(id: string): StoredEdge | undefined {
+    return this.#edges.get(id);
+  }
+
+  all(): StoredEdge[] {
+    return [...this.#edges.values()];
+  }
+
+  listings(): EdgeListing[] {
+    return this.all().map((e) => e.listing);
+  }
+
+  /** The stored configuration of an edge, without its summary. */
+  config(edge: StoredEdge): EdgeModel {
+    return withoutSummary(edgeModelOf(edge.text));
+  }
+
+  /**
+   * Stores a whole document (`<edgeSummary>` included, if it has one) as another client or the
+   * state file gives it: a summary it carries supplies the manager-owned summary fields.
+   */
+  storeDocument(model: EdgeModel): StoredEdge {
+    const id = child(model, "id")?.text ?? "";
+    const embedded = child(model, "edgeSummary");
+    return this.store(withoutSummary(model), embedded ?? this.#edges.get(id)?.listing.summary);
+  }
+
+  /** Stores a configuration (no summary); `previousSummary` keeps the manager-owned summary fields. */
+  store(config: EdgeModel, previousSummary: EdgeModel | undefined): StoredEdge {
+    const summary = summarize(config, this.#manager, previousSummary);
+    const edge = this.#render(config, listingOf(config, summary));
+    this.#edges.set(edge.id, edge);
+    this.#onStored(edge.listing);
+    return edge;
+  }
+
+  /** Renders every edge again, in the format the settings now ask for; versions do not change. */
+  reformat(): void {
+    for (const edge of this.#edges.values())
+      this.#edges.set(edge.id, this.#render(this.config(edge), edge.listing));
+  }
+
+  #render(config: EdgeModel, listing: EdgeListing): StoredEdge {
+    const format = this.#format();
+    const shown = format.summaryInEdge ? { ...config, children: [...config.children] } : config;
+    if (format.summaryInEdge) replaceChild(shown, "edgeSummary", listing.summary);
+    const text = renderEdgeModel(shown, { pretty: format.pretty });
+    const doc = EdgeDocument.parse(text);
+    return { id: doc.id, version: doc.version ?? 1, doc, text, bytes: Buffer.from(text, "utf8"), listing };
+  }
+}
+
+function withoutSummary(model: EdgeModel): EdgeModel {
+  return { ...model, children: model.children.filter((c) => c.name !== "edgeSummary") };
+}
