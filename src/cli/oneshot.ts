@@ -27,6 +27,7 @@ import {
 import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
 import { omitUndefined } from "../reconcile/plan.ts";
 import { CodedError } from "../util/errors.ts";
+import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 
 /** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
@@ -82,19 +83,32 @@ export type OneShotResult =
       skipped: SkippedDocument[];
     };
 
-/** `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. */
+/** an NSXManager's name, or namespace/name */
+const MANAGER_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. A text is
+ * quoted only through hideUrlCredentials: a URL given without `NAME=`, or one whose password holds
+ * `=`, must not print its password in the refusal.
+ */
 export function parseManagerUrls(texts: readonly string[]): Map<string, string> {
   const urls = new Map<string, string>();
   for (const text of texts) {
     const at = text.indexOf("=");
     const name = text.slice(0, at).trim();
     const url = text.slice(at + 1).trim();
-    if (at <= 0 || url === "") throw new CliInputError(`--manager-url ${text}: want NAME=URL`);
+    if (at <= 0 || url === "" || !MANAGER_NAME.test(name)) {
+      throw new CliInputError(
+        `--manager-url ${JSON.stringify(hideUrlCredentials(text))}: want NAME=URL, NAME an NSXManager's name or namespace/name`,
+      );
+    }
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw new CliInputError(`--manager-url ${name}: ${JSON.stringify(url)} is not a URL`);
+      throw new CliInputError(
+        `--manager-url ${name}: ${JSON.stringify(hideUrlCredentials(url))} is not a URL`,
+      );
     }
     if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
       throw new CliInputError(`--manager-url ${name}: the URL must be https:// or http://`);
