@@ -48,13 +48,16 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
   ]
     .filter((s) => s !== undefined && s !== "")
     .join("  ");
-  // objects with nothing to show take one line
+  const warnings = (object.warnings ?? []).map(
+    (w) => `  ${p.yellow("!")} ${p.yellow(w.reason)}: ${printable(w.message)}`,
+  );
+  // objects with nothing to show take one line (and their warnings)
   if (object.state === "paused") return [`${header}  ${p.cyan("[paused]")} ${p.dim("no manager calls")}`];
   if (object.state === "inSync") {
     const message = object.kind === "EdgeTenant" || object.message === "" ? "in sync" : object.message;
-    return [`${header}  ${p.green("✓")} ${printable(message)}`];
+    return [`${header}  ${p.green("✓")} ${printable(message)}`, ...warnings];
   }
-  const lines = [header, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
+  const lines = [header, ...warnings, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
   if (object.error !== undefined)
     lines.push(`  ${p.red("✗")} ${p.red(object.error.reason)}: ${printable(object.error.message)}`);
   else if (object.state === "conflict")

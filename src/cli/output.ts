@@ -42,7 +42,8 @@ export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
  * Version of the JSON document `--output json` prints:
  * `{ formatVersion, version, command, releaseStrays, exitCode, summary, objects[], skipped[],
  * manifestErrors[] }` (`version`: the tool's), each object `{ kind, namespace, name, file, line,
- * managementPolicy?, target?, state, message, changes[], error? }`, each change the action
+ * managementPolicy?, target?, state, message, changes[], error?, warnings? }` (`warnings`: an
+ * NSXManager whose connection is insecure, `{ reason, message }`), each change the action
  * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, note, firstSeen) plus
  * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
  * field, detail, message }`. 2: `documentIndex` counts from 1, as the text output does.
@@ -83,6 +84,13 @@ export interface ObjectView {
   message: string;
   changes: ChangeView[];
   error?: ErrorView;
+  /** what a person must know though nothing failed: an insecure connection (`Insecure=True`) */
+  warnings?: WarningView[];
+}
+
+export interface WarningView {
+  reason: string;
+  message: string;
 }
 
 export interface Summary {
@@ -159,6 +167,9 @@ function objectView(
   const changes = report.planned.map((p) => changeView(p, report, mode, policy));
   const target = targetOf(object, status);
   const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes, sourceOf);
+  const warnings = (status?.conditions ?? [])
+    .filter((c) => c.type === "Insecure" && c.status === "True")
+    .map(({ reason, message }) => ({ reason, message }));
   return {
     kind: object.kind,
     namespace,
@@ -171,6 +182,7 @@ function objectView(
     message,
     changes,
     ...(error !== undefined ? { error } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 

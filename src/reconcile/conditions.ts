@@ -17,11 +17,18 @@ export interface Failure {
   message: string;
 }
 
-export const CONDITION_TYPES = ["Ready", "Synced", "Reconciling", "Stalled", "PoolExhausted"] as const;
+export const CONDITION_TYPES = [
+  "Ready",
+  "Synced",
+  "Reconciling",
+  "Stalled",
+  "PoolExhausted",
+  "Insecure",
+] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
-/** Present only while True: kstatus treats their presence as the signal. */
-const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>(["Reconciling", "Stalled"]);
+/** Present only while True: kstatus treats their presence as the signal; Insecure is a warning, not a state. */
+const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>(["Reconciling", "Stalled", "Insecure"]);
 
 /**
  * Reasons a failure can carry: Synced=False (and Ready, Stalled where they apply) and a Warning
@@ -50,6 +57,13 @@ export type FailureReason = (typeof FAILURE_REASONS)[number];
 export const CHANGE_REASONS = ["UpdatedEdgeTenant", "RestoredEdgeTenant", "ReleasedAddress"] as const;
 type ChangeReason = (typeof CHANGE_REASONS)[number];
 
+/**
+ * Reasons of NSXManager `Insecure=True` and of its Warning event: a connection that anyone on the
+ * network path can read or change (nsx/client-options.ts, insecureTransport).
+ */
+export const INSECURE_REASONS = ["InsecureSkipVerify", "PlainHTTP"] as const;
+export type InsecureReason = (typeof INSECURE_REASONS)[number];
+
 /** The closed list of condition and event reasons (CamelCase). */
 export const REASONS = [
   // Ready
@@ -63,16 +77,24 @@ export const REASONS = [
   // PoolExhausted
   "PoolExhausted",
   "AddressesAvailable",
+  ...INSECURE_REASONS,
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
 /**
- * The reasons an Event carries: every change, every failure, and drift or a full pool when it
- * starts. An Event's reason is its condition's reason, so one name finds both.
+ * The reasons an Event carries: every change, every failure, and drift, a full pool or an
+ * insecure connection when it starts. An Event's reason is its condition's reason, so one name
+ * finds both.
  */
-export const EVENT_REASONS = ["Drifted", "PoolExhausted", ...CHANGE_REASONS, ...FAILURE_REASONS] as const;
+export const EVENT_REASONS = [
+  "Drifted",
+  "PoolExhausted",
+  ...INSECURE_REASONS,
+  ...CHANGE_REASONS,
+  ...FAILURE_REASONS,
+] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
 
 /** Failures that need a person: Stalled=True while they last. */
