@@ -11,6 +11,7 @@ import {
   type LoadedObject,
   type ManifestSource,
   type SkippedDocument,
+  type SkippedFile,
 } from "../api/manifests.ts";
 import { DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
@@ -71,7 +72,7 @@ export interface ObjectOutcome {
 }
 
 export type OneShotResult =
-  | { type: "invalid"; errors: ManifestError[]; skipped: SkippedDocument[] }
+  | { type: "invalid"; errors: ManifestError[]; skipped: SkippedDocument[]; skippedFiles: SkippedFile[] }
   | {
       type: "ran";
       mode: ExecutionMode;
@@ -81,6 +82,7 @@ export type OneShotResult =
       /** NSXManagers first, then EdgeTenants, then IPPoolAllocations; by namespace/name within a kind */
       objects: ObjectOutcome[];
       skipped: SkippedDocument[];
+      skippedFiles: SkippedFile[];
     };
 
 /** an NSXManager's name, or namespace/name */
@@ -131,7 +133,8 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
   const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
   const set = await loadManifests(o.paths);
   const errors = [...set.errors, ...missingManagers(set.objects, set.errors)];
-  if (errors.length > 0) return { type: "invalid", errors, skipped: set.skipped };
+  const { skipped, skippedFiles } = set;
+  if (errors.length > 0) return { type: "invalid", errors, skipped, skippedFiles };
   if (set.objects.length === 0) {
     throw new CliInputError(`no NSXManager, EdgeTenant or IPPoolAllocations object in ${o.paths.join(", ")}`);
   }
@@ -160,7 +163,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     const pass = (items: LoadedObject[]) =>
       mapBounded(items, limit, (item) => reconcileOne(reconcile, store, item, o.signal));
     const objects = [...(await pass(managers)), ...(await pass(dependents))];
-    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped: set.skipped };
+    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped, skippedFiles };
   } finally {
     await connections.close();
   }
