@@ -17,7 +17,15 @@ import type { ManagerClientOptions } from "../../src/nsx/client-options.ts";
 import { Operator } from "../../src/operator/operator.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import { loadStateFile, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { captureIo, DEMO_STATE, edgeTenant, manager, ManifestDirs, secret } from "../cli/helpers.ts";
+import {
+  captureIo,
+  DEMO_STATE,
+  edgeTenant,
+  importFlags,
+  manager,
+  ManifestDirs,
+  secret,
+} from "../cli/helpers.ts";
 import { waitFor } from "../controlplane/testing.ts";
 import { FAULT_OPERATOR_OPTIONS } from "../faults/rig.ts";
 
@@ -97,19 +105,8 @@ describe("plan and apply", () => {
 });
 
 describe("import", () => {
-  const flags = (overrides: Partial<ImportFlags>): ImportFlags => ({
-    url: "https://nsx.example.org",
-    name: "lab",
-    namespace: "nsx",
-    output: join(dirs.write({}), "out"),
-    managementPolicy: "Observe",
-    scope: "globalroot-0",
-    layout: "kind",
-    force: false,
-    insecureSkipVerify: false,
-    auth: "basic",
-    ...overrides,
-  });
+  const flags = (overrides: Partial<ImportFlags>): ImportFlags =>
+    importFlags("https://nsx.example.org", join(dirs.write({}), "out"), overrides);
   /** a manager with nothing on it: import's reads all succeed */
   const createClient = (_o: ManagerClientOptions) => ({
     listEdges: () => Promise.resolve([]),
