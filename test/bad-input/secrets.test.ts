@@ -10,10 +10,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { runImport } from "../../src/cli/import.ts";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import type { ExecutionMode } from "../../src/reconcile/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
-import { captureIo, edgeTenant, manager, ManifestDirs, poolAllocations, secret } from "../cli/helpers.ts";
+import {
+  captureIo,
+  edgeTenant,
+  importFlags,
+  manager,
+  ManifestDirs,
+  poolAllocations,
+  secret,
+} from "../cli/helpers.ts";
 import { waitFor } from "../controlplane/testing.ts";
 import { spawnOperator, type OperatorProcess } from "../faults/operator-process.ts";
 import { reply, startServer, type TestServer } from "../nsx/test-server.ts";
@@ -160,6 +169,13 @@ describe("a manager URL with user:password@ is refused without printing the pass
       expect(io.err()).toContain("--manager-url");
       expect(io.out() + io.err(), flag).not.toContain(password);
     }
+  });
+
+  it.each(URLS)("import --url, $name", async ({ url, password }) => {
+    const io = captureIo({ env: { NSX_USERNAME: "admin", NSX_PASSWORD: "default" } });
+    expect(await runImport(importFlags(url, join(dirs.write({}), "out")), io)).toBe(1);
+    expect(io.err()).toContain("without credentials");
+    expect(io.out() + io.err()).not.toContain(password);
   });
 
   it("run --manifests: the log line of the invalid file does not print it", async () => {
