@@ -4,13 +4,12 @@
  * Cases: one drifted edge (the smallest useful pass), 1000 drifted small edges, and edges of
  * 10 MB and 31 MB (near the 32 MiB maxResponseBytes admits), each corrected without lost content.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { startSimulator, type RunningSimulator, type SimulatorStateInput } from "../src/simulator/index.ts";
+import { buildCli, runBuiltCli } from "./lib/cli-process.ts";
 import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT } from "./lib/fixtures.ts";
 import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
 
@@ -49,13 +48,9 @@ export const CLI_FOOTPRINT_QUICK: CliFootprintOptions = {
   runs: 1,
 };
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const CLI = join(ROOT, "dist/cli/main.js");
-const PEAK_RSS = fileURLToPath(new URL("./lib/peak-rss.cjs", import.meta.url));
-
 export async function benchCliFootprint(options: CliFootprintOptions): Promise<BenchResult> {
   const result = new ResultBuilder("cli-footprint");
-  await build();
+  await buildCli();
   const dir = mkdtempSync(join(tmpdir(), "nsxv-footprint-"));
   try {
     for (const c of options.cases) await runCase(result, c, options.runs, dir);
@@ -79,7 +74,7 @@ async function runCase(result: ResultBuilder, c: CliFootprintCase, runs: number,
     try {
       const manifests = join(dir, `${c.label.replace(/\W+/g, "-")}-${run}.yaml`);
       writeManifests(manifests, sim, c.edges);
-      const measured = await applyOnce(manifests, join(dir, "rss"));
+      const measured = await applyOnce(manifests);
       rss.push(measured.peakRssKiB / 1024);
       wall.push(measured.wallMs);
       lost += sim.state.audit.snapshot().violations.length;
@@ -128,42 +123,13 @@ function writeManifests(file: string, sim: RunningSimulator, edges: number): voi
   writeFileSync(file, [manager, ...tenants].map((o) => stringify(o)).join("---\n"));
 }
 
-/** One `apply` of the built CLI; its peak RSS written at exit by a preloaded module. */
-function applyOnce(manifests: string, rssFile: string): Promise<{ peakRssKiB: number; wallMs: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, ["--require", PEAK_RSS, CLI, "apply", "-f", manifests], {
-    env: {
-      ...process.env,
-      NSXV_BENCH_PEAK_RSS_FILE: rssFile,
-      NSX_USERNAME: CREDENTIALS.username,
-      NSX_PASSWORD: CREDENTIALS.password,
-      NO_COLOR: "1",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** One `apply` of the built CLI; it must exit 0. */
+async function applyOnce(manifests: string): Promise<{ peakRssKiB: number; wallMs: number }> {
+  const run = await runBuiltCli(["apply", "-f", manifests], {
+    env: { NSX_USERNAME: CREDENTIALS.username, NSX_PASSWORD: CREDENTIALS.password },
   });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.on("exit", (code) => {
-      const wallMs = performance.now() - started;
-      if (code !== 0) reject(new Error(`apply exited ${code}: ${output.slice(-800)}`));
-      else resolve({ peakRssKiB: Number(readFileSync(rssFile, "utf8")) / 1024, wallMs });
-    });
-  });
-}
-
-/** dist/ as `npm run build` makes it, built once per benchmark run */
-async function build(): Promise<void> {
-  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-  if (!existsSync(tsc)) throw new Error("typescript is not installed: run npm ci");
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
-      cwd: ROOT,
-      stdio: "inherit",
-    });
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited ${code}`))));
-  });
+  if (run.code !== 0) throw new Error(`apply exited ${run.code}: ${run.output.slice(-800)}`);
+  return run;
 }
 
 function median(values: readonly number[]): number {

@@ -21,6 +21,7 @@ import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cl
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
 import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
 import { machineInfo, type MachineInfo } from "./lib/machine.ts";
+import { benchManifestInput, MANIFEST_INPUT_FULL, MANIFEST_INPUT_QUICK } from "./manifest-input.ts";
 import type { BenchResult } from "./lib/result.ts";
 import { formatTable, resultRows } from "./lib/table.ts";
 import { benchScale, SCALE_FULL, SCALE_QUICK } from "./scale.ts";
@@ -72,6 +73,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: "cli-footprint",
     byDefault: true,
     run: (quick) => benchCliFootprint(quick ? CLI_FOOTPRINT_QUICK : CLI_FOOTPRINT_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "manifest-input",
+    byDefault: true,
+    run: (quick) => benchManifestInput(quick ? MANIFEST_INPUT_QUICK : MANIFEST_INPUT_FULL),
     limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
   },
   {

@@ -96,9 +96,18 @@ export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
   {
     kind: "NSXManager",
     path: "spec.url",
-    rule: `self.matches(r'${MANAGER_URL_PATTERN}')`,
+    // a URL with `@` is the next rule's: refused there without quoting it
+    rule: `self.contains('@') || self.matches(r'${MANAGER_URL_PATTERN}')`,
     check: (value) =>
-      typeof value === "string" && !new RegExp(MANAGER_URL_PATTERN).test(value) ? true : undefined,
+      typeof value === "string" && !value.includes("@") && !new RegExp(MANAGER_URL_PATTERN).test(value)
+        ? true
+        : undefined,
+  },
+  {
+    kind: "NSXManager",
+    path: "spec.url",
+    rule: "!self.contains('@')",
+    check: (value) => (typeof value === "string" && value.includes("@") ? true : undefined),
   },
   {
     kind: "NSXManager",

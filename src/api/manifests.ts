@@ -1,16 +1,18 @@
 /**
  * Loads the manifests the cluster-less CLI works from (`plan -f PATH...`): YAML or JSON files
- * and directories (recursively, `*.yaml`, `*.yml`, `*.json`, in sorted order), several
- * documents per file. Keeps NSXManager, EdgeTenant and IPPoolAllocations objects (validated
- * and defaulted as the API server would) and v1 Secrets (decoded); notes other kinds as
- * skipped. Every problem is collected as a ManifestError naming the file, line, document,
- * object and field, so one run shows them all.
+ * and directories (recursively, `*.yaml`, `*.yml`, `*.json`, in sorted order; manifest-files.ts),
+ * several documents per file. Keeps NSXManager, EdgeTenant and IPPoolAllocations objects
+ * (validated and defaulted as the API server would) and v1 Secrets (decoded); notes other kinds
+ * as skipped. Every problem is collected as a ManifestError naming the file, line, document,
+ * object and field, so one run shows them all. A file costs what its size allows, never more:
+ * read under a size cap, scanned before parsing (yaml-guard.ts), duplicate keys found in linear
+ * time.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
-import { extname, join } from "node:path";
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from "yaml";
 import { CodedError } from "../util/errors.ts";
+import { listManifestFiles, readManifestFile, type SkippedFile } from "./manifest-files.ts";
 import { fieldOf, ResourceValidator, type FieldIssue } from "./schema.ts";
+import { duplicateKey, MANIFEST_LIMITS, scanYamlText, type ManifestLimits } from "./yaml-guard.ts";
 import {
   API_VERSION,
   GROUP,
@@ -54,12 +56,21 @@ export interface ManifestSet {
   objects: LoadedObject[];
   secrets: LoadedSecret[];
   skipped: SkippedDocument[];
+  /** files of a directory left unread (not regular files), for a note */
+  skippedFiles: SkippedFile[];
   errors: ManifestError[];
 }
+
+export type { SkippedFile } from "./manifest-files.ts";
+export { isManifestFile } from "./manifest-files.ts";
 
 export interface LoadManifestsOptions {
   /** default: the CRDs shipped in crds/ */
   validator?: ResourceValidator;
+  /** skip every file that is not a regular file, named ones too (default: a named file is read whatever it is) */
+  regularFilesOnly?: boolean;
+  /** default MANIFEST_LIMITS */
+  limits?: ManifestLimits;
 }
 
 /** A file, document or field that cannot be used; `message` names all of them. */
@@ -107,12 +118,6 @@ export class ManifestError extends CodedError {
   }
 }
 
-const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
-
-/** whether a directory walk reads this file (`*.yaml`, `*.yml`, `*.json`) */
-export function isManifestFile(path: string): boolean {
-  return EXTENSIONS.has(extname(path).toLowerCase());
-}
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -129,20 +134,40 @@ export async function loadManifests(
   options: LoadManifestsOptions = {},
 ): Promise<ManifestSet> {
   const validator = options.validator ?? ResourceValidator.load();
-  const result: ManifestSet = { objects: [], secrets: [], skipped: [], errors: [] };
+  const limits = options.limits ?? MANIFEST_LIMITS;
+  const listed = await listManifestFiles(paths);
+  const result: ManifestSet = {
+    objects: [],
+    secrets: [],
+    skipped: [],
+    skippedFiles: listed.skipped,
+    errors: listed.problems.map((p) => new ManifestError(p)),
+  };
   const seen = new Map<string, ManifestSource>();
-  for (const file of await manifestFiles(paths, result.errors)) {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch (error) {
-      result.errors.push(new ManifestError({ file, detail: `cannot read: ${(error as Error).message}` }));
+  const readOptions = { maxBytes: limits.maxFileBytes, regularOnly: options.regularFilesOnly ?? false };
+  for (const listedFile of listed.files) {
+    const file = listedFile.path;
+    const read = await readManifestFile(listedFile, readOptions);
+    if ("skipped" in read) {
+      result.skippedFiles.push({ file, reason: read.skipped });
+      continue;
+    }
+    if ("problem" in read) {
+      result.errors.push(new ManifestError({ file, detail: read.problem }));
+      continue;
+    }
+    const { text } = read;
+    const refused = scanYamlText(text, limits);
+    if (refused !== undefined) {
+      const line = text.slice(0, refused.offset).split("\n").length;
+      result.errors.push(new ManifestError({ file, line, detail: refused.detail }));
       continue;
     }
     const lineCounter = new LineCounter();
     let docs: Document.Parsed[];
     try {
-      docs = parseAllDocuments(text, { lineCounter }) as Document.Parsed[];
+      // duplicate keys are found by readDocument, in linear time (yaml-guard.ts)
+      docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false }) as Document.Parsed[];
     } catch (error) {
       // the parser's own failure (a stack overflow, say) is the file's, not the tool's
       result.errors.push(new ManifestError({ file, line: 1, detail: `invalid YAML: ${problemOf(error)}` }));
@@ -162,31 +187,6 @@ export async function loadManifests(
     }
   }
   return result;
-}
-
-/** The files named, and the manifest files under the directories named, each once. */
-async function manifestFiles(paths: readonly string[], errors: ManifestError[]): Promise<string[]> {
-  const files: string[] = [];
-  const visited = new Set<string>();
-  const walk = async (path: string, named: boolean): Promise<void> => {
-    const real = await realpath(path);
-    if (visited.has(real)) return;
-    visited.add(real);
-    if ((await stat(real)).isDirectory()) {
-      const names = (await readdir(path)).filter((n) => !n.startsWith(".")).sort();
-      for (const name of names) await walk(join(path, name), false);
-    } else if (named || isManifestFile(path)) {
-      files.push(path);
-    }
-  };
-  for (const path of paths) {
-    try {
-      await walk(path, true);
-    } catch (error) {
-      errors.push(new ManifestError({ file: path, detail: `cannot read: ${(error as Error).message}` }));
-    }
-  }
-  return files;
 }
 
 interface DocumentContext {
@@ -297,6 +297,15 @@ function readDocument(ctx: DocumentContext): Record<string, unknown> | undefined
     const line = error.linePos?.[0].line ?? source.line;
     const detail = `invalid YAML: ${yamlProblem(error.message)}`;
     result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), detail }));
+    return undefined;
+  }
+  const duplicate = duplicateKey(doc);
+  if (duplicate !== undefined) {
+    const { line } = ctx.lineCounter.linePos(duplicate.offset);
+    const first = ctx.lineCounter.linePos(duplicate.firstOffset).line;
+    const detail = `duplicate key ${JSON.stringify(duplicate.key)} (first at line ${first}): which one is meant is a guess`;
+    const field = fieldOf(duplicate.path);
+    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), field, detail }));
     return undefined;
   }
   let value: unknown;

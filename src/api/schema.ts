@@ -35,7 +35,18 @@ export interface SchemaNode {
 export interface CelRuleSpec {
   rule: string;
   message?: string;
+  /** FieldValueForbidden: the refusal does not quote the value (the API server's `Forbidden: ...`) */
+  reason?: string;
 }
+
+type Refusal = (value: unknown, detail: string) => string;
+const invalidValue: Refusal = (value, detail) => `Invalid value: ${shown(value)}${detail}`;
+
+/** The rule reasons evaluated here, with the API server's wording of each refusal. */
+const RULE_REFUSALS: Readonly<Record<string, Refusal>> = {
+  FieldValueInvalid: invalidValue,
+  FieldValueForbidden: (_value, detail) => `Forbidden: ${detail}`,
+};
 
 /** One CRD of crds/, the served version's schema. */
 export interface CrdInfo {
@@ -188,7 +199,8 @@ export class ResourceValidator {
         const verdict = rule.counterpart.check(at.value);
         if (verdict === undefined) continue;
         const detail = verdict === true ? (rule.spec.message ?? `failed rule: ${rule.spec.rule}`) : verdict;
-        issues.push({ field, path: at.path, message: `Invalid value: ${shown(at.value)}${detail}` });
+        const refusal = RULE_REFUSALS[rule.spec.reason ?? "FieldValueInvalid"] ?? invalidValue;
+        issues.push({ field, path: at.path, message: refusal(at.value, detail) });
       }
     }
     return { value, issues };
@@ -219,6 +231,9 @@ function bindRules(
   return (node["x-kubernetes-validations"] ?? []).map((spec) => {
     const where = `${crd.file}: ${crd.kind} ${path}`;
     if (path.includes("{*}")) throw new CrdError(`${where}: CEL rules under a map are not evaluated here`);
+    if (spec.reason !== undefined && RULE_REFUSALS[spec.reason] === undefined) {
+      throw new CrdError(`${where}: CEL rule reason ${spec.reason} is not evaluated here`);
+    }
     const counterpart = counterparts.find(
       (c) => c.kind === crd.kind && c.path === path && c.rule === spec.rule,
     );

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { ManagementPolicy } from "../api/types.ts";
 import { DEFAULT_CLIENT_OPTIONS, ManagerClient } from "../nsx/client.ts";
-import type { ManagerClientOptions } from "../nsx/client-options.ts";
+import { insecureTransport, type ManagerClientOptions } from "../nsx/client-options.ts";
 import type { EdgeSummary } from "../nsx/types.ts";
 import {
   importManifests,
@@ -80,6 +80,8 @@ export async function runImport(flags: ImportFlags, io: CliIo, deps: ImportDeps 
     io.stderr.write(`error: ${messageOf(error)}\n`);
     return EXIT.error;
   }
+  const insecure = insecureTransport(flags);
+  if (insecure !== undefined) io.stderr.write(`warning: ${insecure.message}\n`);
   try {
     const edges = await readEdges(client, flags, io);
     const pools = await readPools(client, flags, io);
@@ -232,7 +234,11 @@ export function importCommand(): Command {
       positiveInteger,
     )
     .option("--ca-file <file>", "PEM bundle of CAs to trust (self-signed managers)")
-    .option("--insecure-skip-verify", "do not verify the manager's certificate (test managers only)", false)
+    .option(
+      "--insecure-skip-verify",
+      "do not verify the manager's certificate (test managers only: anyone on the path can pose as the manager)",
+      false,
+    )
     .addOption(
       new Option("--auth <scheme>", "Basic on every call, or the 6.4 token")
         .choices(["basic", "token"])

@@ -11,6 +11,7 @@ import {
   type LoadedObject,
   type ManifestSource,
   type SkippedDocument,
+  type SkippedFile,
 } from "../api/manifests.ts";
 import { DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
@@ -27,6 +28,7 @@ import {
 import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
 import { omitUndefined } from "../reconcile/plan.ts";
 import { CodedError } from "../util/errors.ts";
+import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 
 /** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
@@ -70,7 +72,7 @@ export interface ObjectOutcome {
 }
 
 export type OneShotResult =
-  | { type: "invalid"; errors: ManifestError[]; skipped: SkippedDocument[] }
+  | { type: "invalid"; errors: ManifestError[]; skipped: SkippedDocument[]; skippedFiles: SkippedFile[] }
   | {
       type: "ran";
       mode: ExecutionMode;
@@ -80,21 +82,35 @@ export type OneShotResult =
       /** NSXManagers first, then EdgeTenants, then IPPoolAllocations; by namespace/name within a kind */
       objects: ObjectOutcome[];
       skipped: SkippedDocument[];
+      skippedFiles: SkippedFile[];
     };
 
-/** `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. */
+/** an NSXManager's name, or namespace/name */
+const MANAGER_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * `NAME=URL` texts (repeatable flag) → map; throws CliInputError on a malformed one. A text is
+ * quoted only through hideUrlCredentials: a URL given without `NAME=`, or one whose password holds
+ * `=`, must not print its password in the refusal.
+ */
 export function parseManagerUrls(texts: readonly string[]): Map<string, string> {
   const urls = new Map<string, string>();
   for (const text of texts) {
     const at = text.indexOf("=");
     const name = text.slice(0, at).trim();
     const url = text.slice(at + 1).trim();
-    if (at <= 0 || url === "") throw new CliInputError(`--manager-url ${text}: want NAME=URL`);
+    if (at <= 0 || url === "" || !MANAGER_NAME.test(name)) {
+      throw new CliInputError(
+        `--manager-url ${JSON.stringify(hideUrlCredentials(text))}: want NAME=URL, NAME an NSXManager's name or namespace/name`,
+      );
+    }
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      throw new CliInputError(`--manager-url ${name}: ${JSON.stringify(url)} is not a URL`);
+      throw new CliInputError(
+        `--manager-url ${name}: ${JSON.stringify(hideUrlCredentials(url))} is not a URL`,
+      );
     }
     if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
       throw new CliInputError(`--manager-url ${name}: the URL must be https:// or http://`);
@@ -117,7 +133,8 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
   const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
   const set = await loadManifests(o.paths);
   const errors = [...set.errors, ...missingManagers(set.objects, set.errors)];
-  if (errors.length > 0) return { type: "invalid", errors, skipped: set.skipped };
+  const { skipped, skippedFiles } = set;
+  if (errors.length > 0) return { type: "invalid", errors, skipped, skippedFiles };
   if (set.objects.length === 0) {
     throw new CliInputError(`no NSXManager, EdgeTenant or IPPoolAllocations object in ${o.paths.join(", ")}`);
   }
@@ -146,7 +163,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     const pass = (items: LoadedObject[]) =>
       mapBounded(items, limit, (item) => reconcileOne(reconcile, store, item, o.signal));
     const objects = [...(await pass(managers)), ...(await pass(dependents))];
-    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped: set.skipped };
+    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped, skippedFiles };
   } finally {
     await connections.close();
   }

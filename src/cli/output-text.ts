@@ -3,7 +3,7 @@
  * release) and what became of them, one line for objects with nothing to show, and a summary
  * with counts. Colours only on a terminal, and never with NO_COLOR.
  */
-import type { ManifestError, SkippedDocument } from "../api/manifests.ts";
+import type { ManifestError, SkippedDocument, SkippedFile } from "../api/manifests.ts";
 import type { ChangeView, CliIo, ObjectView, PassView } from "./output.ts";
 
 /** Colours only on a terminal, and never when NO_COLOR is set to anything (no-color.org). */
@@ -48,13 +48,16 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
   ]
     .filter((s) => s !== undefined && s !== "")
     .join("  ");
-  // objects with nothing to show take one line
+  const warnings = (object.warnings ?? []).map(
+    (w) => `  ${p.yellow("!")} ${p.yellow(w.reason)}: ${printable(w.message)}`,
+  );
+  // objects with nothing to show take one line (and their warnings)
   if (object.state === "paused") return [`${header}  ${p.cyan("[paused]")} ${p.dim("no manager calls")}`];
   if (object.state === "inSync") {
     const message = object.kind === "EdgeTenant" || object.message === "" ? "in sync" : object.message;
-    return [`${header}  ${p.green("✓")} ${printable(message)}`];
+    return [`${header}  ${p.green("✓")} ${printable(message)}`, ...warnings];
   }
-  const lines = [header, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
+  const lines = [header, ...warnings, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
   if (object.error !== undefined)
     lines.push(`  ${p.red("✗")} ${p.red(object.error.reason)}: ${printable(object.error.message)}`);
   else if (object.state === "conflict")
@@ -143,13 +146,17 @@ export function renderManifestErrors(errors: readonly ManifestError[], options: 
   return [head, ...errors.map((e) => `  ${printable(e.message)}`), ""].join("\n");
 }
 
-export function renderSkipped(skipped: readonly SkippedDocument[]): string {
-  return skipped
-    .map((s) => {
-      const what = `${s.apiVersion} ${s.kind} ${s.namespace ?? "default"}/${s.name ?? "(no name)"}`;
-      return `note: skipped ${printable(what)} (${s.source.file}:${s.source.line}): not a kind this tool reads\n`;
-    })
-    .join("");
+/** Notes for stderr: documents of kinds this tool does not read, files it did not open. */
+export function renderSkipped(
+  skipped: readonly SkippedDocument[],
+  skippedFiles: readonly SkippedFile[],
+): string {
+  const documents = skipped.map((s) => {
+    const what = `${s.apiVersion} ${s.kind} ${s.namespace ?? "default"}/${s.name ?? "(no name)"}`;
+    return `note: skipped ${printable(what)} (${s.source.file}:${s.source.line}): not a kind this tool reads\n`;
+  });
+  const files = skippedFiles.map((f) => `note: ${printable(f.file)}: ${f.reason}\n`);
+  return [...files, ...documents].join("");
 }
 
 function quote(text: string | undefined): string {

@@ -5,7 +5,7 @@
  * and the exit code. The text form is in output-text.ts. Credentials never reach these modules:
  * reports do not carry them.
  */
-import type { ManifestError, ManifestSource, SkippedDocument } from "../api/manifests.ts";
+import type { ManifestError, ManifestSource, SkippedDocument, SkippedFile } from "../api/manifests.ts";
 import type { Condition, ManagementPolicy, NsxvObject } from "../api/types.ts";
 import { NsxApiError } from "../nsx/errors.ts";
 import type { ReconcileError } from "../reconcile/errors.ts";
@@ -41,8 +41,10 @@ export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
 /**
  * Version of the JSON document `--output json` prints:
  * `{ formatVersion, version, command, releaseStrays, exitCode, summary, objects[], skipped[],
- * manifestErrors[] }` (`version`: the tool's), each object `{ kind, namespace, name, file, line,
- * managementPolicy?, target?, state, message, changes[], error? }`, each change the action
+ * skippedFiles[], manifestErrors[] }` (`skippedFiles`: files of a directory left unread, `{ file,
+ * reason }`) (`version`: the tool's), each object `{ kind, namespace, name, file, line,
+ * managementPolicy?, target?, state, message, changes[], error?, warnings? }` (`warnings`: an
+ * NSXManager whose connection is insecure, `{ reason, message }`), each change the action
  * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, note, firstSeen) plus
  * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
  * field, detail, message }`. 2: `documentIndex` counts from 1, as the text output does.
@@ -83,6 +85,13 @@ export interface ObjectView {
   message: string;
   changes: ChangeView[];
   error?: ErrorView;
+  /** what a person must know though nothing failed: an insecure connection (`Insecure=True`) */
+  warnings?: WarningView[];
+}
+
+export interface WarningView {
+  reason: string;
+  message: string;
 }
 
 export interface Summary {
@@ -117,6 +126,7 @@ export interface PassView {
   startedAtMs: number;
   objects: ObjectView[];
   skipped: SkippedDocument[];
+  skippedFiles: SkippedFile[];
   summary: Summary;
   exitCode: number;
 }
@@ -144,8 +154,17 @@ export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassVie
   const pending =
     result.mode === "plan" ? summary.tenantCorrections + summary.releases > 0 : summary.heldBack > 0;
   const exitCode = failed ? EXIT.error : pending ? EXIT.changes : EXIT.ok;
-  const { releaseStrays, startedAtMs, skipped } = result;
-  return { command: result.mode, releaseStrays, startedAtMs, objects, skipped, summary, exitCode };
+  const { releaseStrays, startedAtMs, skipped, skippedFiles } = result;
+  return {
+    command: result.mode,
+    releaseStrays,
+    startedAtMs,
+    objects,
+    skipped,
+    skippedFiles,
+    summary,
+    exitCode,
+  };
 }
 
 function objectView(
@@ -159,6 +178,9 @@ function objectView(
   const changes = report.planned.map((p) => changeView(p, report, mode, policy));
   const target = targetOf(object, status);
   const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes, sourceOf);
+  const warnings = (status?.conditions ?? [])
+    .filter((c) => c.type === "Insecure" && c.status === "True")
+    .map(({ reason, message }) => ({ reason, message }));
   return {
     kind: object.kind,
     namespace,
@@ -171,6 +193,7 @@ function objectView(
     message,
     changes,
     ...(error !== undefined ? { error } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 
@@ -289,6 +312,7 @@ export function renderJson(view: PassView): string {
     summary: view.summary,
     objects: view.objects,
     skipped: view.skipped.map(skippedJson),
+    skippedFiles: view.skippedFiles,
     manifestErrors: [],
   };
   return `${JSON.stringify(document, null, 2)}\n`;
@@ -300,6 +324,7 @@ export function renderInvalidJson(
   releaseStrays: boolean,
   errors: readonly ManifestError[],
   skipped: readonly SkippedDocument[],
+  skippedFiles: readonly SkippedFile[],
 ): string {
   const manifestErrors = errors.map((e) => ({
     file: e.file,
@@ -322,6 +347,7 @@ export function renderInvalidJson(
     summary: { ...EMPTY_SUMMARY, errors: errors.length },
     objects: [],
     skipped: skipped.map(skippedJson),
+    skippedFiles,
     manifestErrors,
   };
   return `${JSON.stringify(document, null, 2)}\n`;

@@ -45,15 +45,19 @@ export async function runOneShotCommand(
     return EXIT.error;
   }
   if (result.type === "invalid") {
+    const { errors, skipped, skippedFiles } = result;
     if (json)
-      io.stdout.write(renderInvalidJson(mode, flags.releaseStrays ?? false, result.errors, result.skipped));
-    else io.stderr.write(renderManifestErrors(result.errors, { colour: useColour(io.stderr, io.env) }));
+      io.stdout.write(renderInvalidJson(mode, flags.releaseStrays ?? false, errors, skipped, skippedFiles));
+    else {
+      io.stderr.write(renderSkipped([], skippedFiles));
+      io.stderr.write(renderManifestErrors(errors, { colour: useColour(io.stderr, io.env) }));
+    }
     return EXIT.error;
   }
   const view = viewOf(result);
   if (json) io.stdout.write(renderJson(view));
   else {
-    io.stderr.write(renderSkipped(result.skipped));
+    io.stderr.write(renderSkipped(result.skipped, result.skippedFiles));
     io.stdout.write(renderText(view, { colour: useColour(io.stdout, io.env) }));
   }
   return view.exitCode;

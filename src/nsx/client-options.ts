@@ -1,10 +1,12 @@
 /**
  * The options of `ManagerClient`: their types, every default in DEFAULT_CLIENT_OPTIONS, and the
  * check that turns what a caller gave into complete, valid settings (the caller's object is only
- * read). Also the shape of the per-attempt event the metrics layer counts.
+ * read). Also the shape of the per-attempt event the metrics layer counts, and the one judgement
+ * of whether a connection is open to whoever sits on its network path.
  */
 import { NsxDocumentError } from "./errors.ts";
 import { realClock, type Clock } from "../util/clock.ts";
+import { isLoopbackHost } from "../util/ip.ts";
 
 /** The route names the `onRequest` hook reports; one per call, plus the token request. */
 export type RouteName =
@@ -179,4 +181,42 @@ export function resolveClientOptions(options: ManagerClientOptions): ResolvedCli
     clock: options.clock ?? realClock,
     random: options.random ?? Math.random,
   };
+}
+
+/** A connection that anyone on its network path can read or change, and why. */
+export interface InsecureTransport {
+  kind: "insecureSkipVerify" | "plainHttp";
+  message: string;
+}
+
+/**
+ * Whether these settings leave the connection open to the network path: plain `http://` to a
+ * host other than this machine (credentials and documents in clear text), or `https://` without
+ * certificate verification (anyone in between can pose as the manager). Undefined for a URL that
+ * does not parse: resolving the options refuses it.
+ */
+export function insecureTransport(options: {
+  url: string;
+  insecureSkipVerify?: boolean | undefined;
+}): InsecureTransport | undefined {
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol === "http:") {
+    if (isLoopbackHost(url.hostname)) return undefined;
+    return {
+      kind: "plainHttp",
+      message: `plain http:// to ${url.host}: the credentials and every document cross the network unencrypted, readable and changeable on the way; use https://`,
+    };
+  }
+  if (url.protocol === "https:" && options.insecureSkipVerify === true) {
+    return {
+      kind: "insecureSkipVerify",
+      message: `TLS certificate verification is off (insecureSkipVerify) for ${url.host}: anyone on the network path can pose as the manager, read the credentials and change what is read and written; trust the manager's CA instead`,
+    };
+  }
+  return undefined;
 }

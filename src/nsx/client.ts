@@ -11,6 +11,7 @@ import {
   NsxDocumentError,
   NsxResponseError,
   NsxTransportError,
+  redactErrorDetails,
   type NsxError,
 } from "./errors.ts";
 import {
@@ -31,9 +32,9 @@ import {
   type RouteName,
 } from "./client-options.ts";
 import { RequestLimiter, type Release } from "./limiter.ts";
+import { createRedactor } from "./redact.ts";
 import {
   backoffDelayMs,
-  createRedactor,
   HttpTransport,
   mayRetry,
   parseRetryAfterMs,
@@ -58,6 +59,8 @@ const EDGE_ID = /^edge-[0-9]+$/;
 const POOL_ID = /^ipaddresspool-[0-9]+$/;
 const SCOPE_ID = /^[A-Za-z0-9_.:-]+$/;
 const TOKEN_PATH = "/api/2.0/services/auth/token";
+/** tokens remembered for redaction after they were replaced: a late answer may still echo one */
+const TOKENS_REMEMBERED = 8;
 
 function requireId(what: string, value: string, pattern: RegExp, form: string): void {
   if (typeof value !== "string" || !pattern.test(value)) {
@@ -108,6 +111,8 @@ export class ManagerClient implements ManagerApi {
   readonly #limiter: RequestLimiter;
   readonly #transport: HttpTransport;
   #token: { value: string; refreshAtMs: number } | undefined;
+  /** every token sent lately, the current one included: redacted wherever an answer echoes one */
+  readonly #tokensSent: string[] = [];
   #tokenPending: Promise<string> | undefined;
   #closed = false;
 
@@ -118,7 +123,7 @@ export class ManagerClient implements ManagerApi {
     const credentials = Buffer.from(`${options.username}:${options.password}`, "utf8").toString("base64");
     this.#basic = `Basic ${credentials}`;
     const secrets = [options.password, credentials];
-    this.#redact = createRedactor(() => (this.#token ? [...secrets, this.#token.value] : secrets));
+    this.#redact = createRedactor(() => [...secrets, ...this.#tokensSent]);
     this.#limiter = new RequestLimiter({
       maxConcurrentRequests: o.maxConcurrentRequests,
       requestsPerSecond: o.requestsPerSecond,
@@ -141,13 +146,15 @@ export class ManagerClient implements ManagerApi {
   async getEdge(edgeId: string, options?: CallOptions): Promise<EdgeDocument> {
     requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
     const call = this.#get("getEdge", `/api/4.0/edges/${edgeId}`, options);
-    const doc = EdgeDocument.parse((await this.#call(call)).body);
-    if (doc.id.trim() !== edgeId) {
-      throw new NsxResponseError(
-        `GET ${call.path}: the manager answered with edge ${JSON.stringify(doc.id.slice(0, 80))}`,
-      );
-    }
-    return doc;
+    return this.#read(call, ({ body }) => {
+      const doc = EdgeDocument.parse(body);
+      if (doc.id.trim() !== edgeId) {
+        throw new NsxResponseError(
+          `GET ${call.path}: the manager answered with edge ${JSON.stringify(doc.id.slice(0, 80))}`,
+        );
+      }
+      return doc;
+    });
   }
 
   /** Sends the whole document; any 2xx is success. */
@@ -188,8 +195,9 @@ export class ManagerClient implements ManagerApi {
       );
     }
     const query = `startIndex=${startIndex}&pageSize=${pageSize}`;
-    const response = await this.#call(this.#get("listEdges", `/api/4.0/edges?${query}`, options));
-    return parseEdgePage(response.body);
+    return this.#read(this.#get("listEdges", `/api/4.0/edges?${query}`, options), ({ body }) =>
+      parseEdgePage(body),
+    );
   }
 
   /**
@@ -222,26 +230,25 @@ export class ManagerClient implements ManagerApi {
 
   async getEdgeSummary(edgeId: string, options?: CallOptions): Promise<EdgeSummary> {
     requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
-    const response = await this.#call(
-      this.#get("getEdgeSummary", `/api/4.0/edges/${edgeId}/summary`, options),
+    return this.#read(this.#get("getEdgeSummary", `/api/4.0/edges/${edgeId}/summary`, options), ({ body }) =>
+      parseEdgeSummary(body),
     );
-    return parseEdgeSummary(response.body);
   }
 
   async listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]> {
     requireId("scope id", scopeId, SCOPE_ID, "[A-Za-z0-9_.:-]+");
-    const response = await this.#call(
+    return this.#read(
       this.#get("listPools", `/api/2.0/services/ipam/pools/scope/${scopeId}`, options),
+      ({ body }) => parsePoolList(body),
     );
-    return parsePoolList(response.body);
   }
 
   async listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]> {
     requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
-    const response = await this.#call(
+    return this.#read(
       this.#get("listAllocations", `/api/2.0/services/ipam/pools/${poolId}/ipaddresses`, options),
+      ({ body }) => parseAllocationList(body),
     );
-    return parseAllocationList(response.body);
   }
 
   /** Released only when the manager answered `true` or `<boolean>true</boolean>`. */
@@ -250,14 +257,17 @@ export class ManagerClient implements ManagerApi {
     if (typeof ip !== "string" || tryParseIp(ip) === undefined) {
       throw new NsxDocumentError(`address ${JSON.stringify(ip)?.slice(0, 80)} is not an IP address`);
     }
-    const response = await this.#call({
+    const call: Call = {
       route: "releaseAddress",
       method: "DELETE",
       path: `${this.#options.basePath}/api/2.0/services/ipam/pools/${poolId}/ipaddresses/${encodeIpForPath(ip)}`,
       idempotent: false,
       signal: options?.signal,
+    };
+    return this.#read(call, ({ body, status }) => {
+      const answer = parseReleaseBody(body, status);
+      return { ...answer, answer: this.#redact(answer.answer) };
     });
-    return parseReleaseBody(response.body, response.status);
   }
 
   /** Closes the connection pool, letting requests in flight finish; later calls fail. */
@@ -274,6 +284,22 @@ export class ManagerClient implements ManagerApi {
       idempotent: true,
       signal: options?.signal,
     };
+  }
+
+  /**
+   * The call, and its answer read by `parse`. What the answer makes a parser say (a value quoted in
+   * a complaint) is redacted: a proxy may answer 200 with the request echoed.
+   */
+  async #read<T>(call: Call, parse: (response: HttpResponse) => T): Promise<T> {
+    const response = await this.#call(call);
+    try {
+      return parse(response);
+    } catch (error) {
+      if (!(error instanceof NsxResponseError)) throw error;
+      const message = this.#redact(error.message);
+      // the original goes only when it said too much: its cause may say the same
+      throw message === error.message ? error : new NsxResponseError(message);
+    }
   }
 
   /** Attempts until a 2xx, a failure that may not be repeated, or the retry budget is spent. */
@@ -379,14 +405,14 @@ export class ManagerClient implements ManagerApi {
     );
   }
 
+  /**
+   * Every field of the error document redacted, and the body itself before it is read: a plain
+   * text answer is cut to a snippet, and a secret cut in two would no longer be found.
+   */
   #apiError(call: Call, response: HttpResponse): NsxApiError {
-    const errors = parseErrorBody(response.body).map((e) => ({
-      ...e,
-      ...(e.details !== undefined ? { details: this.#redact(e.details) } : {}),
-      ...(e.data !== undefined
-        ? { data: Object.fromEntries(Object.entries(e.data).map(([k, v]) => [k, this.#redact(v)])) }
-        : {}),
-    }));
+    const errors = parseErrorBody(this.#redact(response.body)).map((e) =>
+      redactErrorDetails(e, this.#redact),
+    );
     return new NsxApiError({ status: response.status, method: call.method, path: call.path, errors });
   }
 
@@ -403,13 +429,15 @@ export class ManagerClient implements ManagerApi {
 
   async #fetchToken(): Promise<string> {
     const o = this.#options;
-    const response = await this.#call({
+    const call: Call = {
       route: "token",
       method: "POST",
       path: `${o.basePath}${TOKEN_PATH}`,
       idempotent: true,
-    });
-    const token = parseAuthToken(response.body);
+    };
+    const token = await this.#read(call, ({ body }) => parseAuthToken(body));
+    this.#tokensSent.push(token.value);
+    if (this.#tokensSent.length > TOKENS_REMEMBERED) this.#tokensSent.shift();
     const nowMs = o.clock.now();
     const expiresAtMs = token.expiresAtMs ?? nowMs + o.tokenLifetimeMs;
     // a token shorter-lived than the margin is still used for half its life, not refetched per call

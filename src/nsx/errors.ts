@@ -3,7 +3,8 @@
  * a stable `code` (undici's style, `NSX_ERR_*`) computed from the HTTP status and the manager's
  * own `errorCode`, so that callers decide on a code and never on statuses or NSX numbers. None of
  * them ever carries credentials: messages are built from the method, the path and what the
- * manager said, never from request headers or the manager URL's userinfo.
+ * manager said, never from request headers or the manager URL's userinfo, and what the manager
+ * said is redacted by the client (redact.ts) before it gets here.
  */
 import { CodedError } from "../util/errors.ts";
 
@@ -76,6 +77,25 @@ export interface NsxErrorDetails {
   moduleName?: string;
   /** key/value pairs from `<errorData>`, when present */
   data?: Record<string, string>;
+}
+
+/**
+ * The same details with `redact` applied to every field, `errorData` keys and values included: a
+ * manager or proxy that echoes the request may put the Authorization header into any of them.
+ */
+export function redactErrorDetails(
+  details: NsxErrorDetails,
+  redact: (text: string) => string,
+): NsxErrorDetails {
+  const entries = Object.entries(details).map(([field, value]: [string, unknown]) => [
+    field,
+    typeof value === "string"
+      ? redact(value)
+      : Object.fromEntries(
+          Object.entries(value as Record<string, string>).map(([k, v]) => [redact(k), redact(v)]),
+        ),
+  ]);
+  return Object.fromEntries(entries) as NsxErrorDetails;
 }
 
 /** The manager answered with a non-2xx status. */

@@ -250,17 +250,6 @@ export class HttpTransport {
   }
 }
 
-/** Replaces every occurrence of each secret with `[REDACTED]`; secrets shorter than 3 are left. */
-export function createRedactor(secrets: () => readonly string[]): (text: string) => string {
-  return (text) => {
-    let out = text;
-    for (const secret of secrets()) {
-      if (secret.length >= 3) out = out.split(secret).join("[REDACTED]");
-    }
-    return out;
-  };
-}
-
 /** Statuses after which a repeat may succeed: rate limited, or the manager (or a proxy) is down. */
 const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
 

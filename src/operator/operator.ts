@@ -15,6 +15,7 @@ import { LeaderElector, type LeaseStore } from "../controller/leader-election.ts
 import { MetricsServer, ProbeServer, type BoundAddress } from "../controller/probes.ts";
 import { WorkQueue } from "../controller/workqueue.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
+import { insecureTransport } from "../nsx/client-options.ts";
 import {
   ManagerConnections,
   type ClosableManagerApi,
@@ -140,11 +141,15 @@ export class Operator {
     const createClient = options.createClient ?? ((o: ManagerClientOptions) => new ManagerClient(o));
     this.#connections = new ManagerConnections({
       // every call to a manager is counted under its NSXManager's namespace/name
-      createClient: (clientOptions, manager) =>
-        createClient({
+      createClient: (clientOptions, manager) => {
+        const insecure = insecureTransport(clientOptions);
+        // said when a client is built (after a start, after a change), whatever the status already says
+        if (insecure !== undefined) this.#logger.warn({ kind: "NSXManager", ...manager }, insecure.message);
+        return createClient({
           ...clientOptions,
           onRequest: (event) => metrics.managerRequest(`${manager.namespace}/${manager.name}`, event),
-        }),
+        });
+      },
       ...(options.clientOptions !== undefined ? { clientOptions: options.clientOptions } : {}),
       onCloseError: (err) => this.#logger.warn({ err }, "closing a replaced manager client failed"),
     });

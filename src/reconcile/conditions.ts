@@ -24,14 +24,16 @@ export const CONDITION_TYPES = [
   "Stalled",
   "PoolExhausted",
   "OriginalTenantLost",
+  "Insecure",
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
-/** Present only while True: kstatus treats their presence as the signal. */
+/** Present only while True: kstatus treats their presence as the signal; Insecure and OriginalTenantLost are warnings, not states. */
 const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>([
   "Reconciling",
   "Stalled",
   "OriginalTenantLost",
+  "Insecure",
 ]);
 
 /**
@@ -75,6 +77,13 @@ export const CHANGE_REASONS = [
 ] as const;
 type ChangeReason = (typeof CHANGE_REASONS)[number];
 
+/**
+ * Reasons of NSXManager `Insecure=True` and of its Warning event: a connection that anyone on the
+ * network path can read or change (nsx/client-options.ts, insecureTransport).
+ */
+export const INSECURE_REASONS = ["InsecureSkipVerify", "PlainHTTP"] as const;
+export type InsecureReason = (typeof INSECURE_REASONS)[number];
+
 /** The closed list of condition and event reasons (CamelCase). */
 export const REASONS = [
   // Ready
@@ -93,20 +102,23 @@ export const REASONS = [
   "StatusLost",
   // a Warning: an object goes while an original it remembered is deliberately not written back
   "RestoreAbandoned",
+  ...INSECURE_REASONS,
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
 /**
- * The reasons an Event carries: every change, every failure, and drift or a full pool when it
- * starts. An Event's reason is its condition's reason, so one name finds both.
+ * The reasons an Event carries: every change, every failure, and drift, a full pool or an
+ * insecure connection when it starts. An Event's reason is its condition's reason, so one name
+ * finds both.
  */
 export const EVENT_REASONS = [
   "Drifted",
   "PoolExhausted",
   "StatusLost",
   "RestoreAbandoned",
+  ...INSECURE_REASONS,
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;

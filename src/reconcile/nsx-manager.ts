@@ -3,11 +3,22 @@
  * manager's own check. It builds the client from the spec and the Secrets and lists the pools
  * of the global scope (a fresh list, which the dependents then share): reachable and
  * authenticated, or why not. Ready is the outcome of the check itself (`readyFollowsFailure` in
- * the reconciler's table), and a failed check says what it learnt (`managerFacts`).
+ * the reconciler's table), and a failed check says what it learnt (`managerFacts`). A connection
+ * open to its network path (plain http:// to another machine, or no certificate verification) is
+ * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
+ * when that starts or its reason changes.
  */
 import { DEFAULTS, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
+import { insecureTransport } from "../nsx/client-options.ts";
 import { NsxError } from "../nsx/errors.ts";
-import { setConditions, syncedUpdates } from "./conditions.ts";
+import {
+  findCondition,
+  setConditions,
+  syncedUpdates,
+  type ConditionUpdate,
+  type InsecureReason,
+  type ReconcileEvent,
+} from "./conditions.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
@@ -64,4 +75,26 @@ export function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable"
   // any other answer (403 included): the credentials were accepted
   if (error instanceof NsxError) return { reachable: true, authenticated: true };
   return {};
+}
+
+const INSECURE_REASON_BY_KIND = {
+  insecureSkipVerify: "InsecureSkipVerify",
+  plainHttp: "PlainHTTP",
+} as const satisfies Record<string, InsecureReason>;
+
+/**
+ * `Insecure=True` with why (or its removal), and a Warning event when the connection becomes
+ * insecure, or insecure for another reason, than the previous status said. From the spec alone.
+ */
+export function insecureConditions(object: NSXManager): {
+  updates: ConditionUpdate[];
+  events: ReconcileEvent[];
+} {
+  const spec = object.spec;
+  const risk = insecureTransport({ url: spec.url, insecureSkipVerify: spec.tls?.insecureSkipVerify });
+  if (risk === undefined) return { updates: [{ type: "Insecure", remove: true }], events: [] };
+  const said = { reason: INSECURE_REASON_BY_KIND[risk.kind], message: risk.message };
+  const previous = findCondition(object.status?.conditions, "Insecure");
+  const events: ReconcileEvent[] = previous?.reason === said.reason ? [] : [{ type: "Warning", ...said }];
+  return { updates: [{ type: "Insecure", status: "True", ...said }], events };
 }

@@ -22,7 +22,7 @@ import { edgeTenantPass, restorePass } from "./edge-tenant.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
 import { ipPoolPass } from "./ip-pool.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
-import { managerFacts, nsxManagerPass } from "./nsx-manager.ts";
+import { insecureConditions, managerFacts, nsxManagerPass } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
 import { omitUndefined, type Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
@@ -61,6 +61,11 @@ interface KindHandler<T extends NsxvObject> {
   readyFollowsFailure?: boolean;
   /** what a failure tells of the object besides conditions (the NSXManager: reachable, authenticated) */
   failureFacts?: (error: unknown) => Partial<ObjectStatus>;
+  /**
+   * conditions that follow from the spec alone, set on every pass whatever it got to, with their
+   * events (the NSXManager: Insecure)
+   */
+  specConditions?: (object: T) => { updates: ConditionUpdate[]; events: ReconcileEvent[] };
   /** a kind that acts on delete holds objects with this finalizer while they want it */
   finalizer?: {
     name: string;
@@ -80,7 +85,12 @@ const pass =
 
 /** One row per kind: a kind added later is a new row, not a new path. */
 const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>> } = {
-  NSXManager: { reconcile: pass(nsxManagerPass), readyFollowsFailure: true, failureFacts: managerFacts },
+  NSXManager: {
+    reconcile: pass(nsxManagerPass),
+    readyFollowsFailure: true,
+    failureFacts: managerFacts,
+    specConditions: insecureConditions,
+  },
   EdgeTenant: {
     reconcile: pass(edgeTenantPass),
     finalizer: {
@@ -147,6 +157,11 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     if (failure !== undefined) {
       if (status === undefined) status = failedStatus(handler, ctx, failure, run.error);
       events.push({ type: "Warning", reason: failure.reason, message: failure.message });
+    }
+    const fromSpec = handler.specConditions?.(object);
+    if (fromSpec !== undefined && status !== undefined) {
+      status = { ...status, conditions: setConditions(status.conditions, fromSpec.updates, ctx) };
+      events.unshift(...fromSpec.events);
     }
     const draft: Draft = {
       status,

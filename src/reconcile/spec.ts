@@ -15,6 +15,7 @@ import {
   type ManagerAuth,
   type NSXManager,
 } from "../api/types.ts";
+import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolvePolicy } from "./policy.ts";
 
@@ -110,8 +111,12 @@ export function resolveManager(object: NSXManager): ManagerConfig {
   let url: URL;
   try {
     url = new URL(spec.url);
-  } catch (error) {
-    throw ReconcileError.invalidSpec(`spec.url: ${JSON.stringify(spec.url)} is not a URL`, error);
+  } catch {
+    // a URL that does not parse may still hold a password (`admin:secret@nsx` without a scheme);
+    // the parser's error is left out: it carries the input
+    throw ReconcileError.invalidSpec(
+      `spec.url: ${JSON.stringify(hideUrlCredentials(String(spec.url)))} is not a URL`,
+    );
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw ReconcileError.invalidSpec(`spec.url: scheme ${url.protocol} is not https: or http:`);

@@ -1,5 +1,6 @@
 /**
- * The control API of the simulator, under `/_simulator/`: JSON in and out, no authentication.
+ * The control API of the simulator, under `/_simulator/`: JSON in and out, open unless the
+ * simulator was given a control token (then every call needs `Authorization: Bearer <token>`).
  * Tests and benchmarks use it to act as the rest of the world (a deployment allocating addresses,
  * another client changing an edge, an operator rotating the password), to inject faults and to
  * read what the simulator saw. Errors answer `{ "error": message, "path"?: field }`.
@@ -39,6 +40,7 @@
  *   GET    /_simulator/audit                  { violations: [...], releases: [...], dropped }
  *   DELETE /_simulator/audit                  resets it
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { childText } from "./edge-model.ts";
 import { generateEdgeXml } from "./generate.ts";
 import { parseFaultSpec } from "./faults.ts";
@@ -62,6 +64,20 @@ export interface ControlResponse {
   status: number;
   json: unknown;
 }
+
+/** Whether a control call may run: no token set, or the request carries it (compared in constant time). */
+export function controlAuthorized(authorization: string | undefined, token: string | undefined): boolean {
+  if (token === undefined) return true;
+  const match = /^Bearer (.+)$/.exec(authorization ?? "");
+  if (match === null) return false;
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(match[1] as string), digest(token));
+}
+
+export const CONTROL_UNAUTHORIZED: ControlResponse = {
+  status: 401,
+  json: { error: "the control API needs Authorization: Bearer <the simulator's control token>" },
+};
 
 type Handler = (state: SimulatorState, params: string[], body: () => JsonObject) => ControlResponse;
 

@@ -34,6 +34,8 @@ export interface SimulatorOptions {
   tls?: { key: string; cert: string };
   /** override the state file's settings, e.g. { latencyMs } for benchmarks */
   settings?: Partial<SimulatorSettings>;
+  /** the control API answers only `Authorization: Bearer <controlToken>`; default: open */
+  controlToken?: string;
 }
 
 export interface RunningSimulator {
@@ -58,6 +60,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     host: o.host,
     port: o.port,
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
+    ...(o.controlToken !== undefined ? { controlToken: o.controlToken } : {}),
   });
   return { url: server.url, port: server.port, state, close: server.close };
 }

@@ -21,7 +21,7 @@ import {
   type Caller,
   type XmlType,
 } from "./api.ts";
-import { handleControl } from "./control.ts";
+import { CONTROL_UNAUTHORIZED, controlAuthorized, handleControl } from "./control.ts";
 import type { ApiRoute, FaultPlan } from "./faults.ts";
 import { CREDENTIALS_IN_BODY } from "./manager-routes.ts";
 import { handleApi, matchRoute, unknownRouteResponse } from "./routes.ts";
@@ -32,6 +32,8 @@ export interface ServerOptions {
   host: string;
   port: number;
   tls?: { key: string; cert: string };
+  /** see SimulatorOptions.controlToken */
+  controlToken?: string;
 }
 
 export interface ListeningServer {
@@ -47,7 +49,7 @@ export async function listen(state: SimulatorState, options: ServerOptions): Pro
   // aborted on close, so that pending latency and trickle timers do not keep the process alive
   const lifetime = new AbortController();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    serve(state, req, res, lifetime.signal).catch((error: unknown) => {
+    serve(state, req, res, lifetime.signal, options.controlToken).catch((error: unknown) => {
       if (lifetime.signal.aborted) return;
       // a bug in the simulator: answer 500 rather than hang the client
       if (!res.headersSent) {
@@ -80,7 +82,13 @@ export async function listen(state: SimulatorState, options: ServerOptions): Pro
   };
 }
 
-async function serve(state: SimulatorState, req: IncomingMessage, res: ServerResponse, signal: AbortSignal) {
+async function serve(
+  state: SimulatorState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+  controlToken: string | undefined,
+) {
   const method = req.method ?? "GET";
   const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
   const segments = decodeSegments(rawPath);
@@ -94,7 +102,9 @@ async function serve(state: SimulatorState, req: IncomingMessage, res: ServerRes
     return;
   }
   if (segments[0] === "_simulator") {
-    const result = handleControl(state, method, segments.slice(1), body.toString("utf8"));
+    const result = controlAuthorized(req.headers.authorization, controlToken)
+      ? handleControl(state, method, segments.slice(1), body.toString("utf8"))
+      : CONTROL_UNAUTHORIZED;
     const text = JSON.stringify(result.json);
     res.writeHead(result.status, {
       "Content-Type": "application/json",

@@ -12,7 +12,7 @@
 import { watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
-import { isManifestFile, loadManifests, type ManifestError } from "../api/manifests.ts";
+import { isManifestFile, loadManifests, type ManifestError, type SkippedFile } from "../api/manifests.ts";
 import { namespacedName, objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
 import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
@@ -266,11 +266,16 @@ export class DirectorySource implements DesiredStateSource {
    * Undefined when the directory itself cannot be read.
    */
   async #load(paths: readonly string[]) {
+    // only regular files: a FIFO named *.yaml would hold the reading forever
+    const options = {
+      regularFilesOnly: true,
+      ...(this.#validator === undefined ? {} : { validator: this.#validator }),
+    };
     const set =
       paths.length === 0
-        ? { objects: [], secrets: [], errors: [] as ManifestError[] }
-        : await loadManifests(paths, this.#validator === undefined ? {} : { validator: this.#validator });
-    this.#report(set.errors);
+        ? { objects: [], secrets: [], errors: [] as ManifestError[], skippedFiles: [] }
+        : await loadManifests(paths, options);
+    this.#report(set.errors, set.skippedFiles);
     const invalid = new Map<string, ManifestError>();
     for (const error of set.errors) if (!invalid.has(error.file)) invalid.set(error.file, error);
     if (invalid.has(this.#dir)) return undefined;
@@ -412,10 +417,11 @@ export class DirectorySource implements DesiredStateSource {
     return { ...object, metadata, ...(status !== undefined ? { status } : {}) } as NsxvObject;
   }
 
-  #report(errors: ManifestError[]): void {
-    const text = errors.map((e) => e.message).join("\n");
+  #report(errors: ManifestError[], skippedFiles: readonly SkippedFile[]): void {
+    const text = [...errors.map((e) => e.message), ...skippedFiles.map((s) => s.file)].join("\n");
     if (text === this.#lastErrors) return;
     this.#lastErrors = text;
+    for (const { file, reason } of skippedFiles) this.#logger.warn({ file }, `${file}: ${reason}`);
     for (const error of errors) {
       this.#logger.error(
         {

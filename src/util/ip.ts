@@ -82,6 +82,20 @@ export function isIpv4Mapped(ip: IpAddress): boolean {
   return ip.family === 6 && ip.value >> 32n === MAPPED_PREFIX;
 }
 
+/**
+ * Whether a host (a URL's hostname, IPv6 in brackets or not, or a listen address) is this machine
+ * only: `localhost`, 127.0.0.0/8, `::1`, or 127.0.0.0/8 written as IPv4-mapped IPv6. Wildcards
+ * (`0.0.0.0`, `::`) and every other name are not: they may be reached from elsewhere.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (bare === "localhost") return true;
+  const ip = tryParseIp(bare);
+  if (ip === undefined) return false;
+  if (ip.family === 6 && !isIpv4Mapped(ip)) return ip.value === 1n;
+  return (ip.value & 0xffffffffn) >> 24n === 127n;
+}
+
 function parseIpv4(text: string): number | undefined {
   const parts = text.split(".");
   if (parts.length !== 4) return undefined;

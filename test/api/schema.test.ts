@@ -14,6 +14,8 @@ describe("ResourceValidator", () => {
     expect(issues.length, c.reason).toBeGreaterThan(0);
     expect(issues[0]?.field, c.reason).toBe(c.field);
     if (c.message !== undefined) expect(issues[0]?.message, c.reason).toContain(c.message);
+    if (c.notShown !== undefined)
+      for (const issue of issues) expect(issue.message, c.reason).not.toContain(c.notShown);
   });
 
   it("applies the defaults the API server applies, and leaves the input alone", () => {

@@ -17,6 +17,8 @@ export interface ValidationCase {
   field?: string;
   /** text the error message contains */
   message?: string;
+  /** text no error message may contain: a credential in the value */
+  notShown?: string;
   /** when the API server's verdict differs from ours: what it does and why */
   server?: { accepts: boolean; why: string };
 }
@@ -33,12 +35,17 @@ export function objectFor(c: ValidationCase, name = "case"): Record<string, unkn
   return { apiVersion: "nsxv.io/v1alpha1", kind: c.kind, metadata: { name }, spec, ...c.extra };
 }
 
-const url = (value: string, field?: string, reason = ""): ValidationCase => ({
+const url = (
+  value: string,
+  field?: string,
+  reason = "",
+  refusal: { message: string; notShown?: string } = { message: "must be https://host[:port][/path]" },
+): ValidationCase => ({
   name: `Url ${value}`,
   reason,
   kind: "NSXManager",
   spec: { url: value },
-  ...(field === undefined ? {} : { field, message: "must be https://host[:port][/path]" }),
+  ...(field === undefined ? {} : { field, ...refusal }),
 });
 
 const allowed = (entry: string, reason: string, message?: string): ValidationCase => ({
@@ -67,7 +74,14 @@ export const VALIDATION_CASES: ValidationCase[] = [
   url(
     "https://admin:secret@nsx.example.com",
     "spec.url",
-    "credentials belong in the Secret, never in the URL",
+    "credentials belong in the Secret, never in the URL, and the refusal does not print them",
+    { message: "Forbidden: must not carry credentials (user:password@)", notShown: "secret" },
+  ),
+  url(
+    "https://admin:p@ss/w0rd@nsx.example.com",
+    "spec.url",
+    "a password with @ and / is a password all the same",
+    { message: "Forbidden: must not carry credentials", notShown: "w0rd" },
   ),
   url("https://nsx.example.com?x=1", "spec.url", "a query would be appended to every call"),
   url("https://", "spec.url", "a URL needs a host"),

@@ -9,6 +9,8 @@ import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchClientThroughput } from "../../bench/client-throughput.ts";
 import { benchConvergence } from "../../bench/convergence.ts";
 import { benchEdgeDocument } from "../../bench/edge-document.ts";
+import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
+import { benchManifestInput } from "../../bench/manifest-input.ts";
 import { DRIFTED_TENANT } from "../../bench/lib/fixtures.ts";
 import type { BenchResult } from "../../bench/lib/result.ts";
 import { formatTable, resultRows } from "../../bench/lib/table.ts";
@@ -57,6 +59,23 @@ const CASES: Case[] = [
     run: () => benchCliFootprint({ cases: [{ label: "1 edge", edges: 1 }], runs: 1 }),
     metrics: ["peak RSS", "wall", "edges corrected", "lost-content PUTs"],
     exact: { "edges corrected": 1, "lost-content PUTs": 0 },
+  },
+  {
+    name: "ManifestInput",
+    reason:
+      "plan of the built CLI refuses a hostile file unparsed and reads a mapping, each with peak RSS and wall time",
+    run: () =>
+      benchManifestInput({
+        hostile: HOSTILE_TEXTS.filter((h) => h.name === "CompactSequences"),
+        mappingKeys: [100],
+        refusedRssOverBaselineMiB: 100,
+      }),
+    metrics: (label) =>
+      label.startsWith("baseline")
+        ? ["peak RSS", "wall"]
+        : label.startsWith("ConfigMap")
+          ? ["read", "peak RSS", "wall"]
+          : ["refused before parsing", "peak RSS", "peak RSS over baseline", "wall"],
   },
   {
     name: "ClientThroughput",

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach } from "vitest";
 import { stringify } from "yaml";
+import type { ImportFlags } from "../../src/cli/import.ts";
 import type { CliIo } from "../../src/cli/output.ts";
 import { loadStateFile, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 
@@ -52,6 +53,23 @@ export class ManifestDirs {
   cleanup(): void {
     rmSync(this.#root, { recursive: true, force: true });
   }
+}
+
+/** `import`'s flags as commander hands them over with their defaults, for `url` into `output`. */
+export function importFlags(url: string, output: string, overrides: Partial<ImportFlags> = {}): ImportFlags {
+  return {
+    url,
+    name: "lab",
+    namespace: "nsx",
+    output,
+    managementPolicy: "Observe",
+    scope: "globalroot-0",
+    layout: "kind",
+    force: false,
+    insecureSkipVerify: false,
+    auth: "basic",
+    ...overrides,
+  };
 }
 
 export const manager = (url: string, extra: Record<string, unknown> = {}) => ({

@@ -18,7 +18,7 @@ import {
   type RunningSimulator,
   type SimulatorStateInput,
 } from "../../src/simulator/index.ts";
-import { captureIo } from "./helpers.ts";
+import { captureIo, importFlags } from "./helpers.ts";
 
 const ENV = { NSX_USERNAME: "admin", NSX_PASSWORD: "default" };
 const root = mkdtempSync(join(tmpdir(), "nsxv-import-"));
@@ -73,19 +73,7 @@ async function start(state: SimulatorStateInput = STATE): Promise<RunningSimulat
 }
 
 function flags(overrides: Partial<ImportFlags> = {}): ImportFlags {
-  return {
-    url: sim!.url,
-    name: "lab",
-    namespace: "nsx",
-    output: join(root, String(dirs++)),
-    managementPolicy: "Observe",
-    scope: "globalroot-0",
-    layout: "kind",
-    force: false,
-    insecureSkipVerify: false,
-    auth: "basic",
-    ...overrides,
-  };
+  return importFlags(sim!.url, join(root, String(dirs++)), overrides);
 }
 
 /** the fields these tests read, whatever the kind */

@@ -76,6 +76,21 @@ const CASES: Case[] = [
     message: "Available",
   },
   {
+    name: "InsecureIgnored",
+    reason: "an insecure connection is a warning with its own Event, not a failure of the manager",
+    kind: "NSXManager",
+    status: {
+      observedGeneration: 1,
+      conditions: [
+        ready,
+        synced,
+        { type: "Insecure", status: "True", reason: "PlainHTTP", message: "plain http:// to nsx.example" },
+      ],
+    },
+    want: "Healthy",
+    message: "Available",
+  },
+  {
     name: "ReconcilingFalseIgnored",
     reason: "a condition present as False means nothing is happening",
     status: {

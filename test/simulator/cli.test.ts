@@ -57,7 +57,7 @@ describe("nsxv-operator simulate", () => {
     {
       name: "HalfCredentials",
       args: () => ["--username", "u"],
-      error: "give --username and --password together",
+      error: "give --username and a password",
       reason: "one without the other is a mistake",
     },
     {

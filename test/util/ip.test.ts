@@ -6,6 +6,7 @@ import {
   InvalidIpError,
   ipEquals,
   isIpv4Mapped,
+  isLoopbackHost,
   normalizeIp,
   parseIp,
   tryParseIp,
@@ -324,5 +325,25 @@ describe("round trip", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("isLoopbackHost", () => {
+  it.each([
+    { host: "localhost", want: true, reason: "the name of this machine" },
+    { host: "LOCALHOST", want: true, reason: "host names are case-insensitive" },
+    { host: "127.0.0.1", want: true, reason: "the usual loopback address" },
+    { host: "127.255.0.9", want: true, reason: "all of 127.0.0.0/8 is loopback" },
+    { host: "[::1]", want: true, reason: "IPv6 loopback as a URL writes it" },
+    { host: "::1", want: true, reason: "IPv6 loopback as a listen address" },
+    { host: "::ffff:127.0.0.1", want: true, reason: "IPv4 loopback written IPv4-mapped" },
+    { host: "0.0.0.0", want: false, reason: "the wildcard listens on every interface" },
+    { host: "::", want: false, reason: "the IPv6 wildcard too" },
+    { host: "10.0.0.1", want: false, reason: "a private address is another machine's" },
+    { host: "128.0.0.1", want: false, reason: "just outside 127/8" },
+    { host: "localhost.example.org", want: false, reason: "a name is whatever DNS says" },
+    { host: "::2", want: false, reason: "only ::1 is IPv6 loopback" },
+  ])("$host: $want ($reason)", ({ host, want }) => {
+    expect(isLoopbackHost(host)).toBe(want);
   });
 });
