@@ -6,9 +6,9 @@
 import type { NsxvObject, Secret } from "../../src/api/types.ts";
 import { nopRecorder, type EventRecorder } from "../../src/controller/events.ts";
 import {
-  KeyListeners,
+  ChangeListeners,
   type DesiredStateSource,
-  type KeyListener,
+  type ChangeListener,
   type Status,
   type StatusWriteOutcome,
 } from "../../src/source/source.ts";
@@ -18,7 +18,7 @@ import { refOf, type ObjectRef } from "../../src/api/refs.ts";
 export class MemorySource implements DesiredStateSource {
   readonly store: MemoryStore;
   readonly events: EventRecorder = nopRecorder;
-  readonly #listeners = new KeyListeners();
+  readonly #listeners = new ChangeListeners();
 
   constructor(init: { objects: readonly NsxvObject[]; secrets: readonly Secret[] }) {
     this.store = memoryStore(init);
@@ -37,7 +37,7 @@ export class MemorySource implements DesiredStateSource {
     return undefined;
   }
 
-  subscribe(listener: KeyListener): () => void {
+  subscribe(listener: ChangeListener): () => void {
     return this.#listeners.subscribe(listener);
   }
 
@@ -59,9 +59,10 @@ export class MemorySource implements DesiredStateSource {
 
   /** Replaces the object's spec and metadata (keeping its status) and queues it, as a watch event would. */
   async change(object: NsxvObject): Promise<void> {
-    const ref = refOf(object);
-    const status = (await this.store.get(ref))?.status;
-    this.store.put({ ...object, ...(status !== undefined ? { status } : {}) } as NsxvObject);
-    this.#listeners.emit(ref);
+    const before = await this.store.get(refOf(object));
+    const status = before?.status;
+    const after = { ...object, ...(status !== undefined ? { status } : {}) } as NsxvObject;
+    this.store.put(after);
+    this.#listeners.emit({ type: "object", before, after });
   }
 }

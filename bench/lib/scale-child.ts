@@ -88,11 +88,12 @@ function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): De
     writeStatus: (ref, status) => source.writeStatus(ref, status),
     setFinalizer: (ref, finalizer, present) => source.setFinalizer(ref, finalizer, present),
     subscribe: (listener) =>
-      source.subscribe((ref) => {
-        if (isFirstPassDone() && ref.kind === "EdgeTenant" && ref.name === "edge-1") {
+      source.subscribe((change) => {
+        const object = change.type === "object" ? (change.after ?? change.before) : undefined;
+        if (isFirstPassDone() && object?.kind === "EdgeTenant" && object.metadata.name === "edge-1") {
           changeEmittedAtMs ??= performance.timeOrigin + performance.now();
         }
-        listener(ref);
+        listener(change);
       }),
   };
 }

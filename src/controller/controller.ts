@@ -1,9 +1,10 @@
 /**
- * The controller: workers that take keys from a work queue, call `reconcile(key, signal)`, and
+ * The controller: workers that take items from a work queue, call `reconcile(item, signal)`, and
  * map the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue:
- * they return a `Result` (come back after N ms, or only when the object changes) or throw; what
- * they throw says whether retrying can help (`terminal`) and whether it is worth a log line at
- * error level (`quiet`). Also home of the `Logger` shape the controller parts use.
+ * they return a `Result` (come back after N ms, or only when the object changes; a failure; other
+ * items the outcome says need a pass now) or throw; what fails says whether retrying can help
+ * (`terminal`) and whether it is worth a log line at error level (`quiet`). What sources say
+ * needs a pass comes in through `enqueue`. Also home of the `Logger` shape the controller parts use.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -22,12 +23,16 @@ export interface Logger {
 export const nopLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 /** What a reconcile returns when it did not throw. */
-export interface Result {
+export interface Result<T = string> {
   /**
    * come back after this long (drift resync, a wait the reconciler knows about), 0 = as soon as
-   * this pass is done; absent: only when the object changes
+   * this pass is done; absent: only when the object changes. Ignored when `error` is set.
    */
   requeueAfterMs?: number;
+  /** the pass failed: retried after the item's backoff unless terminal (see FailureTraits) */
+  error?: unknown;
+  /** other items this outcome says need a pass now (a manager to check after its dependent was refused) */
+  also?: readonly T[];
 }
 
 /**
@@ -43,13 +48,15 @@ export interface FailureTraits {
   readonly reason?: string;
 }
 
-export type Reconciler = (key: string, signal: AbortSignal) => Promise<Result>;
+export type Reconciler<T = string> = (item: T, signal: AbortSignal) => Promise<Result<T>>;
 
-export interface ControllerOptions {
+export interface ControllerOptions<T = string> {
   /** label of the metrics and logs */
   name: string;
-  queue: WorkQueue;
-  reconcile: Reconciler;
+  queue: WorkQueue<T>;
+  reconcile: Reconciler<T>;
+  /** the fields that name an item in log lines; default `{ key: String(item) }` */
+  describe?: (item: T) => Record<string, unknown>;
   /** workers, that is reconciles at once; default 4 */
   concurrency?: number;
   /** after abort, how long in-flight reconciles may take before their signal fires; default 30000 */
@@ -61,23 +68,25 @@ export interface ControllerOptions {
 
 export const CONTROLLER_DEFAULTS = { concurrency: 4, shutdownTimeoutMs: 30_000 } as const;
 
-type Outcome = { error: unknown } | { result: Result };
+type Outcome<T> = { thrown: unknown } | { result: Result<T> };
 
-export class Controller {
+export class Controller<T = string> {
   readonly name: string;
-  readonly #queue: WorkQueue;
-  readonly #reconcile: Reconciler;
+  readonly #queue: WorkQueue<T>;
+  readonly #reconcile: Reconciler<T>;
+  readonly #describe: (item: T) => Record<string, unknown>;
   readonly #concurrency: number;
   readonly #shutdownTimeoutMs: number;
   readonly #clock: Clock;
   readonly #metrics: ControllerMetrics;
   readonly #logger: Logger;
-  readonly #inFlight = new Set<string>();
+  readonly #inFlight = new Set<T>();
 
-  constructor(options: ControllerOptions) {
+  constructor(options: ControllerOptions<T>) {
     this.name = options.name;
     this.#queue = options.queue;
     this.#reconcile = options.reconcile;
+    this.#describe = options.describe ?? ((item) => ({ key: String(item) }));
     this.#concurrency = options.concurrency ?? CONTROLLER_DEFAULTS.concurrency;
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? CONTROLLER_DEFAULTS.shutdownTimeoutMs;
     this.#clock = options.clock ?? realClock;
@@ -118,73 +127,80 @@ export class Controller {
     }
   }
 
-  /** keys being reconciled right now */
-  get inFlight(): readonly string[] {
+  /** items being reconciled right now */
+  get inFlight(): readonly T[] {
     return [...this.#inFlight];
+  }
+
+  /** Items a source says need a pass: the one way into the queue besides an outcome. */
+  enqueue(items: Iterable<T>): void {
+    for (const item of items) this.#queue.add(item);
   }
 
   async #work(signal: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await this.#queue.get();
-      if (key === undefined) return;
-      await this.#process(key, signal);
+      const item = await this.#queue.get();
+      if (item === undefined) return;
+      await this.#process(item, signal);
     }
   }
 
-  async #process(key: string, signal: AbortSignal): Promise<void> {
+  async #process(item: T, signal: AbortSignal): Promise<void> {
     const startedMs = this.#clock.now();
-    this.#inFlight.add(key);
-    let outcome: Outcome;
+    this.#inFlight.add(item);
+    let outcome: Outcome<T>;
     try {
-      outcome = { result: (await this.#reconcile(key, signal)) ?? {} };
-    } catch (error) {
-      outcome = { error };
+      outcome = { result: (await this.#reconcile(item, signal)) ?? {} };
+    } catch (thrown) {
+      outcome = { thrown };
     }
-    this.#inFlight.delete(key);
+    this.#inFlight.delete(item);
     let label: ReconcileResultLabel;
     try {
-      label = this.#settle(key, outcome);
+      label = this.#settle(item, outcome);
     } finally {
-      this.#queue.done(key);
+      this.#queue.done(item);
     }
     this.#metrics.reconciled(label, (this.#clock.now() - startedMs) / 1000);
   }
 
-  /** The one place a reconcile's outcome becomes a queue action and a result label. */
-  #settle(key: string, outcome: Outcome): ReconcileResultLabel {
+  /** The one place a reconcile's outcome becomes queue actions and a result label. */
+  #settle(item: T, outcome: Outcome<T>): ReconcileResultLabel {
     const q = this.#queue;
-    if ("error" in outcome) {
+    const result: Result<T> = "thrown" in outcome ? { error: outcome.thrown } : outcome.result;
+    for (const other of result.also ?? []) q.add(other);
+    if (result.error !== undefined) {
       this.#metrics.reconcileError();
-      const { error } = outcome;
+      const { error } = result;
       const traits: FailureTraits = typeof error === "object" && error !== null ? error : {};
-      if (traits.terminal === true) q.forget(key);
-      else q.addRateLimited(key);
-      this.#logFailure(key, error, traits);
+      if (traits.terminal === true) q.forget(item);
+      else q.addRateLimited(item);
+      this.#logFailure(item, error, traits);
       return "error";
     }
-    const { requeueAfterMs } = outcome.result;
-    q.forget(key);
+    const { requeueAfterMs } = result;
+    q.forget(item);
     if (requeueAfterMs !== undefined && requeueAfterMs >= 0) {
-      q.addAfter(key, requeueAfterMs);
+      q.addAfter(item, requeueAfterMs);
       return "requeue_after";
     }
     return "success";
   }
 
   /** One line: what failed and why; the stack only at debug, where a person debugging looks. */
-  #logFailure(key: string, error: unknown, traits: FailureTraits): void {
+  #logFailure(item: T, error: unknown, traits: FailureTraits): void {
     const fields = {
       controller: this.name,
-      key,
+      ...this.#describe(item),
       reason: traits.reason,
       error: error instanceof Error ? error.message : String(error),
-      requeues: this.#queue.numRequeues(key),
+      requeues: this.#queue.numRequeues(item),
     };
     if (traits.quiet === true) this.#logger.debug(fields, "reconcile deferred; retrying");
     else if (traits.terminal === true)
       this.#logger.warn(fields, "reconcile failed; not retrying until the object changes");
     else this.#logger.error(fields, "reconcile failed; retrying");
     if (error instanceof Error)
-      this.#logger.debug({ controller: this.name, key, err: error }, "failure detail");
+      this.#logger.debug({ controller: this.name, ...this.#describe(item), err: error }, "failure detail");
   }
 }

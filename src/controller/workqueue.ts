@@ -1,10 +1,10 @@
 /**
- * The work queue, with controller-runtime's semantics. It holds keys (`namespace/name`, maybe
- * prefixed by a kind), never objects, and knows nothing of reconcilers:
- * - a key added twice before it is handed out is handed out once (the `dirty` set);
- * - a key is never handed to two workers at once (the `processing` set);
- * - a key added while it is processed is handed out again after `done`.
- * Delayed adds keep the soonest time per key; rate-limited adds back off per key.
+ * The work queue, with controller-runtime's semantics. It holds items (a reference to an object,
+ * never the object) compared by their key (`keyOf`), and knows nothing of reconcilers:
+ * - an item added twice before it is handed out is handed out once (the `dirty` set);
+ * - an item is never handed to two workers at once (the `processing` set);
+ * - an item added while it is processed is handed out again after `done`.
+ * Delayed adds keep the soonest time per item; rate-limited adds back off per item.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -13,9 +13,11 @@ import { nopMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { ExponentialBackoff } from "./rate-limiter.ts";
 
-export interface WorkQueueOptions {
+export interface WorkQueueOptions<T> {
   /** label of the queue's metrics; the controller's name */
   name: string;
+  /** what makes two items the same item; default String(item) */
+  keyOf?: (item: T) => string;
   /** default realClock */
   clock?: Clock;
   /** default ExponentialBackoff with its defaults (1 s doubling to 60 s) */
@@ -33,8 +35,11 @@ export interface ShutDownOptions {
   drain?: boolean;
 }
 
-export class WorkQueue {
+export class WorkQueue<T = string> {
   readonly name: string;
+  readonly #keyOf: (item: T) => string;
+  /** the item of every key the queue knows: waiting, delayed or being processed */
+  readonly #items = new Map<string, T>();
   readonly #clock: Clock;
   readonly #limiter: RateLimiter;
   readonly #metrics: QueueMetrics;
@@ -47,20 +52,23 @@ export class WorkQueue {
   readonly #addedAtMs = new Map<string, number>();
   readonly #startedAtMs = new Map<string, number>();
   readonly #delayed = new Map<string, { dueMs: number; timer: Timer }>();
-  #waiters: ((key: string | undefined) => void)[] = [];
+  #waiters: ((item: T | undefined) => void)[] = [];
   #idleWaiters: (() => void)[] = [];
   #shuttingDown = false;
 
-  constructor(options: WorkQueueOptions) {
+  constructor(options: WorkQueueOptions<T>) {
     this.name = options.name;
+    this.#keyOf = options.keyOf ?? String;
     this.#clock = options.clock ?? realClock;
     this.#limiter = options.rateLimiter ?? new ExponentialBackoff();
     this.#metrics = (options.metrics ?? nopMetrics).queue(options.name);
   }
 
-  /** Marks the key for processing; a no-op when it is already waiting or after shutdown. */
-  add(key: string): void {
+  /** Marks the item for processing; a no-op when it is already waiting or after shutdown. */
+  add(item: T): void {
+    const key = this.#keyOf(item);
     if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#items.set(key, item);
     this.#dirty.add(key);
     this.#addedAtMs.set(key, this.#clock.now());
     this.#metrics.added();
@@ -68,42 +76,44 @@ export class WorkQueue {
   }
 
   /**
-   * Adds the key after `delayMs`. When the key already has a pending delayed add, the sooner of
-   * the two wins (a resync timer never postpones an earlier retry, nor the other way round).
+   * Adds the item after `delayMs`. When it already has a pending delayed add, the sooner of the
+   * two wins (a resync timer never postpones an earlier retry, nor the other way round).
    */
-  addAfter(key: string, delayMs: number): void {
+  addAfter(item: T, delayMs: number): void {
     if (this.#shuttingDown) return;
     if (delayMs <= 0) {
-      this.add(key);
+      this.add(item);
       return;
     }
+    const key = this.#keyOf(item);
     const dueMs = this.#clock.now() + delayMs;
     const pending = this.#delayed.get(key);
     if (pending !== undefined) {
       if (pending.dueMs <= dueMs) return;
       pending.timer.cancel();
     }
+    this.#items.set(key, item);
     const timer = this.#clock.setTimer(delayMs, () => {
       this.#delayed.delete(key);
-      this.add(key);
+      this.add(item);
     });
     this.#delayed.set(key, { dueMs, timer });
   }
 
-  /** Adds the key after its backoff delay, and counts one more failure for it. */
-  addRateLimited(key: string): void {
+  /** Adds the item after its backoff delay, and counts one more failure for it. */
+  addRateLimited(item: T): void {
     if (this.#shuttingDown) return;
     this.#metrics.retried();
-    this.addAfter(key, this.#limiter.when(key));
+    this.addAfter(item, this.#limiter.when(this.#keyOf(item)));
   }
 
-  /** Resets the key's backoff (the key succeeded, or will not be retried). */
-  forget(key: string): void {
-    this.#limiter.forget(key);
+  /** Resets the item's backoff (it succeeded, or will not be retried). */
+  forget(item: T): void {
+    this.#limiter.forget(this.#keyOf(item));
   }
 
-  numRequeues(key: string): number {
-    return this.#limiter.numRequeues(key);
+  numRequeues(item: T): number {
+    return this.#limiter.numRequeues(this.#keyOf(item));
   }
 
   /** keys waiting to be handed out (not those being processed, nor delayed adds) */
@@ -116,10 +126,10 @@ export class WorkQueue {
   }
 
   /**
-   * The next key, once one is ready; the caller must call `done(key)` when finished with it.
+   * The next item, once one is ready; the caller must call `done(item)` when finished with it.
    * Resolves undefined once the queue is shut down (and, when draining, empty).
    */
-  get(): Promise<string | undefined> {
+  get(): Promise<T | undefined> {
     const next = this.#queue.values().next();
     if (next.done !== true) {
       this.#queue.delete(next.value);
@@ -130,13 +140,15 @@ export class WorkQueue {
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  /** The worker finished the key; a re-add that happened meanwhile queues it again. */
-  done(key: string): void {
+  /** The worker finished the item; a re-add that happened meanwhile queues it again. */
+  done(item: T): void {
+    const key = this.#keyOf(item);
     if (!this.#processing.delete(key)) return;
     const startedAtMs = this.#startedAtMs.get(key);
     this.#startedAtMs.delete(key);
     if (startedAtMs !== undefined) this.#metrics.workDuration((this.#clock.now() - startedAtMs) / 1000);
     if (this.#dirty.has(key)) this.#enqueue(key);
+    else if (!this.#delayed.has(key)) this.#items.delete(key);
     this.#checkIdle();
   }
 
@@ -149,6 +161,7 @@ export class WorkQueue {
       this.#queue.clear();
       this.#dirty.clear();
       this.#addedAtMs.clear();
+      for (const key of this.#items.keys()) if (!this.#processing.has(key)) this.#items.delete(key);
       this.#metrics.depth(0);
     }
     // waiters exist only while the queue is empty: none of them will get a key now
@@ -171,7 +184,7 @@ export class WorkQueue {
     this.#metrics.depth(this.#queue.size);
   }
 
-  #handOut(key: string): string {
+  #handOut(key: string): T {
     const nowMs = this.#clock.now();
     this.#dirty.delete(key);
     this.#processing.add(key);
@@ -179,7 +192,7 @@ export class WorkQueue {
     const addedAtMs = this.#addedAtMs.get(key);
     this.#addedAtMs.delete(key);
     if (addedAtMs !== undefined) this.#metrics.queueDuration((nowMs - addedAtMs) / 1000);
-    return key;
+    return this.#items.get(key) as T;
   }
 
   #checkIdle(): void {

@@ -7,8 +7,8 @@
  * "stopped" after a graceful shutdown (no new work, in-flight reconciles finished within the
  * deadline, lease released) or "lease-lost", upon which the process should exit non-zero.
  */
-import { objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
-import { KINDS } from "../api/types.ts";
+import { objectKey, refOf, type ObjectRef } from "../api/refs.ts";
+import { KINDS, type NsxvObject } from "../api/types.ts";
 import { Controller, nopLogger, type Logger, type Result } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { LeaderElector, type LeaseStore } from "../controller/leader-election.ts";
@@ -22,6 +22,7 @@ import {
   type ManagerConnectionsOptions,
 } from "../reconcile/connections.ts";
 import { createReconciler, type Reconcile, type ReconcilerDeps } from "../reconcile/reconciler.ts";
+import { concernedBy } from "../reconcile/routing.ts";
 import type { DesiredStateSource } from "../source/source.ts";
 import { realClock, withTimeout, type Clock } from "../util/clock.ts";
 import { CodedError } from "../util/errors.ts";
@@ -91,25 +92,6 @@ export class StatusConflictError extends CodedError {
       `${ref.kind} ${ref.namespace}/${ref.name}: the object changed while its status was written`,
     );
   }
-}
-
-/** A queue key that names no object of ours: only a bug can make one, and no retry helps. */
-class InvalidKeyError extends CodedError {
-  readonly terminal = true;
-  constructor(key: string) {
-    super("INVALID_KEY", `not an object key: ${key}`);
-  }
-}
-
-/** A logger that names the object of a line whose fields carry a queue `key`. */
-function keyedLogger(logger: Logger): Logger {
-  const wrap =
-    (level: keyof Logger) =>
-    (fields: Record<string, unknown>, message: string): void => {
-      const ref = typeof fields.key === "string" ? parseObjectKey(fields.key) : undefined;
-      logger[level](ref === undefined ? fields : { ...ref, ...fields }, message);
-    };
-  return { debug: wrap("debug"), info: wrap("info"), warn: wrap("warn"), error: wrap("error") };
 }
 
 export class Operator {
@@ -233,22 +215,30 @@ export class Operator {
   async #lead(signal: AbortSignal): Promise<void> {
     if (!(await this.#source.synced(signal))) return;
     const { metrics } = this.#bundle;
-    const queue = new WorkQueue({ name: this.#name, clock: this.#clock, metrics });
-    const controller = new Controller({
+    const queue = new WorkQueue<ObjectRef>({
+      name: this.#name,
+      clock: this.#clock,
+      metrics,
+      keyOf: objectKey,
+    });
+    const controller = new Controller<ObjectRef>({
       name: this.#name,
       queue,
-      reconcile: (key, s) => this.#reconcileKey(key, s, queue),
+      reconcile: (ref, s) => this.#reconcileRef(ref, s),
+      describe: (ref) => ({ ...ref }),
       concurrency: this.#concurrency,
       shutdownTimeoutMs: this.#shutdownTimeoutMs,
       clock: this.#clock,
       metrics,
-      logger: keyedLogger(this.#logger),
+      logger: this.#logger,
     });
-    const unsubscribe = this.#source.subscribe((ref) => queue.add(objectKey(ref)));
+    const { store } = this.#source;
+    const everything = (): NsxvObject[] => KINDS.flatMap((kind) => store.list(kind));
+    const unsubscribe = this.#source.subscribe((change) =>
+      controller.enqueue(concernedBy(change, everything)),
+    );
     try {
-      for (const kind of KINDS) {
-        for (const object of await this.#source.store.list(kind)) queue.add(objectKey(refOf(object)));
-      }
+      controller.enqueue(everything().map(refOf));
       this.#logger.info({ controller: this.#name, queued: queue.len() }, "controller started");
       await controller.start(signal);
     } finally {
@@ -257,16 +247,14 @@ export class Operator {
   }
 
   /**
-   * One key through reconcile and back: the report's events and metrics are recorded, its status
-   * written, the managers it names checked now, and its outcome returned to the controller (a
-   * failure as the ReconcileError it is, a lost status race as a quiet StatusConflictError).
+   * One object through reconcile and back: the report's events and metrics are recorded, its
+   * status written, and its outcome returned to the controller with the managers it says to check
+   * now (a failure as the ReconcileError it is, a lost status race as a quiet StatusConflictError).
    */
-  async #reconcileKey(key: string, signal: AbortSignal, queue: WorkQueue): Promise<Result> {
-    const ref = parseObjectKey(key);
-    if (ref === undefined) throw new InvalidKeyError(key);
+  async #reconcileRef(ref: ObjectRef, signal: AbortSignal): Promise<Result<ObjectRef>> {
     const report = await this.#reconcile(ref, { signal });
     this.#recorder.record(report);
-    for (const manager of report.wake) queue.add(objectKey(manager));
+    const also = report.wake;
     if (report.status !== undefined) {
       const written = await this.#source.writeStatus(ref, report.status);
       const reason = (type: string) => report.status?.conditions?.find((c) => c.type === type)?.reason;
@@ -276,16 +264,16 @@ export class Operator {
         { ...ref, written, ready: reason("Ready"), synced: reason("Synced"), observedGeneration },
         "status changed",
       );
-      if (written === "conflict") throw new StatusConflictError(ref);
+      if (written === "conflict") return { error: new StatusConflictError(ref), also };
     }
     if (report.finalizer !== undefined) {
       const { name, present } = report.finalizer;
       const set = await this.#source.setFinalizer(ref, name, present);
       this.#logger.info({ ...ref, finalizer: name, present, result: set }, "finalizer changed");
-      if (set === "conflict") throw new StatusConflictError(ref);
+      if (set === "conflict") return { error: new StatusConflictError(ref), also };
     }
     const { outcome } = report;
-    if (outcome.type === "failed") throw outcome.error;
-    return outcome.requeueAfterMs === undefined ? {} : { requeueAfterMs: outcome.requeueAfterMs };
+    if (outcome.type === "failed") return { error: outcome.error, also };
+    return outcome.requeueAfterMs === undefined ? { also } : { requeueAfterMs: outcome.requeueAfterMs, also };
   }
 }

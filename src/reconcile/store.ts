@@ -11,8 +11,8 @@ export type Awaitable<T> = T | Promise<T>;
 
 export interface DesiredStateStore {
   get(ref: ObjectRef): Awaitable<NsxvObject | undefined>;
-  /** every object of the kind this operator serves, all namespaces (for the conflict index) */
-  list(kind: Kind): Awaitable<readonly NsxvObject[]>;
+  /** every object of the kind this operator serves, all namespaces, from memory (the conflict index, routing) */
+  list(kind: Kind): readonly NsxvObject[];
   /**
    * Secrets here are readable by the operator but not by everyone who may write an NSXManager (a
    * cluster): a Secret's credentials go only to the manager URLs the Secret itself names
@@ -45,6 +45,17 @@ export interface DesiredStateStore {
    */
   statusLost?(ref: ObjectRef): string | undefined;
 }
+
+/**
+ * What a source says changed, as it saw it; routing.ts decides which objects that concerns.
+ * `object`: an object came (`before` undefined), went (`after` undefined) or changed, both as the
+ * reconciler reads them (status included); `always` when the source knows it needs a pass
+ * whatever changed (its file started or stopped loading, it is being deleted from a directory).
+ * `secret`: a Secret was read with other data than before.
+ */
+export type DesiredStateChange =
+  | { type: "object"; before: NsxvObject | undefined; after: NsxvObject | undefined; always?: boolean }
+  | { type: "secret"; namespace: string; name: string };
 
 export interface MemoryStore extends DesiredStateStore {
   /** adds or replaces (by kind, namespace and name), e.g. with the status a pass returned */

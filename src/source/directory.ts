@@ -23,12 +23,9 @@ import { omitUndefined } from "../reconcile/plan.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
-  alsoConcerned,
-  concernedBySecret,
-  KeyListeners,
-  needsReconcile,
+  ChangeListeners,
+  type ChangeListener,
   type DesiredStateSource,
-  type KeyListener,
   type Status,
   type StatusWriteOutcome,
 } from "./source.ts";
@@ -80,7 +77,7 @@ export class DirectorySource implements DesiredStateSource {
   readonly #validator: ResourceValidator | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #listeners = new KeyListeners();
+  readonly #listeners = new ChangeListeners();
   #objects = new Map<string, Entry<NsxvObject>>();
   #secrets = new Map<string, Entry<Secret>>();
   /** files (or directories) that did not load at their last read, with the first error of each */
@@ -172,7 +169,7 @@ export class DirectorySource implements DesiredStateSource {
     return this.#loaded.isOpen ? undefined : `manifests in ${this.#dir} not read yet`;
   }
 
-  subscribe(listener: KeyListener): () => void {
+  subscribe(listener: ChangeListener): () => void {
     return this.#listeners.subscribe(listener);
   }
 
@@ -184,8 +181,7 @@ export class DirectorySource implements DesiredStateSource {
     const before = this.#view(entry.value);
     const previous = remembered.status;
     remembered.status = status;
-    for (const other of alsoConcerned(before, this.#view(entry.value), () => this.#all()))
-      this.#listeners.emit(other);
+    this.#listeners.emit({ type: "object", before, after: this.#view(entry.value) });
     // the operator logs the change in one line; the whole status is for debugging
     this.#logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name, status }, "status");
     try {
@@ -307,65 +303,59 @@ export class DirectorySource implements DesiredStateSource {
   ): void {
     const before = this.#objects;
     const beforeSecrets = this.#secrets;
-    const changed: ObjectRef[] = [];
-    /** the objects that came, went or changed, before and after: they may concern others */
-    const transitions: [NsxvObject | undefined, NsxvObject | undefined][] = [];
+    /** objects as the reconciler saw them before this read, and whether their file's certainty moved */
+    const seen = new Map<string, { view: NsxvObject | undefined; certaintyChanged: boolean }>();
     for (const [key, { value, file }] of objects) {
       const old = before.get(key);
-      // as the reconciler saw it, before its generation moves
-      const oldView = old === undefined ? undefined : this.#view(old.value);
-      const spec = JSON.stringify(value.spec);
-      const remembered = this.#memory.objects.get(key);
-      const specChanged = remembered !== undefined && remembered.spec !== spec;
-      const annotations = value.metadata.annotations;
-      if (remembered === undefined) {
-        // in the files when their status was lost (the first read after a set-aside status file)
-        const lost = this.#firstLoad ? this.#memory.lost : undefined;
-        this.#memory.objects.set(key, omitUndefined({ generation: 1, spec, annotations, statusLost: lost }));
-      } else {
-        if (specChanged) Object.assign(remembered, { generation: remembered.generation + 1, spec });
-        if (annotations === undefined) delete remembered.annotations;
-        else remembered.annotations = annotations;
-      }
-      const intentChanged = old === undefined || specChanged || needsReconcile(old.value, value);
       // a file that stops or starts loading changes what may be written for its objects
       const certaintyChanged =
         (invalidFor(this.#invalid, file) === undefined) !== (invalidFor(invalid, file) === undefined);
-      if (intentChanged || certaintyChanged) changed.push(refOf(value));
-      if (intentChanged) transitions.push([oldView, this.#view(value)]);
+      seen.set(key, { view: old === undefined ? undefined : this.#view(old.value), certaintyChanged });
+      this.#remember(key, value);
     }
-    for (const [key, { value }] of before) {
-      if (objects.has(key)) continue;
-      changed.push(refOf(value));
-      transitions.push([this.#view(value), undefined]);
-    }
+    for (const [key, { value }] of before)
+      if (!objects.has(key)) seen.set(key, { view: this.#view(value), certaintyChanged: false });
     this.#invalid = invalid;
     // an object gone from the files is forgotten, unless it holds finalizers: then it is being deleted
     for (const [key, remembered] of [...this.#memory.objects]) {
       if (objects.has(key)) delete remembered.deletedAt;
       else if ((remembered.finalizers ?? []).length === 0) this.#memory.objects.delete(key);
-      else if (remembered.deletedAt === undefined) {
-        remembered.deletedAt = formatTime(this.#clock.now());
-        const ref = parseObjectKey(key);
-        if (ref !== undefined) changed.push(ref);
-      }
+      else if (remembered.deletedAt === undefined) remembered.deletedAt = formatTime(this.#clock.now());
     }
     this.#objects = objects;
     this.#secrets = secrets;
     this.#revision += 1;
     this.#firstLoad = false;
-    const views = this.#all();
-    for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
-      if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
-      const [namespace = "", name = ""] = key.split("/");
-      changed.push(...concernedBySecret(views, namespace, name));
-    }
-    for (const [old, now] of transitions) changed.push(...alsoConcerned(old, now, () => views));
     this.#loaded.open();
     // a failed write is logged by the memory; the next change writes again
     this.#memory.persist().catch(() => undefined);
-    const unique = new Map(changed.map((ref) => [objectKey(ref), ref]));
-    for (const ref of unique.values()) this.#listeners.emit(ref);
+    for (const [key, { view, certaintyChanged }] of seen) {
+      const entry = objects.get(key);
+      const after = entry === undefined ? this.#deleting(key) : this.#view(entry.value);
+      if (view !== undefined && after !== undefined && !certaintyChanged && sameIntent(view, after)) continue;
+      this.#listeners.emit({ type: "object", before: view, after, always: certaintyChanged });
+    }
+    for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
+      if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
+      const [namespace = "", name = ""] = key.split("/");
+      this.#listeners.emit({ type: "secret", namespace, name });
+    }
+  }
+
+  /** The memory of an object read from the files: a generation that rises with its spec, its annotations. */
+  #remember(key: string, value: NsxvObject): void {
+    const spec = JSON.stringify(value.spec);
+    const annotations = value.metadata.annotations;
+    const remembered = this.#memory.objects.get(key);
+    if (remembered === undefined) {
+      // in the files when their status was lost (the first read after a set-aside status file)
+      const lost = this.#firstLoad ? this.#memory.lost : undefined;
+      this.#memory.objects.set(key, omitUndefined({ generation: 1, spec, annotations, statusLost: lost }));
+      return;
+    }
+    if (remembered.spec !== spec) Object.assign(remembered, { generation: remembered.generation + 1, spec });
+    if (annotations === undefined) delete remembered.annotations;
+    else remembered.annotations = annotations;
   }
 
   /** Every object as the reconciler sees it, those being deleted included. */
@@ -460,4 +450,9 @@ function invalidFor(invalid: ReadonlyMap<string, ManifestError>, file: string): 
   if (exact !== undefined || invalid.size === 0) return exact;
   for (const [path, error] of invalid) if (file.startsWith(path + sep)) return error;
   return undefined;
+}
+
+/** Same metadata (generation, annotations, labels, finalizers, deletion) and spec: nothing a pass acts on moved. */
+function sameIntent(a: NsxvObject, b: NsxvObject): boolean {
+  return JSON.stringify([a.metadata, a.spec]) === JSON.stringify([b.metadata, b.spec]);
 }

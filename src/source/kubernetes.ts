@@ -28,12 +28,9 @@ import type { DesiredStateStore } from "../reconcile/store.ts";
 import { asSecret, ObjectCache, SecretReader } from "./kubernetes-caches.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 import {
-  alsoConcerned,
-  concernedBySecret,
-  KeyListeners,
-  needsReconcile,
+  ChangeListeners,
+  type ChangeListener,
   type DesiredStateSource,
-  type KeyListener,
   type Status,
   type StatusWriteOutcome,
 } from "./source.ts";
@@ -104,7 +101,7 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #secretApi: SecretApi;
   readonly #fieldManager: string;
   readonly #logger: Logger;
-  readonly #listeners = new KeyListeners();
+  readonly #listeners = new ChangeListeners();
   readonly #caches: Record<Kind, ObjectCache>;
   readonly #secrets: SecretReader;
   /**
@@ -187,7 +184,7 @@ export class KubernetesSource implements DesiredStateSource {
     return why.length === 0 ? undefined : why.join("; ");
   }
 
-  subscribe(listener: KeyListener): () => void {
+  subscribe(listener: ChangeListener): () => void {
     return this.#listeners.subscribe(listener);
   }
 
@@ -295,21 +292,20 @@ export class KubernetesSource implements DesiredStateSource {
     ) {
       this.#overlays.delete(overlayKey);
     }
-    const changed = before === undefined || after === undefined || needsReconcile(before, after);
-    // the spec too: an object whose generation did not follow a spec change is still listed anew
-    if (changed || JSON.stringify(before.spec) !== JSON.stringify(after.spec))
+    // anything but status: what derived views (the conflict index) are built from
+    if (before === undefined || after === undefined || withoutStatus(before) !== withoutStatus(after))
       this.#revisions[object.kind] += 1;
-    if (changed) this.#listeners.emit(ref);
-    for (const other of alsoConcerned(before, after, () => this.#allObjects())) this.#listeners.emit(other);
+    this.#listeners.emit({ type: "object", before, after });
   }
 
   #secretChanged(namespace: string, name: string): void {
     this.#logger.info({ kind: "Secret", namespace, name }, "referenced Secret changed");
-    for (const ref of concernedBySecret(this.#allObjects(), namespace, name)) this.#listeners.emit(ref);
+    this.#listeners.emit({ type: "secret", namespace, name });
   }
+}
 
-  /** Every cached object of the three kinds, as the reconciler sees it (status overlays included). */
-  #allObjects(): NsxvObject[] {
-    return KINDS.flatMap((kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)));
-  }
+/** The object but its status and resourceVersion, as comparable text. */
+function withoutStatus(object: NsxvObject): string {
+  const { resourceVersion: _version, ...metadata } = object.metadata;
+  return JSON.stringify([metadata, object.spec]);
 }

@@ -12,14 +12,14 @@ import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator, type OperatorOptions } from "../../src/operator/operator.ts";
 import {
-  KeyListeners,
+  ChangeListeners,
   type DesiredStateSource,
-  type KeyListener,
+  type ChangeListener,
   type Status,
   type StatusWriteOutcome,
 } from "../../src/source/source.ts";
 import { memoryStore, type MemoryStore } from "../../src/reconcile/store.ts";
-import { refOf, type ObjectRef } from "../../src/api/refs.ts";
+import type { ObjectRef } from "../../src/api/refs.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 
 const NS = "ops";
@@ -32,7 +32,7 @@ class FakeSource implements DesiredStateSource {
   readonly writes: { ref: ObjectRef; status: Status }[] = [];
   readonly answers: StatusWriteOutcome[] = [];
   ready: string | undefined = undefined;
-  readonly #listeners = new KeyListeners();
+  readonly #listeners = new ChangeListeners();
 
   constructor(objects: NsxvObject[], secrets: Secret[]) {
     this.store = memoryStore({ objects, secrets });
@@ -47,13 +47,14 @@ class FakeSource implements DesiredStateSource {
   notReady(): string | undefined {
     return this.ready;
   }
-  subscribe(listener: KeyListener): () => void {
+  subscribe(listener: ChangeListener): () => void {
     return this.#listeners.subscribe(listener);
   }
   /** what a watch event would do */
   change(object: NsxvObject): void {
+    const before = this.store.list(object.kind).find((o) => o.metadata.name === object.metadata.name);
     this.store.put(object);
-    this.#listeners.emit(refOf(object));
+    this.#listeners.emit({ type: "object", before, after: object });
   }
   writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
     this.writes.push({ ref, status });

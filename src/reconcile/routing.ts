@@ -1,0 +1,169 @@
+/**
+ * Which objects a change concerns: the kind-aware mapping from what a source saw (an object came,
+ * went or changed; a Secret's data changed) to the objects to reconcile now. Sources only say what
+ * changed; this decides, the same for every source, beside the kinds and their reasons:
+ * - the object itself, when what the operator acts on changed (spec, annotations, labels, the
+ *   deletion mark), never for a status write alone, so a status write causes no manager call;
+ * - an NSXManager whose intent changed: all its dependents; whose readiness changed: those
+ *   whose last pass failed (they wait for it);
+ * - a dependent that came, went or changed its spec: the objects of its kind a conflict holds back
+ *   (the change may free them); one that went: its NSXManager when that is being deleted (its
+ *   in-use finalizer may go now);
+ * - a Secret: the managers that read it, and their dependents.
+ */
+import { refOf, type ObjectRef } from "../api/refs.ts";
+import type { NSXManager, NsxvObject, ObjectMeta } from "../api/types.ts";
+import type { ConditionType, Reason } from "./conditions.ts";
+import type { DesiredStateChange } from "./store.ts";
+
+/** The objects `change` concerns; `objects` lists every object with its status, called only when needed. */
+export function concernedBy(change: DesiredStateChange, objects: () => readonly NsxvObject[]): ObjectRef[] {
+  if (change.type === "secret") return concernedBySecret(objects(), change.namespace, change.name);
+  const { before, after } = change;
+  const object = (after ?? before) as NsxvObject;
+  const own =
+    change.always === true || before === undefined || after === undefined || needsReconcile(before, after);
+  return [...(own ? [refOf(object)] : []), ...alsoConcerned(before, after, objects)];
+}
+
+/**
+ * True when the update changed what the operator acts on: the spec (metadata.generation), the
+ * annotations (pause), the labels (selector) or the deletion mark. A status write (ours or
+ * anyone's) changes none of these.
+ */
+export function needsReconcile(before: NsxvObject, after: NsxvObject): boolean {
+  return JSON.stringify(intent(before.metadata)) !== JSON.stringify(intent(after.metadata));
+}
+
+/** The other objects a change of one object concerns (`before` undefined: it came; `after` undefined: it went). */
+export function alsoConcerned(
+  before: NsxvObject | undefined,
+  after: NsxvObject | undefined,
+  objects: () => readonly NsxvObject[],
+): ObjectRef[] {
+  const object = (after ?? before) as NsxvObject;
+  const intentChanged = before === undefined || after === undefined || needsReconcile(before, after);
+  if (object.kind === "NSXManager") {
+    const ref = refOf(object);
+    if (intentChanged) return dependentsOf(objects(), ref);
+    const readiness = managerReadinessChanged(before as NSXManager, after as NSXManager);
+    return readiness ? dependentsOf(objects().filter(failedLastPass), ref) : [];
+  }
+  const moved =
+    after === undefined || intentChanged || JSON.stringify(before?.spec) !== JSON.stringify(after.spec);
+  if (!moved) return [];
+  return [
+    ...conflictHeldOn(objects(), object),
+    ...(after === undefined ? deletingManagerOf(objects(), object) : []),
+  ];
+}
+
+/** The NSXManager a dependent that went named, when it is being deleted: its in-use finalizer may go now. */
+function deletingManagerOf(objects: readonly NsxvObject[], dependent: NsxvObject): ObjectRef[] {
+  if (dependent.kind === "NSXManager") return [];
+  const { namespace } = refOf(dependent);
+  const name = dependent.spec?.managerRef?.name;
+  const manager = objects.find(
+    (o) => o.kind === "NSXManager" && o.metadata.name === name && refOf(o).namespace === namespace,
+  );
+  return manager?.metadata.deletionTimestamp === undefined ? [] : [refOf(manager)];
+}
+
+/** The managers that read the Secret, and their dependents: a new password concerns them all. */
+export function concernedBySecret(
+  objects: readonly NsxvObject[],
+  namespace: string,
+  secretName: string,
+): ObjectRef[] {
+  const managers = managersUsingSecret(objects, namespace, secretName);
+  return [...managers, ...managers.flatMap((manager) => dependentsOf(objects, manager))];
+}
+
+/** Names of the Secrets (same namespace) the manager reads: credentials, and the CA bundle if any. */
+export function secretNamesOf(manager: NSXManager): string[] {
+  const names = [manager.spec?.credentialsSecretRef?.name, manager.spec?.tls?.caSecretRef?.name];
+  return [...new Set(names.filter((n): n is string => typeof n === "string" && n !== ""))];
+}
+
+/** The EdgeTenants and IPPoolAllocations of the manager's namespace that name it. */
+export function dependentsOf(objects: Iterable<NsxvObject>, manager: ObjectRef): ObjectRef[] {
+  const out: ObjectRef[] = [];
+  for (const object of objects) {
+    if (object.kind === "NSXManager") continue;
+    const ref = refOf(object);
+    if (ref.namespace === manager.namespace && object.spec?.managerRef?.name === manager.name) out.push(ref);
+  }
+  return out;
+}
+
+/** The fields a change of which needs a reconcile: not status, not resourceVersion. */
+function intent(meta: ObjectMeta): unknown[] {
+  return [meta.generation, meta.deletionTimestamp, sorted(meta.annotations), sorted(meta.labels)];
+}
+
+function sorted(record: Record<string, string> | undefined): [string, string][] {
+  return Object.entries(record ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * What dependents read of their manager's status: a change lets them act (or stop) at once.
+ * Those whose last pass failed are queued then, whatever their own failure was: one that failed
+ * with Unreachable on its own call waits for the manager as much as one told ManagerNotReady.
+ */
+function managerReadinessChanged(before: NSXManager, after: NSXManager): boolean {
+  const facts = (m: NSXManager): unknown[] => [
+    m.status?.authenticated,
+    m.status?.reachable,
+    m.status?.conditions?.find((c) => c.type === "Ready")?.status,
+  ];
+  return JSON.stringify(facts(before)) !== JSON.stringify(facts(after));
+}
+
+const SYNCED: ConditionType = "Synced";
+const STALLED: ConditionType = "Stalled";
+/** the conditions that hold an object back until another object of its kind goes or moves */
+const HELD_BY_ANOTHER: readonly { type: ConditionType; reason: Reason }[] = [
+  { type: STALLED, reason: "Conflict" },
+  { type: SYNCED, reason: "ConflictUndecided" },
+];
+
+/** Synced=False: the object's last pass failed, and it waits in the queue's backoff. */
+function failedLastPass(object: NsxvObject): boolean {
+  return (object.status?.conditions ?? []).some((c) => c.type === SYNCED && c.status === "False");
+}
+
+/**
+ * The objects that a change of `changed` (it went, or its spec changed) may free from a conflict:
+ * those of the same kind held back by one (Stalled Conflict, or a pool owner not decided), on any
+ * manager object: two NSXManager objects may name one real manager.
+ */
+function conflictHeldOn(objects: Iterable<NsxvObject>, changed: NsxvObject): ObjectRef[] {
+  const out: ObjectRef[] = [];
+  const changedRef = refOf(changed);
+  for (const object of objects) {
+    if (object.kind !== changed.kind) continue;
+    const ref = refOf(object);
+    if (ref.namespace === changedRef.namespace && ref.name === changedRef.name) continue;
+    const conditions = object.status?.conditions ?? [];
+    const held = HELD_BY_ANOTHER.some(({ type, reason }) =>
+      conditions.some((c) => c.type === type && c.reason === reason),
+    );
+    if (held) out.push(ref);
+  }
+  return out;
+}
+
+/** The managers of the namespace that read the Secret. */
+function managersUsingSecret(
+  managers: Iterable<NsxvObject>,
+  namespace: string,
+  secretName: string,
+): ObjectRef[] {
+  const out: ObjectRef[] = [];
+  for (const object of managers) {
+    if (object.kind !== "NSXManager") continue;
+    const ref = refOf(object);
+    if (ref.namespace === namespace && secretNamesOf(object).includes(secretName)) out.push(ref);
+  }
+  return out;
+}
