@@ -92,6 +92,11 @@ export interface NSXManagerSpec {
 export interface NSXManagerStatus extends CommonStatus {
   reachable?: boolean;
   authenticated?: boolean;
+  /**
+   * the manager instance's UUID, as its objects report it: NSXManager objects whose manager
+   * reports the same one name the same manager, whatever their URLs
+   */
+  vsmUuid?: string;
 }
 
 export interface EdgeTenantSpec {

@@ -137,7 +137,9 @@ function parsePool(element: unknown, index: number): IpPool {
   const prefixLength = fields.optionalNumber("prefixLength");
   const gateway = fields.optionalString("gateway");
   const ipPoolType = fields.optionalString("ipPoolType");
+  const vsmUuid = fields.optionalString("vsmUuid");
   if (scopeId !== undefined) pool.scopeId = scopeId;
+  if (vsmUuid !== undefined && vsmUuid !== "") pool.vsmUuid = vsmUuid;
   if (prefixLength !== undefined) pool.prefixLength = prefixLength;
   if (gateway !== undefined && gateway !== "") pool.gateway = gateway;
   if (ipPoolType !== undefined && ipPoolType !== "") pool.ipPoolType = ipPoolType;
@@ -164,6 +166,7 @@ function readEdgeSummary(element: unknown, label: string): EdgeSummary {
     datacenterMoid: fields.optionalString("datacenterMoid"),
     datacenterName: fields.optionalString("datacenterName"),
     edgeType: fields.optionalString("edgeType"),
+    vsmUuid: fields.optionalString("vsmUuid"),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) summary[key as keyof typeof optional] = value;

@@ -14,6 +14,8 @@ export interface IpPool {
   name: string;
   /** id of the owning scope, e.g. `globalroot-0` */
   scopeId?: string;
+  /** the manager instance's UUID: the same on every object one manager reports */
+  vsmUuid?: string;
   totalAddressCount: number;
   usedAddressCount: number;
   usedPercentage: number;
@@ -48,6 +50,8 @@ export interface EdgeSummary {
   edgeType?: string;
   /** the edge's version */
   revision?: number;
+  /** the manager instance's UUID */
+  vsmUuid?: string;
 }
 
 /** One page of `GET /api/4.0/edges` and where it sits in the whole list. */

@@ -1,14 +1,17 @@
 /**
- * Which object owns which edge or pool. Two EdgeTenants naming the same edge of the same
- * NSXManager, or two IPPoolAllocations naming the same pool (by id, or by scope and name),
- * would fight each other on every pass; instead the oldest (creationTimestamp, then
- * namespace/name) owns the target and the others act on nothing (Stalled, reason Conflict).
- * Built from every object of the kind that the source lists. A by-name and a by-id object can
- * only be seen to collide once the pool list is read: `poolWinner` settles that case.
- * It reads only metadata and spec, never status, so a status write does not make it stale: the
- * reconciler keeps one per kind while the store's revision stays the same.
+ * Which object owns which edge or pool. Two EdgeTenants naming the same edge of the same real
+ * manager, or two IPPoolAllocations naming the same pool (by id, or by scope and name), would
+ * fight each other on every pass; instead the oldest (creationTimestamp, then namespace/name)
+ * owns the target and the others act on nothing (Stalled, reason Conflict). A real manager is
+ * what the NSXManager objects name, not the objects: two of them (in any namespaces) name the same
+ * manager when their URLs are the same (normalized) or the manager reported the same vsmUuid to
+ * both (status.vsmUuid). Built from every object of the kind and every NSXManager that the source
+ * lists. A by-name and a by-id object can only be seen to collide once the pool list is read:
+ * `poolWinner` settles that case. It reads metadata, spec and the managers' vsmUuid, so the
+ * reconciler keeps one per kind while the store's revisions of the kind and of NSXManagers stay.
  */
-import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NsxvObject } from "../api/types.ts";
+import { normalizeManagerUrl } from "../api/manager-url.ts";
+import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NSXManager, type NsxvObject } from "../api/types.ts";
 import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
 
 type Dependent = EdgeTenant | IPPoolAllocations;
@@ -28,10 +31,17 @@ export class ConflictIndex {
   readonly #byTarget: Map<string, Dependent[]>;
   /** manager key → its pool objects */
   readonly #pools: Map<string, ManagerPools>;
+  /** NSXManager `namespace/name` → the real manager it names */
+  readonly #managers: ReadonlyMap<string, string>;
 
-  private constructor(byTarget: Map<string, Dependent[]>, pools: Map<string, ManagerPools>) {
+  private constructor(
+    byTarget: Map<string, Dependent[]>,
+    pools: Map<string, ManagerPools>,
+    managers: ReadonlyMap<string, string>,
+  ) {
     this.#byTarget = byTarget;
     this.#pools = pools;
+    this.#managers = managers;
   }
 
   /**
@@ -39,35 +49,42 @@ export class ConflictIndex {
    * being deleted own nothing; objects whose target fields are missing own nothing (their
    * reconcile fails with InvalidSpec before it could act).
    */
-  static build(objects: readonly NsxvObject[]): ConflictIndex {
+  static build(objects: readonly NsxvObject[], managers: readonly NsxvObject[] = []): ConflictIndex {
     const byTarget = new Map<string, Dependent[]>();
     const pools = new Map<string, ManagerPools>();
+    const identities = realManagers(managers.filter((m): m is NSXManager => m.kind === "NSXManager"));
     // one pass, appending in place: linear in the number of objects
     for (const object of objects) {
       if (object.kind === "NSXManager" || object.metadata.deletionTimestamp !== undefined) continue;
-      const key = targetKey(object);
+      const key = targetKey(object, identities);
       if (key === undefined) continue;
       append(byTarget, key, object);
-      if (object.kind === "IPPoolAllocations") addPool(pools, managerKey(object) as string, object);
+      if (object.kind === "IPPoolAllocations") addPool(pools, managerKey(object, identities) as string, object);
     }
     for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(olderFirst);
     for (const { byId, byName } of pools.values()) {
       for (const group of byId.values()) if (group.length > 1) group.sort(olderFirst);
       byName.sort(olderFirst);
     }
-    return new ConflictIndex(byTarget, pools);
+    return new ConflictIndex(byTarget, pools, identities);
+  }
+
+  /** The real manager an object's NSXManager names (its normalized URL), for messages. */
+  managerOf(object: Dependent): string | undefined {
+    const key = managerKey(object, this.#managers);
+    return key?.startsWith(REAL) === true ? key.slice(REAL.length) : undefined;
   }
 
   /** The older object that owns this object's edge or pool (as written in the spec), or undefined. */
   winnerOver(object: Dependent): ObjectRef | undefined {
-    const key = targetKey(object);
+    const key = targetKey(object, this.#managers);
     const owner = key === undefined ? undefined : this.#byTarget.get(key)?.[0];
     return owner === undefined || sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
   }
 
   /** The scopes whose pool lists resolve the by-name selections on this object's NSXManager. */
   nameScopes(object: IPPoolAllocations): ReadonlySet<string> {
-    return this.#pools.get(managerKey(object) ?? "")?.nameScopes ?? new Set();
+    return this.#pools.get(managerKey(object, this.#managers) ?? "")?.nameScopes ?? new Set();
   }
 
   /**
@@ -85,7 +102,7 @@ export class ConflictIndex {
     poolId: string,
     resolve: (other: IPPoolAllocations) => string | null | undefined,
   ): { owner?: ObjectRef; undecided?: ObjectRef } {
-    const pools = this.#pools.get(managerKey(object) ?? "");
+    const pools = this.#pools.get(managerKey(object, this.#managers) ?? "");
     const byId = pools?.byId.get(poolId) ?? [];
     const byName = pools?.byName ?? [];
     let undecided: ObjectRef | undefined;
@@ -126,16 +143,56 @@ function append<T>(map: Map<string, T[]>, key: string, value: T): void {
   else values.push(value);
 }
 
-/** e.g. `ns/manager` for the NSXManager the object names */
-function managerKey(object: Dependent): string | undefined {
-  const name = object.spec?.managerRef?.name;
-  return typeof name === "string" && name !== ""
-    ? `${object.metadata.namespace ?? DEFAULT_NAMESPACE}/${name}`
-    : undefined;
+/** the prefix of a manager key that names a real manager (by its URL) */
+const REAL = "manager ";
+
+/**
+ * The real manager each NSXManager object names (`namespace/name` → `manager <url>`): objects
+ * with the same normalized URL, or to which the manager reported the same vsmUuid, are one
+ * manager, named by the smallest of their URLs (union-find over the two keys).
+ */
+function realManagers(managers: readonly NSXManager[]): Map<string, string> {
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    let root = x;
+    while (parent.get(root) !== root) root = parent.get(root) as string;
+    parent.set(x, root);
+    return root;
+  };
+  const union = (a: string, b: string): void => {
+    const [ra, rb] = [find(a), find(b)];
+    if (ra !== rb) parent.set(ra < rb ? rb : ra, ra < rb ? ra : rb);
+  };
+  const urls = new Map<string, string>();
+  for (const manager of managers) {
+    const url = typeof manager.spec?.url === "string" ? normalizeManagerUrl(manager.spec.url) : undefined;
+    if (url === undefined) continue;
+    const node = `url ${url}`;
+    if (!parent.has(node)) parent.set(node, node);
+    urls.set(`${manager.metadata.namespace ?? DEFAULT_NAMESPACE}/${manager.metadata.name}`, node);
+    const uuid = manager.status?.vsmUuid;
+    if (typeof uuid === "string" && uuid !== "") {
+      const id = `uuid ${uuid.toLowerCase()}`;
+      if (!parent.has(id)) parent.set(id, id);
+      union(node, id);
+    }
+  }
+  // a group is named by its smallest URL: "url ..." sorts before "uuid ..."
+  const identities = new Map<string, string>();
+  for (const [object, node] of urls) identities.set(object, `${REAL}${find(node).slice("url ".length)}`);
+  return identities;
 }
 
-function targetKey(object: Dependent): string | undefined {
-  const manager = managerKey(object);
+/** The real manager the object's NSXManager names, or `object ns/name` when that NSXManager is unknown. */
+function managerKey(object: Dependent, managers: ReadonlyMap<string, string>): string | undefined {
+  const name = object.spec?.managerRef?.name;
+  if (typeof name !== "string" || name === "") return undefined;
+  const ref = `${object.metadata.namespace ?? DEFAULT_NAMESPACE}/${name}`;
+  return managers.get(ref) ?? `object ${ref}`;
+}
+
+function targetKey(object: Dependent, managers: ReadonlyMap<string, string>): string | undefined {
+  const manager = managerKey(object, managers);
   if (manager === undefined) return undefined;
   if (object.kind === "EdgeTenant") {
     return typeof object.spec.edgeId === "string" ? `${manager} edge ${object.spec.edgeId}` : undefined;

@@ -24,9 +24,10 @@ import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
 import { resolveManager } from "./spec.ts";
 
-/** What the check saw: how many pools the global scope holds. */
+/** What the check saw: how many pools the global scope holds, and the UUID the manager reports on them. */
 export interface ManagerObservation {
   pools: number;
+  vsmUuid: string | undefined;
 }
 
 export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerObservation, never> = {
@@ -37,7 +38,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerO
   },
   async observe(connection, ctx) {
     const pools = await ctx.state.refreshPoolList(connection, DEFAULTS.poolScope);
-    return { pools: pools.length };
+    return { pools: pools.length, vsmUuid: pools.find((p) => p.vsmUuid !== undefined)?.vsmUuid };
   },
   plan(_connection, observed, ctx) {
     const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"}`;
@@ -45,6 +46,10 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerO
       observedGeneration: ctx.generation,
       reachable: true,
       authenticated: true,
+      // a manager with no pool reports no UUID: the one it reported before stays
+      ...((observed.vsmUuid ?? ctx.object.status?.vsmUuid) !== undefined
+        ? { vsmUuid: observed.vsmUuid ?? ctx.object.status?.vsmUuid }
+        : {}),
       conditions: setConditions(
         ctx.object.status?.conditions,
         [

@@ -69,7 +69,7 @@ export class ReconcilerState {
   readonly #random: () => number;
   readonly #poolLists: PoolListCache;
   /** the conflict index per kind and the store revision it was built at */
-  readonly #indexes = new Map<DependentKind, { revision: number; index: Promise<ConflictIndex> }>();
+  readonly #indexes = new Map<DependentKind, { revision: string; index: Promise<ConflictIndex> }>();
   /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
   readonly #poolIdsByName = new WeakMap<readonly IpPool[], Map<string, string | null>>();
 
@@ -91,13 +91,19 @@ export class ReconcilerState {
     return Math.round(base * (1 + (this.#random() * 2 - 1) * this.#jitterFraction));
   }
 
-  /** Built again only when the store's revision of the kind moved (every time without revisions). */
+  /**
+   * Built again only when the store's revision of the kind or of NSXManagers moved (every time
+   * without revisions): conflicts are decided per real manager, which the NSXManagers tell.
+   */
   conflictIndex(kind: DependentKind): Promise<ConflictIndex> {
-    const revision = this.store.revision?.(kind);
+    const kindRevision = this.store.revision?.(kind);
+    const managersRevision = this.store.revision?.("NSXManager");
+    const revision =
+      kindRevision === undefined || managersRevision === undefined ? undefined : `${kindRevision}/${managersRevision}`;
     const cached = this.#indexes.get(kind);
     if (revision !== undefined && cached?.revision === revision) return cached.index;
-    // the revision is read before listing: a change during the list moves it, and the next call builds again
-    const index = Promise.resolve(this.store.list(kind)).then((objects) => ConflictIndex.build(objects));
+    // the revisions are read before listing: a change during the list moves them, and the next call builds again
+    const index = Promise.resolve(ConflictIndex.build(this.store.list(kind), this.store.list("NSXManager")));
     if (revision !== undefined) {
       this.#indexes.set(kind, { revision, index });
       index.catch(() => {
@@ -107,11 +113,12 @@ export class ReconcilerState {
     return index;
   }
 
-  /** The Conflict error when an older object owns this object's edge or pool as written. */
+  /** The Conflict error when an older object owns this object's edge or pool as written, on the same real manager. */
   async assertOwnTarget(object: EdgeTenant | IPPoolAllocations, target: string): Promise<ConflictIndex> {
     const index = await this.conflictIndex(object.kind);
     const winner = index.winnerOver(object);
-    if (winner !== undefined) throw conflictError(target, winner);
+    const manager = index.managerOf(object);
+    if (winner !== undefined) throw conflictError(manager === undefined ? target : `${target} of ${manager}`, winner);
     return index;
   }
 

@@ -3,6 +3,7 @@
  * tokens, settings, the faults, counters and audit. Routes and the control API are thin layers
  * over this class, and tests running the simulator in-process may call it directly.
  */
+import { randomUUID } from "node:crypto";
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { isXmlName, isXmlText } from "../nsx/xml.ts";
 import { Audit, Counters } from "./audit.ts";
@@ -13,7 +14,7 @@ import { EdgeStore, type StoredEdge } from "./edge-store.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
 import { FaultSet } from "./faults.ts";
 import { SimulatorInputError } from "./input.ts";
-import { DEFAULT_RELEASE, DEFAULT_VSM_UUID, managerIdentity, type ManagerIdentity } from "./manager.ts";
+import { DEFAULT_RELEASE, managerIdentity, type ManagerIdentity } from "./manager.ts";
 import { GLOBAL_SCOPE, Pool, type AllocateResult, type AllocationRecord, type ScopeInfo } from "./pools.ts";
 import { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
 import { validateStateInput, type SimulatorStateInput, type ValidatedPool } from "./state-file.ts";
@@ -74,7 +75,9 @@ export class SimulatorState {
       overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS,
       valid.auditor,
     );
-    this.manager = managerIdentity(valid.vsmUuid ?? DEFAULT_VSM_UUID, valid.release ?? DEFAULT_RELEASE);
+    // each real manager has its own: two simulators are two managers unless a state file says otherwise
+    const vsmUuid = valid.vsmUuid ?? randomUUID().toUpperCase();
+    this.manager = managerIdentity(vsmUuid, valid.release ?? DEFAULT_RELEASE);
     this.faults = new FaultSet({ listings: () => this.#edges.listings(), nowMs: () => this.clock.now() });
     this.#edges = new EdgeStore(
       this.manager,

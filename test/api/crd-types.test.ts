@@ -62,6 +62,7 @@ const manager: Fixture<NSXManager> = {
     conditions: [condition],
     reachable: true,
     authenticated: true,
+    vsmUuid: "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10",
   },
 };
 

@@ -52,20 +52,23 @@ export interface TestOperator {
 export interface TestOperatorOptions extends Partial<Omit<OperatorOptions, "source">> {
   /** default the admin's */
   kubeConfig?: KubeConfig;
+  /** only the objects with these labels (`--selector`) */
+  labelSelector?: string;
 }
 
-/** Starts an operator on `namespace` with test-sized intervals; stop it in afterAll/afterEach. */
+/** Starts an operator on `namespace` (undefined: every namespace) with test-sized intervals; stop it in afterAll/afterEach. */
 export async function startTestOperator(
   kc: KubeConfig,
-  namespace: string,
+  namespace: string | undefined,
   options: TestOperatorOptions = {},
 ): Promise<TestOperator> {
   const logs: Record<string, unknown>[] = [];
   const logger = pino({ level: "debug" }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const { kubeConfig = kc, ...rest } = options;
+  const { kubeConfig = kc, labelSelector, ...rest } = options;
   const source = new KubernetesSource({
     kubeConfig,
-    namespace,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(labelSelector !== undefined ? { labelSelector } : {}),
     watch: { minBackoffMs: 200, maxBackoffMs: 1_000 },
     logger,
   });

@@ -14,7 +14,15 @@ interface Case {
   subject: number;
   /** name of the winner over it, or undefined when it owns its target */
   winner: string | undefined;
+  /** the NSXManager objects the source lists */
+  managers?: NsxvObject[];
 }
+
+/** An NSXManager `nsx` in `namespace` at `url`, whose manager reported `vsmUuid` (when given). */
+const managerIn = (namespace: string, url: string, vsmUuid?: string): NsxvObject => ({
+  ...manager({ url }, { namespace }),
+  ...(vsmUuid === undefined ? {} : { status: { vsmUuid } }),
+});
 
 const cases: Case[] = [
   {
@@ -51,6 +59,57 @@ const cases: Case[] = [
     objects: [edgeTenant({}, { name: "a", namespace: "z" }), edgeTenant({}, { name: "b", namespace: "y" })],
     subject: 0,
     winner: undefined,
+  },
+  {
+    name: "SameManagerUrlAcrossNamespaces",
+    reason:
+      "Two NSXManager objects in two namespaces at one URL (case, default port and a trailing slash do not count) are one manager: its edge has one owner.",
+    managers: [managerIn("y", "https://NSX.example:443/"), managerIn("z", "https://nsx.example")],
+    objects: [
+      edgeTenant({}, { name: "a", namespace: "z", creationTimestamp: newer }),
+      edgeTenant({ tenant: "red" }, { name: "b", namespace: "y", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: "b",
+  },
+  {
+    name: "SameReportedUuidOtherUrls",
+    reason: "Two URLs (a DNS name and an address) whose manager reports one vsmUuid are one manager.",
+    managers: [
+      managerIn("y", "https://nsx.example", "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10"),
+      managerIn("z", "https://192.0.2.10", "420d3c54-5e36-8d1a-9f41-2c6b7a3e9b10"),
+    ],
+    objects: [
+      edgeTenant({}, { name: "a", namespace: "z", creationTimestamp: newer }),
+      edgeTenant({}, { name: "b", namespace: "y", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: "b",
+  },
+  {
+    name: "OtherManagersNoConflict",
+    reason: "Other URLs and other UUIDs are other managers: the same edge id on each is another edge.",
+    managers: [
+      managerIn("y", "https://nsx-a.example", "uuid-a"),
+      managerIn("z", "https://nsx-b.example", "uuid-b"),
+    ],
+    objects: [
+      edgeTenant({}, { name: "a", namespace: "z", creationTimestamp: newer }),
+      edgeTenant({}, { name: "b", namespace: "y", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: undefined,
+  },
+  {
+    name: "PoolsPerRealManager",
+    reason: "Pools are decided per real manager too.",
+    managers: [managerIn("y", "https://nsx.example"), managerIn("z", "https://nsx.example/")],
+    objects: [
+      poolAllocations({}, { name: "a", namespace: "z", creationTimestamp: newer }),
+      poolAllocations({}, { name: "b", namespace: "y", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: "b",
   },
   {
     name: "EdgeWithoutTimestampLoses",
@@ -124,7 +183,7 @@ const cases: Case[] = [
 
 describe("ConflictIndex.winnerOver", () => {
   it.each(cases)("$name", (c) => {
-    const index = ConflictIndex.build(c.objects);
+    const index = ConflictIndex.build(c.objects, c.managers);
     const subject = c.objects[c.subject] as Parameters<ConflictIndex["winnerOver"]>[0];
     expect(index.winnerOver(subject)?.name, c.reason).toBe(c.winner);
   });

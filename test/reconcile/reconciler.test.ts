@@ -479,6 +479,9 @@ describe("conflicts", () => {
   });
 });
 
+/** the index builds among the store's lists: each lists its kind, then the NSXManagers */
+const builds = (listed: readonly string[]) => listed.filter((kind) => kind !== "NSXManager");
+
 describe("the conflict index", () => {
   const owner = withOriginal(edgeTenant({}, { name: "a", creationTimestamp: "2024-01-01T00:00:00Z" }), "red");
   // its original recorded while it owned the edge before: it corrects at once when it owns it again
@@ -490,10 +493,12 @@ describe("the conflict index", () => {
   it("is built once per store revision: not again when only statuses changed, again after a change", async () => {
     const { store, pass, listed } = setup({ objects: [manager(), owner, loser] });
     for (const object of [loser, owner, loser, owner]) await pass(object);
-    expect(listed, "status writes leave the revision: one build for four reconciles").toEqual(["EdgeTenant"]);
+    expect(builds(listed), "status writes leave the revision: one build for four reconciles").toEqual([
+      "EdgeTenant",
+    ]);
     store.put({ ...owner, metadata: { ...owner.metadata, deletionTimestamp: "2024-04-01T00:00:00Z" } });
     const report = await pass(loser);
-    expect(listed, "the owner's deletion moved the revision: built again").toEqual([
+    expect(builds(listed), "the owner's deletion moved the revision: built again").toEqual([
       "EdgeTenant",
       "EdgeTenant",
     ]);
@@ -509,13 +514,22 @@ describe("the conflict index", () => {
     store.put({ ...pools, spec: { ...pools.spec, allowed: ["10.0.0.1"] } });
     await pass(owner);
     await pass(pools);
-    expect(listed).toEqual(["EdgeTenant", "IPPoolAllocations", "IPPoolAllocations"]);
+    expect(builds(listed)).toEqual(["EdgeTenant", "IPPoolAllocations", "IPPoolAllocations"]);
+  });
+
+  it("is built again when an NSXManager changes: conflicts are per real manager, which they tell", async () => {
+    const { store, pass, listed } = setup({ objects: [manager(), owner, loser] });
+    await pass(loser);
+    const nsx = manager({ url: "https://moved.example" });
+    store.put(nsx);
+    await pass(loser);
+    expect(builds(listed)).toEqual(["EdgeTenant", "EdgeTenant"]);
   });
 
   it("is built on every reconcile when the store offers no revision", async () => {
     const { pass, listed } = setup({ objects: [manager(), owner, loser], revisions: false });
     for (const object of [loser, owner, loser]) await pass(object);
-    expect(listed).toEqual(["EdgeTenant", "EdgeTenant", "EdgeTenant"]);
+    expect(builds(listed)).toEqual(["EdgeTenant", "EdgeTenant", "EdgeTenant"]);
   });
 });
 
