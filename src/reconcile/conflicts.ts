@@ -11,7 +11,13 @@
  * reconciler keeps one per kind while the store's revisions of the kind and of NSXManagers stay.
  */
 import { normalizeManagerUrl } from "../api/manager-url.ts";
-import { DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NSXManager, type NsxvObject } from "../api/types.ts";
+import {
+  DEFAULTS,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type NSXManager,
+  type NsxvObject,
+} from "../api/types.ts";
 import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
 
 type Dependent = EdgeTenant | IPPoolAllocations;
@@ -59,7 +65,8 @@ export class ConflictIndex {
       const key = targetKey(object, identities);
       if (key === undefined) continue;
       append(byTarget, key, object);
-      if (object.kind === "IPPoolAllocations") addPool(pools, managerKey(object, identities) as string, object);
+      if (object.kind === "IPPoolAllocations")
+        addPool(pools, managerKey(object, identities) as string, object);
     }
     for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(olderFirst);
     for (const { byId, byName } of pools.values()) {

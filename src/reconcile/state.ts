@@ -99,7 +99,9 @@ export class ReconcilerState {
     const kindRevision = this.store.revision?.(kind);
     const managersRevision = this.store.revision?.("NSXManager");
     const revision =
-      kindRevision === undefined || managersRevision === undefined ? undefined : `${kindRevision}/${managersRevision}`;
+      kindRevision === undefined || managersRevision === undefined
+        ? undefined
+        : `${kindRevision}/${managersRevision}`;
     const cached = this.#indexes.get(kind);
     if (revision !== undefined && cached?.revision === revision) return cached.index;
     // the revisions are read before listing: a change during the list moves them, and the next call builds again
@@ -118,7 +120,8 @@ export class ReconcilerState {
     const index = await this.conflictIndex(object.kind);
     const winner = index.winnerOver(object);
     const manager = index.managerOf(object);
-    if (winner !== undefined) throw conflictError(manager === undefined ? target : `${target} of ${manager}`, winner);
+    if (winner !== undefined)
+      throw conflictError(manager === undefined ? target : `${target} of ${manager}`, winner);
     return index;
   }
 

@@ -3,6 +3,7 @@
  * manager's format, whatever a client sent or the state file wrote; whether `<edge>` carries its
  * `<edgeSummary>` is the setting edgeSummaryInEdge.
  */
+import { DEFAULT_VSM_UUID } from "../../src/simulator/manager.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import { generateEdgeXml, type AuditSnapshot, type SimulatorStateInput } from "../../src/simulator/index.ts";
 import { TestSimulator, childNames, smallEdge, storedSmallEdge, xml } from "./helpers.ts";
@@ -157,6 +158,8 @@ describe("the manager's format as settings", () => {
 
   it("edgeSummaryInEdge: the summary inside <edge> (as the API guide shows), following the edge", async () => {
     await start({
+      // the UUID generateEdgeXml writes into its summary (a simulator's own is random)
+      vsmUuid: DEFAULT_VSM_UUID,
       settings: { edgeSummaryInEdge: true },
       edges: [{ xml: smallEdge() }, { generate: { idStart: 1, tenant: "tenant-a", firewallRules: 3 } }],
     });
