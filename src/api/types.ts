@@ -65,6 +65,13 @@ export type DeletionPolicy = "Orphan" | "Restore";
  */
 export const SECRET_BINDING_ANNOTATION = "nsxv.io/allowed-manager-urls";
 
+/**
+ * Holds an NSXManager while EdgeTenants or IPPoolAllocations name it (Crossplane protects its
+ * ProviderConfigs so): deleting a namespace or a directory of manifests in any order leaves the
+ * manager there until a pending restore is done.
+ */
+export const IN_USE_FINALIZER = "nsxv.io/in-use";
+
 /** Holds an EdgeTenant with deletionPolicy Restore until its original tenant is written back. */
 export const RESTORE_FINALIZER = "nsxv.io/restore-tenant";
 /**

@@ -152,6 +152,15 @@ export class ManagerConnections {
       .slice(0, 16);
   }
 
+  /**
+   * The client built last for this NSXManager object, whatever its Secrets say now: what a
+   * pending restore uses when the Secret went first (a namespace deleted at once). Undefined
+   * when none was built since the operator started.
+   */
+  held(namespace: string, name: string): ManagerConnection | undefined {
+    return this.#entries.get(`${namespace}/${name}`)?.connection;
+  }
+
   /** The NSXManager object is gone: close its client. */
   async forget(namespace: string, name: string): Promise<void> {
     const key = `${namespace}/${name}`;

@@ -79,7 +79,7 @@ export const restorePass: PassHandler<
     const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx));
     if (decision.type === "skip") return { decision, edge: undefined };
     const { config, managerURL } = decision;
-    const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
+    const connection = await ctx.state.connectDependent(ctx.object, config.managerName, { restoring: true });
     // the original was read on one real manager: never written to another one's edge
     if (managerURL !== undefined && connection.url !== managerURL) {
       const message = `the original tenant of ${config.edgeId} was read on ${managerURL}, and NSXManager ${config.managerName} points at ${connection.url} now: not restoring it on another manager; point the NSXManager back, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`;

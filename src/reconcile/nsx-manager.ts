@@ -19,6 +19,7 @@ import {
   type InsecureReason,
   type ReconcileEvent,
 } from "./conditions.ts";
+import { formatRef, refOf } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
@@ -28,6 +29,11 @@ import { resolveManager } from "./spec.ts";
 export interface ManagerObservation {
   pools: number;
   vsmUuid: string | undefined;
+}
+
+/** An NSXManager's passes plan no action: one that reaches execute is a bug. */
+function noActions(action: never): Promise<never> {
+  return Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`));
 }
 
 export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerObservation, never> = {
@@ -66,7 +72,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerO
     });
     return { actions: [], withheld: [], settle: () => ({ status: status(), events: [] }) };
   },
-  execute: (action) => Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`)),
+  execute: noActions,
   rereadOn: {},
   targetOf: () => "",
   describe: () => "",
@@ -103,3 +109,43 @@ export function insecureConditions(object: NSXManager): {
   const events: ReconcileEvent[] = previous?.reason === said.reason ? [] : [{ type: "Warning", ...said }];
   return { updates: [{ type: "Insecure", status: "True", ...said }], events };
 }
+
+/** What deleting an NSXManager found: the objects that still name it, and its connection while they do. */
+interface ReleaseTarget {
+  dependents: string[];
+  connection: ManagerConnection | undefined;
+}
+
+/**
+ * Deleting an NSXManager that holds the in-use finalizer: while objects still name it (a restore
+ * may be pending), it is checked as usual and kept; once none does, it goes without a call.
+ */
+export const managerReleasePass: PassHandler<
+  NSXManager,
+  ReleaseTarget,
+  ManagerObservation | undefined,
+  never
+> = {
+  async prepare(ctx) {
+    const dependents = ctx.state.dependentsOf(ctx.object).map((o) => formatRef(refOf(o)));
+    if (dependents.length === 0) return { dependents, connection: undefined };
+    return { dependents, connection: await nsxManagerPass.prepare(ctx) };
+  },
+  observe: (target, ctx, depth) =>
+    target.connection === undefined
+      ? Promise.resolve(undefined)
+      : nsxManagerPass.observe(target.connection, ctx, depth),
+  plan(target, observed, ctx) {
+    if (target.connection === undefined || observed === undefined)
+      return { actions: [], withheld: [], settle: () => ({ events: [], finalized: true }) };
+    const checked = nsxManagerPass.plan(target.connection, observed, ctx);
+    return {
+      ...checked,
+      settle: (results, failure) => ({ ...checked.settle(results, failure), finalized: false }),
+    };
+  },
+  execute: noActions,
+  rereadOn: {},
+  targetOf: () => "",
+  describe: () => "",
+};

@@ -8,7 +8,7 @@
  * events or touches a queue: the caller forwards the report.
  */
 import { type ObjectRef } from "../api/refs.ts";
-import { RESTORE_FINALIZER, type Kind, type NsxvObject } from "../api/types.ts";
+import { IN_USE_FINALIZER, RESTORE_FINALIZER, type Kind, type NsxvObject } from "../api/types.ts";
 import { realClock } from "../util/clock.ts";
 import {
   failureConditions,
@@ -22,7 +22,7 @@ import { edgeTenantPass, restorePass } from "./edge-tenant.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
 import { ipPoolPass } from "./ip-pool.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
-import { insecureConditions, managerFacts, nsxManagerPass } from "./nsx-manager.ts";
+import { insecureConditions, managerFacts, managerReleasePass, nsxManagerPass } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
 import { omitUndefined, type Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
@@ -69,7 +69,8 @@ interface KindHandler<T extends NsxvObject> {
   /** a kind that acts on delete holds objects with this finalizer while they want it */
   finalizer?: {
     name: string;
-    wanted(object: T): boolean;
+    /** whether a live object holds the finalizer now */
+    wanted(object: T, state: ReconcilerState): boolean;
     finalize: RunPass<T>;
     /** what a failure of finalize was doing, for its message */
     doing: string;
@@ -90,6 +91,12 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
     readyFollowsFailure: true,
     failureFacts: managerFacts,
     specConditions: insecureConditions,
+    finalizer: {
+      name: IN_USE_FINALIZER,
+      wanted: (object, state) => state.dependentsOf(object).length > 0,
+      finalize: pass(managerReleasePass),
+      doing: "keeping the manager while objects that name it are deleted",
+    },
   },
   EdgeTenant: {
     reconcile: pass(edgeTenantPass),
@@ -137,7 +144,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     else draft = compose(handler, ctx, await handler.reconcile(ctx));
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
-      const present = deleting ? draft.finalized !== true : finalizer.wanted(object);
+      const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
       draft.finalizer = present === held ? undefined : { name: finalizer.name, present };
     }
     return toReport(ref, object, draft);

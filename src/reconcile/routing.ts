@@ -7,12 +7,12 @@
  * - an NSXManager whose intent changed: all its dependents; whose readiness changed: those
  *   whose last pass failed (they wait for it);
  * - a dependent that came, went or changed its spec: the objects of its kind a conflict holds back
- *   (the change may free them); one that went: its NSXManager when that is being deleted (its
- *   in-use finalizer may go now);
+ *   (the change may free them); one that came: its NSXManager when that does not hold its in-use
+ *   finalizer yet; one that went: its NSXManager when that is being deleted (the finalizer may go);
  * - a Secret: the managers that read it, and their dependents.
  */
 import { refOf, type ObjectRef } from "../api/refs.ts";
-import type { NSXManager, NsxvObject, ObjectMeta } from "../api/types.ts";
+import { IN_USE_FINALIZER, type NSXManager, type NsxvObject, type ObjectMeta } from "../api/types.ts";
 import type { ConditionType, Reason } from "./conditions.ts";
 import type { DesiredStateChange } from "./store.ts";
 
@@ -52,21 +52,31 @@ export function alsoConcerned(
   const moved =
     after === undefined || intentChanged || JSON.stringify(before?.spec) !== JSON.stringify(after.spec);
   if (!moved) return [];
-  return [
-    ...conflictHeldOn(objects(), object),
-    ...(after === undefined ? deletingManagerOf(objects(), object) : []),
-  ];
+  return [...conflictHeldOn(objects(), object), ...managerToUpdate(objects(), before, after)];
 }
 
-/** The NSXManager a dependent that went named, when it is being deleted: its in-use finalizer may go now. */
-function deletingManagerOf(objects: readonly NsxvObject[], dependent: NsxvObject): ObjectRef[] {
-  if (dependent.kind === "NSXManager") return [];
+/**
+ * The NSXManager whose in-use finalizer a dependent's coming or going moves: one that came names
+ * a manager not holding it yet (it must, before a restore can be pending); one that went named a
+ * manager being deleted (it may go now).
+ */
+function managerToUpdate(
+  objects: readonly NsxvObject[],
+  before: NsxvObject | undefined,
+  after: NsxvObject | undefined,
+): ObjectRef[] {
+  const dependent = (after ?? before) as NsxvObject;
+  if (dependent.kind === "NSXManager" || (before !== undefined && after !== undefined)) return [];
   const { namespace } = refOf(dependent);
   const name = dependent.spec?.managerRef?.name;
   const manager = objects.find(
     (o) => o.kind === "NSXManager" && o.metadata.name === name && refOf(o).namespace === namespace,
   );
-  return manager?.metadata.deletionTimestamp === undefined ? [] : [refOf(manager)];
+  if (manager === undefined) return [];
+  const deleting = manager.metadata.deletionTimestamp !== undefined;
+  const held = (manager.metadata.finalizers ?? []).includes(IN_USE_FINALIZER);
+  const concerned = after === undefined ? deleting : !held && !deleting;
+  return concerned ? [refOf(manager)] : [];
 }
 
 /** The managers that read the Secret, and their dependents: a new password concerns them all. */

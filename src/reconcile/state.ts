@@ -13,7 +13,9 @@ import {
   type EdgeTenant,
   type IPPoolAllocations,
   type NSXManager,
+  type NsxvObject,
   type Secret,
+  SKIP_RESTORE_ANNOTATION,
 } from "../api/types.ts";
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
@@ -146,6 +148,7 @@ export class ReconcilerState {
   async connectDependent(
     object: EdgeTenant | IPPoolAllocations,
     managerName: string,
+    options: { restoring?: boolean } = {},
   ): Promise<ManagerConnection> {
     const ref = managerRefOf(object, managerName);
     const notReady = (why: string, cause?: unknown) =>
@@ -158,9 +161,28 @@ export class ReconcilerState {
     try {
       return await this.connect(manager);
     } catch (error) {
-      if (error instanceof ReconcileError) throw notReady(error.message, error);
-      throw error;
+      if (!(error instanceof ReconcileError)) throw error;
+      // a restore keeps the credentials the operator holds: its Secret may have gone first
+      const held = options.restoring === true ? this.connections.held(ref.namespace, ref.name) : undefined;
+      if (held !== undefined) return held;
+      const restart =
+        options.restoring === true
+          ? `; the operator holds no credentials of it (none since it started): recreate the Secret, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`
+          : "";
+      throw notReady(`${error.message}${restart}`, error);
     }
+  }
+
+  /** The EdgeTenants and IPPoolAllocations that name this NSXManager, those being deleted included. */
+  dependentsOf(manager: NSXManager): (EdgeTenant | IPPoolAllocations)[] {
+    const { namespace, name } = refOf(manager);
+    const names = (object: NsxvObject): boolean =>
+      refOf(object).namespace === namespace &&
+      object.kind !== "NSXManager" &&
+      object.spec?.managerRef?.name === name;
+    return [...this.store.list("EdgeTenant"), ...this.store.list("IPPoolAllocations")].filter(names) as (
+      EdgeTenant | IPPoolAllocations
+    )[];
   }
 
   /** The pools of a scope, shared by every object of the manager until the list expires. */

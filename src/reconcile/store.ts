@@ -61,6 +61,7 @@ export interface MemoryStore extends DesiredStateStore {
   /** adds or replaces (by kind, namespace and name), e.g. with the status a pass returned */
   put(object: NsxvObject): void;
   putSecret(secret: Secret): void;
+  removeSecret(namespace: string, name: string): void;
   revision(kind: Kind): number;
 }
 
@@ -91,6 +92,7 @@ export function memoryStore(
       if (before?.metadata !== object.metadata || before.spec !== object.spec) revisions[kind] += 1;
     },
     putSecret: (secret) => void secrets.set(namespacedName(secret.metadata), secret),
+    removeSecret: (namespace, name) => void secrets.delete(`${namespace}/${name}`),
   };
   for (const object of init.objects ?? []) store.put(object);
   for (const secret of init.secrets ?? []) store.putSecret(secret);

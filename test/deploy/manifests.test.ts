@@ -56,6 +56,8 @@ const OPERATOR_GRANTS = [
   ]),
   // the restore finalizer of EdgeTenants with deletionPolicy Restore
   "nsxv.io edgetenants patch (any)",
+  // the in-use finalizer of NSXManagers
+  "nsxv.io nsxmanagers patch (any)",
   // by name only: never a list or watch of every Secret
   "core secrets get (any)",
   ...["create", "patch"].map((verb) => `core events ${verb} (any)`),

@@ -230,11 +230,11 @@ const ACCESS_CASES: readonly AccessCase[] = [
     ...["create", "update", "patch", "delete", "deletecollection"].map((verb) => ({
       name: `${verb} ${resource}`,
       reason:
-        resource === "edgetenants" && verb === "patch"
-          ? "the restore finalizer is a merge patch of metadata.finalizers"
+        (resource === "edgetenants" || resource === "nsxmanagers") && verb === "patch"
+          ? "the restore and in-use finalizers are merge patches of metadata.finalizers"
           : "the spec belongs to the people who declare it",
       access: (w: Where) => nsxv(resource, verb, w.objects),
-      allowed: resource === "edgetenants" && verb === "patch",
+      allowed: (resource === "edgetenants" || resource === "nsxmanagers") && verb === "patch",
     })),
   ]),
   {

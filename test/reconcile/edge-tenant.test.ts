@@ -314,6 +314,27 @@ describe("deletionPolicy Restore", () => {
     expect(report.finalizer?.present).toBe(false);
   });
 
+  it("restores with the credentials it holds when the Secret went first (a namespace deleted at once)", async () => {
+    const { object, fake, pass, store, clients } = deleting();
+    // a pass while the Secret was there built the manager's client
+    await pass(manager());
+    expect(clients).toHaveLength(1);
+    store.removeSecret("ns", "nsx-creds");
+    const report = await pass(object);
+    expect(fake.puts[0]?.tenant, "restored with the held credentials").toBe("legacy");
+    expect(report.finalizer).toEqual({ name: RESTORE_FINALIZER, present: false });
+  });
+
+  it("says how to go on when it holds no credentials and the Secret is gone (after a restart)", async () => {
+    const { object, fake, pass, store } = deleting();
+    store.removeSecret("ns", "nsx-creds");
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(report.finalizer, "held: nothing was restored").toBeUndefined();
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ManagerNotReady" });
+    expect(condition(report, "Synced")?.message).toContain('nsxv.io/skip-restore: "true"');
+  });
+
   it("does not restore on another manager than the one the original was read on", async () => {
     const { object: base, fake, pass, store } = deleting();
     const object: EdgeTenant = {

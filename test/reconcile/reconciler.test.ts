@@ -183,6 +183,35 @@ describe("NSXManager", () => {
   });
 });
 
+describe("the NSXManager's in-use finalizer", () => {
+  const deleting = (finalizers = ["nsxv.io/in-use"]) =>
+    manager({}, { deletionTimestamp: "2024-05-01T12:00:00Z", finalizers });
+
+  it("is held while an object names the manager, and not without one", async () => {
+    const used = setup({ objects: [manager(), edgeTenant()] });
+    expect((await used.pass(manager())).finalizer).toEqual({ name: "nsxv.io/in-use", present: true });
+    const alone = setup({ objects: [manager({}, { finalizers: ["nsxv.io/in-use"] })] });
+    expect((await alone.pass(manager())).finalizer).toEqual({ name: "nsxv.io/in-use", present: false });
+  });
+
+  it("keeps a deleted manager, checked, while objects still name it (a restore may be pending)", async () => {
+    const { fake, pass } = setup({
+      objects: [deleting(), edgeTenant({}, { deletionTimestamp: "2024-05-01T12:00:00Z" })],
+    });
+    const report = await pass(deleting());
+    expect(report.finalizer, "kept").toBeUndefined();
+    expect(fake.calls, "still checked: its dependents use it").toEqual(["listPools globalroot-0"]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "True" });
+  });
+
+  it("lets a deleted manager go, without a call, once no object names it", async () => {
+    const { fake, pass } = setup({ objects: [deleting()] });
+    const report = await pass(deleting());
+    expect(report.finalizer).toEqual({ name: "nsxv.io/in-use", present: false });
+    expect(fake.calls).toEqual([]);
+  });
+});
+
 describe("dependents", () => {
   it("correct the tenant, record it, and come back after the sync interval", async () => {
     const object = withOriginal(edgeTenant({ syncInterval: "1m" }), "red");

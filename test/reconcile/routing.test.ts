@@ -129,6 +129,49 @@ describe("alsoConcerned", () => {
   });
 });
 
+describe("the NSXManager's in-use finalizer", () => {
+  const held = { ...nsx, metadata: { ...nsx.metadata, finalizers: ["nsxv.io/in-use"] } };
+  const deleting = { ...held, metadata: { ...held.metadata, deletionTimestamp: "2024-05-01T00:00:00Z" } };
+  const newcomer = edgeTenant({}, { name: "newcomer" });
+  it.each([
+    {
+      name: "CameToUnheldManager",
+      reason: "a dependent that came names a manager without the finalizer: the manager adds it now",
+      manager: nsx,
+      before: undefined,
+      after: newcomer,
+      want: ["nsx"],
+    },
+    {
+      name: "CameToHeldManager",
+      reason: "the manager holds it already: nothing to do",
+      manager: held,
+      before: undefined,
+      after: newcomer,
+      want: [],
+    },
+    {
+      name: "WentFromDeletingManager",
+      reason: "the last dependents going let a manager being deleted go",
+      manager: deleting,
+      before: newcomer,
+      after: undefined,
+      want: ["nsx"],
+    },
+    {
+      name: "WentFromLiveManager",
+      reason: "a live manager keeps its finalizer until its own next pass",
+      manager: held,
+      before: newcomer,
+      after: undefined,
+      want: [],
+    },
+  ])("$name: $reason", ({ manager: m, before, after, want }) => {
+    const concerned = alsoConcerned(before, after, () => [m as NsxvObject, newcomer]);
+    expect(concerned.filter((r) => r.kind === "NSXManager").map((r) => r.name)).toEqual(want);
+  });
+});
+
 describe("concernedBySecret", () => {
   it("names the managers that read the Secret and their dependents, nothing else", () => {
     const other = manager({ credentialsSecretRef: { name: "else" } }, { name: "other" });

@@ -55,10 +55,10 @@ with scope cluster, a Role of the release's namespace with scope namespace.
 - apiGroups: ["nsxv.io"]
   resources: ["nsxmanagers", "edgetenants", "ippoolallocations"]
   verbs: ["get", "list", "watch"]
-# The finalizer nsxv.io/restore-tenant of EdgeTenants with deletionPolicy Restore, added and
-# removed by a merge patch of metadata.finalizers only.
+# The finalizers nsxv.io/restore-tenant (EdgeTenants with deletionPolicy Restore) and nsxv.io/in-use
+# (NSXManagers while objects name them), added and removed by a merge patch of metadata.finalizers only.
 - apiGroups: ["nsxv.io"]
-  resources: ["edgetenants"]
+  resources: ["nsxmanagers", "edgetenants"]
   verbs: ["patch"]
 # Status is written with merge patches on the /status subresource only.
 - apiGroups: ["nsxv.io"]
