@@ -233,28 +233,3 @@ export function syncedUpdates(hold: Failure | undefined): ConditionUpdate[] {
     { type: "Reconciling", remove: true },
   ];
 }
-
-/**
- * The conditions and the one Warning event of a failure. Ready: `ready` when the pass observed
- * the manager before failing (a correction that failed leaves Drifted); otherwise the previous
- * Ready when it is an observation of this generation; otherwise False with the failure's
- * reason, so that Ready follows the latest cause and never stays True for a generation that was
- * not applied.
- */
-export function failureConditions(
-  previous: readonly Condition[] | undefined,
-  failure: Failure,
-  context: ConditionContext,
-  ready?: ConditionUpdate,
-): { conditions: Condition[]; event: ReconcileEvent } {
-  const { reason, message } = failure;
-  const updates = failureUpdates(failure);
-  if (ready !== undefined) updates.push(ready);
-  else if (observedReady(previous, context.generation) === undefined) {
-    updates.push({ type: "Ready", status: "False", reason, message });
-  }
-  return {
-    conditions: setConditions(previous, updates, context),
-    event: { type: "Warning", reason, message },
-  };
-}

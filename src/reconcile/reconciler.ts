@@ -7,11 +7,19 @@
  * becomes conditions and one Warning event in this file only. It never writes status, records
  * events or touches a queue: the caller forwards the report.
  */
-import { type ObjectRef } from "../api/refs.ts";
-import { IN_USE_FINALIZER, RESTORE_FINALIZER, type Kind, type NsxvObject } from "../api/types.ts";
-import { realClock } from "../util/clock.ts";
+import { formatDuration } from "../api/duration.ts";
+import { refOf, type ObjectRef } from "../api/refs.ts";
 import {
-  failureConditions,
+  IN_USE_FINALIZER,
+  PAUSED_ANNOTATION,
+  RESTORE_FINALIZER,
+  type Kind,
+  type NsxvObject,
+} from "../api/types.ts";
+import { formatTime, realClock } from "../util/clock.ts";
+import {
+  failureUpdates,
+  findCondition,
   observedReady,
   setConditions,
   type ConditionUpdate,
@@ -124,6 +132,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     const held = finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
     if (object === undefined || handler === undefined || object.kind !== ref.kind || (deleting && !held)) {
       // gone, or going with nothing to do on delete (orphan); a manager's client is closed
+      state.forgetObject(ref);
       if (ref.kind === "NSXManager") await connections.forget(ref.namespace, ref.name);
       return toReport(ref, undefined, { outcome: { type: "done" } });
     }
@@ -138,10 +147,11 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       state,
     };
     let draft: Draft;
+    const pausedBy = deleting ? undefined : await pauseOf(object);
     if (deleting && finalizer !== undefined) {
-      draft = compose(handler, ctx, await finalizer.finalize(ctx), finalizer.doing);
-    } else if (isPaused(object.metadata)) draft = paused(ctx);
-    else draft = compose(handler, ctx, await handler.reconcile(ctx));
+      draft = await compose(handler, ctx, await finalizer.finalize(ctx), finalizer.doing);
+    } else if (pausedBy !== undefined) draft = paused(ctx, pausedBy);
+    else draft = await compose(handler, ctx, await handler.reconcile(ctx));
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
       const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
@@ -150,14 +160,32 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     return toReport(ref, object, draft);
   };
 
+  /** Why the object makes no manager calls now: its own pause, or its NSXManager's. */
+  async function pauseOf(object: NsxvObject): Promise<string | undefined> {
+    if (isPaused(object.metadata)) return `annotation ${PAUSED_ANNOTATION} is "true"`;
+    if (object.kind === "NSXManager") return undefined;
+    const ref = managerRefOf(object, object.spec?.managerRef?.name ?? "");
+    const manager = ref.name === "" ? undefined : await store.get(ref);
+    return manager !== undefined && isPaused(manager.metadata)
+      ? `its NSXManager ${ref.namespace}/${ref.name} carries ${PAUSED_ANNOTATION}: "true"`
+      : undefined;
+  }
+
   /**
    * The report of a pass: the plan's settled state for what the actions came to, and a failure
    * (what ended the pass, and every action the manager refused) composed into conditions and one
    * Warning event, here and nowhere else.
    */
-  function compose(handler: KindHandler<NsxvObject>, ctx: PassContext, run: PassRun, doing?: string): Draft {
+  async function compose(
+    handler: KindHandler<NsxvObject>,
+    ctx: PassContext,
+    run: PassRun,
+    doing?: string,
+  ): Promise<Draft> {
     const { object } = ctx;
     const failure = failureOf(run, doing);
+    // a plan was made on an observation: the manager was seen now
+    if (run.latest !== undefined) state.observed(refOf(object), ctx.now.getTime());
     const settled = run.latest?.settle(run.results, failure);
     const events: ReconcileEvent[] = [...run.results.done.map(changeEvent), ...(settled?.events ?? [])];
     let status = settled?.status;
@@ -183,9 +211,18 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       },
     };
     if (failure === undefined) return draft;
-    // a dependent's call refused: its manager is checked now, not at its next resync
-    if (object.kind !== "NSXManager" && isRefusal(failure))
-      draft.wake = [managerRefOf(object, object.spec.managerRef.name)];
+    // a dependent's call refused or unanswered while its manager's status still says it is fine:
+    // the manager is checked now, not at its next resync, so that its status tells the other
+    // dependents to wait instead of each timing out in turn
+    if (object.kind !== "NSXManager" && saysManagerIsDown(failure)) {
+      const ref = managerRefOf(object, object.spec.managerRef.name);
+      const manager = await store.get(ref);
+      const fine =
+        manager?.kind === "NSXManager" &&
+        manager.status?.reachable !== false &&
+        manager.status?.authenticated !== false;
+      if (fine) draft.wake = [ref];
+    }
     // a Conflict is settled by the other object going away, which queues this one again
     if (failure.reason === "Conflict") {
       if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
@@ -202,15 +239,87 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     thrown: unknown,
   ): ObjectStatus {
     const base = { ...ctx.object.status, ...handler.failureFacts?.(thrown) } as ObjectStatus;
-    const ready: ConditionUpdate | undefined = handler.readyFollowsFailure
-      ? { type: "Ready", status: "False", reason: failure.reason, message: failure.message }
-      : undefined;
-    const { conditions } = failureConditions(base.conditions, failure, ctx, ready);
-    return { ...base, observedGeneration: ctx.generation, conditions };
+    const ready = handler.readyFollowsFailure
+      ? ({ type: "Ready", status: "False", reason: failure.reason, message: failure.message } as const)
+      : readyWhileBlind(ctx, failure);
+    const updates = [...failureUpdates(failure), ...(ready === undefined ? [] : [ready])];
+    return {
+      ...base,
+      observedGeneration: ctx.generation,
+      conditions: setConditions(base.conditions, updates, ctx),
+    };
+  }
+
+  /**
+   * Ready of a pass that could not observe (`cause` says why): the latest observation of this
+   * generation stands while it is recent (undefined: left as it is), so a blip does not flap it;
+   * past STALE_AFTER_SYNC_INTERVALS sync intervals it is Unknown, with the cause and when the last
+   * observation was, so GitOps tools stop reading Current while the operator is blind. Without an
+   * observation of this generation, Ready is False with the cause: never True for a generation
+   * that was not applied.
+   */
+  function readyWhileBlind(
+    ctx: PassContext,
+    cause: { reason: Failure["reason"] | "ReconcilePaused"; message: string },
+  ): ConditionUpdate | undefined {
+    const { object } = ctx;
+    const ready = findCondition(object.status?.conditions, "Ready");
+    const blind =
+      ready !== undefined && ready.observedGeneration === ctx.generation && ready.status === "Unknown";
+    const observed = observedReady(object.status?.conditions, ctx.generation);
+    if (!blind && observed === undefined) return { type: "Ready", status: "False", ...cause };
+    const ref = refOf(object);
+    const lastMs =
+      state.lastObservedMs(ref) ??
+      (observed === undefined ? undefined : Date.parse(observed.lastTransitionTime));
+    const boundMs = state.staleAfterMs(intervalOf(object));
+    if (!blind && lastMs !== undefined && ctx.now.getTime() - lastMs <= boundMs) return undefined;
+    const since = lastMs === undefined ? "since before the operator started" : `since ${formatTime(lastMs)}`;
+    const message = `no observation of the manager ${since} (Ready is kept for ${formatDuration(boundMs)}): ${cause.message}`;
+    return { type: "Ready", status: "Unknown", reason: cause.reason, message };
+  }
+
+  /**
+   * No manager calls while the object or its NSXManager is paused. Ready stays as the latest
+   * observation of this generation left it while that is recent, then turns Unknown (the operator
+   * does not look); with none, the manager's state is unknown and Ready is False. The pass comes
+   * back when the observation goes stale.
+   */
+  function paused(ctx: PassContext, why: string): Draft {
+    const previous = ctx.object.status;
+    const message = `${why}: no manager calls until it is removed`;
+    const cause = { reason: "ReconcilePaused", message } as const;
+    const updates: ConditionUpdate[] = [
+      { type: "Synced", status: "False", ...cause },
+      { type: "Reconciling", remove: true },
+      { type: "Stalled", remove: true },
+    ];
+    const ready = readyWhileBlind(ctx, cause);
+    if (ready !== undefined) updates.push(ready);
+    const observed = observedReady(previous?.conditions, ctx.generation);
+    const lastMs =
+      state.lastObservedMs(refOf(ctx.object)) ??
+      (observed === undefined ? undefined : Date.parse(observed.lastTransitionTime));
+    const staleInMs =
+      ready === undefined && lastMs !== undefined
+        ? lastMs + state.staleAfterMs(intervalOf(ctx.object)) - ctx.now.getTime()
+        : undefined;
+    const conditions = setConditions(previous?.conditions, updates, ctx);
+    return {
+      status: { ...previous, observedGeneration: ctx.generation, conditions },
+      outcome: {
+        type: "done",
+        ...(staleInMs !== undefined ? { requeueAfterMs: Math.max(0, staleInMs) + 1 } : {}),
+      },
+    };
+  }
+
+  function intervalOf(object: NsxvObject): number | undefined {
+    return object.kind === "NSXManager" ? undefined : syncIntervalMsOf(object);
   }
 
   function resyncOf(object: NsxvObject): number {
-    return state.resync(object.kind === "NSXManager" ? undefined : syncIntervalMsOf(object));
+    return state.resync(intervalOf(object));
   }
 }
 
@@ -233,29 +342,13 @@ function failureOf(run: PassRun, doing: string | undefined): ReconcileError | un
   });
 }
 
-function isRefusal(error: ReconcileError): boolean {
-  return hasNsxCode(error.cause, "NSX_ERR_UNAUTHORIZED") || hasNsxCode(error.cause, "NSX_ERR_FORBIDDEN");
-}
-
-/**
- * No manager calls while paused. Ready stays as the latest observation of this generation left
- * it; with none (paused before this generation was observed) the manager's state is unknown,
- * so Ready is False.
- */
-function paused(ctx: PassContext): Draft {
-  const previous = ctx.object.status;
-  const message = `annotation nsxv.io/paused is "true": no manager calls until it is removed`;
-  const updates: ConditionUpdate[] = [
-    { type: "Synced", status: "False", reason: "ReconcilePaused", message },
-    { type: "Reconciling", remove: true },
-    { type: "Stalled", remove: true },
-  ];
-  if (observedReady(previous?.conditions, ctx.generation) === undefined) {
-    updates.push({ type: "Ready", status: "False", reason: "ReconcilePaused", message });
-  }
-  const conditions = setConditions(previous?.conditions, updates, ctx);
-  return {
-    status: { ...previous, observedGeneration: ctx.generation, conditions },
-    outcome: { type: "done" },
-  };
+/** The manager refused the credentials or rights, or did not answer: what its own check should learn now. */
+function saysManagerIsDown(error: ReconcileError): boolean {
+  const codes = [
+    "NSX_ERR_UNAUTHORIZED",
+    "NSX_ERR_FORBIDDEN",
+    "NSX_ERR_CONNECTION",
+    "NSX_ERR_UNAVAILABLE",
+  ] as const;
+  return codes.some((code) => hasNsxCode(error.cause, code));
 }

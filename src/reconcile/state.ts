@@ -5,7 +5,7 @@
  * (fetched once, shared), pool ids by name per list, the shapes of the edges read; and the rule
  * that binds a Secret's credentials to the manager URLs it names.
  */
-import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
+import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
   DEFAULTS,
@@ -28,6 +28,9 @@ import { resolveManager } from "./spec.ts";
 import type { DesiredStateStore } from "./store.ts";
 
 export type ExecutionMode = "plan" | "apply";
+
+/** Ready keeps an observation for this many sync intervals while the operator cannot observe. */
+export const STALE_AFTER_SYNC_INTERVALS = 2;
 
 export interface ReconcilerOptions {
   store: DesiredStateStore;
@@ -66,6 +69,8 @@ export class ReconcilerState {
   readonly oneShot: { releaseStrays: boolean } | undefined;
   /** the top-level sections of each edge's last read (a read that lost some is read again) */
   readonly edgeShapes = new EdgeShapes();
+  /** object key → when its last successful observation was (what a stale Ready is judged by) */
+  readonly #observedAtMs = new Map<string, number>();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;
@@ -85,6 +90,30 @@ export class ReconcilerState {
     this.#jitterFraction = options.jitterFraction;
     this.#random = options.random;
     this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock: options.clock });
+  }
+
+  /**
+   * How long Ready may keep an observation while passes fail to observe: two sync intervals (the
+   * default interval when undefined). Past it, Ready is Unknown: the operator is blind.
+   */
+  staleAfterMs(intervalMs: number | undefined): number {
+    return STALE_AFTER_SYNC_INTERVALS * (intervalMs ?? this.#defaultSyncIntervalMs);
+  }
+
+  /** An observation of the object's manager succeeded at `atMs` (a read, or the manager's list). */
+  observed(ref: ObjectRef, atMs: number): void {
+    const key = objectKey(ref);
+    if ((this.#observedAtMs.get(key) ?? -Infinity) < atMs) this.#observedAtMs.set(key, atMs);
+  }
+
+  /** When the last successful observation of the object was, since the operator started. */
+  lastObservedMs(ref: ObjectRef): number | undefined {
+    return this.#observedAtMs.get(objectKey(ref));
+  }
+
+  /** The object is gone: nothing to remember of it. */
+  forgetObject(ref: ObjectRef): void {
+    this.#observedAtMs.delete(objectKey(ref));
   }
 
   /** When to look again: the interval (the default when undefined), spread by the jitter. */

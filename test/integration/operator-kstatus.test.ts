@@ -40,14 +40,19 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
   });
 
   /** a simulator with edge-1 carrying "old", its NSXManager, and an EdgeTenant wanting `tenant` */
-  async function scene(name: string, tenant: string, annotations?: Record<string, string>) {
+  async function scene(
+    name: string,
+    tenant: string,
+    annotations?: Record<string, string>,
+    syncInterval = "1h",
+  ) {
     const sim = await startSimulator({ state: { edges: [{ generate: { count: 1, tenant: "old" } }] } });
     sims.push(sim);
     await k8s.manager(name, sim.url);
     await k8s.create<EdgeTenant>({
       kind: "EdgeTenant",
       metadata: { name, ...(annotations ? { annotations } : {}) },
-      spec: { managerRef: { name }, edgeId: "edge-1", tenant, syncInterval: "1h" },
+      spec: { managerRef: { name }, edgeId: "edge-1", tenant, syncInterval },
     });
     return sim;
   }
@@ -122,6 +127,34 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
       paused.metadata.generation,
     );
     await neverCurrent("EdgeTenant", "paused", "nothing is known of the edge");
+  });
+
+  it("an object whose manager refuses the credentials stops reading Current within two sync intervals", async () => {
+    // the shortest sync interval the CRD allows: Ready is kept for two of them
+    const intervalMs = 10_000;
+    const sim = await scene("blind", "first", undefined, "10s");
+    await current("EdgeTenant", "blind");
+    // the credentials stop working; no spec changes: the object is only blind
+    sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
+    const rotatedMs = Date.now();
+    sim.state.changeEdge("edge-1", { tenant: "drifted-while-blind" });
+    const stale = await k8s.waitFor(
+      "EdgeTenant",
+      "blind",
+      "not Current",
+      (o) => kstatus(o).status !== "Current",
+      { timeoutMs: 5 * intervalMs },
+    );
+    const blindMs = Date.now() - rotatedMs;
+    // the bound is two sync intervals since the last observation (at most one interval before the
+    // rotation), and a retry comes at most one interval after it
+    expect(blindMs, "read Current no longer than the bound").toBeLessThan(4 * intervalMs);
+    expect(condition(stale, "Ready"), "Unknown, with the cause and since when").toMatchObject({
+      status: "Unknown",
+      message: expect.stringMatching(/no observation of the manager since/),
+    });
+    await neverCurrent("EdgeTenant", "blind", "the operator cannot see the manager");
+    expect(tenantOn(sim, "edge-1"), "nothing written blind").toBe("drifted-while-blind");
   });
 
   it("an NSXManager whose dependents are refused with 403 turns not-Ready at once", async () => {

@@ -329,59 +329,97 @@ describe("dependents", () => {
   it.each([
     {
       name: "ObservedThisGeneration",
-      reason: "the latest observation was of this generation and matched: Ready stays",
+      reason: "the latest observation was of this generation and matched, a minute ago: Ready stays",
       readyGeneration: 1,
       previousReady: { status: "True", reason: "InSync" },
+      transition: "2024-05-01T11:59:00Z",
       want: { status: "True", reason: "InSync" },
+      // back when it goes stale: two sync intervals (10 min) after the observation
+      requeueAfterMs: 9 * MINUTE + 1,
     },
     {
       name: "DriftedThisGeneration",
       reason: "a drift observed for this generation stays Drifted",
       readyGeneration: 1,
       previousReady: { status: "False", reason: "Drifted" },
+      transition: "2024-05-01T11:59:00Z",
       want: { status: "False", reason: "Drifted" },
+      requeueAfterMs: 9 * MINUTE + 1,
+    },
+    {
+      name: "ObservedLongAgo",
+      reason: "an observation older than two sync intervals is stale while paused: Unknown",
+      readyGeneration: 1,
+      previousReady: { status: "True", reason: "InSync" },
+      transition: "2024-04-01T00:00:00Z",
+      want: { status: "Unknown", reason: "ReconcilePaused" },
+      requeueAfterMs: undefined,
     },
     {
       name: "NewGenerationUnknown",
       reason: "paused before this generation was observed: the manager's state is unknown, not Ready",
       readyGeneration: 0,
       previousReady: { status: "True", reason: "InSync" },
+      transition: "2024-05-01T11:59:00Z",
       want: { status: "False", reason: "ReconcilePaused", observedGeneration: 1 },
+      requeueAfterMs: undefined,
     },
-  ] as const)(
-    "make no calls while paused, do not requeue, and keep Ready only when known: $name",
-    async (c) => {
-      const ready: Condition = {
-        type: "Ready",
-        ...c.previousReady,
-        message: "",
-        lastTransitionTime: "2024-04-01T00:00:00Z",
-        observedGeneration: c.readyGeneration,
-      };
-      const object = {
-        ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
-        status: { observedGeneration: c.readyGeneration, conditions: [ready] },
-      };
-      const { fake, pass } = setup({ objects: [manager(), object] });
-      const report = await pass(object);
-      expect(fake.calls).toEqual([]);
-      expect(condition(report, "Ready"), c.reason).toMatchObject(c.want);
-      expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
-      expect(report.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
-      expect(report.outcome).toEqual({ type: "done" });
-    },
-  );
+  ] as const)("make no calls while paused, and keep Ready only while known: $name", async (c) => {
+    const ready: Condition = {
+      type: "Ready",
+      ...c.previousReady,
+      message: "",
+      lastTransitionTime: c.transition,
+      observedGeneration: c.readyGeneration,
+    };
+    const object = {
+      ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
+      status: { observedGeneration: c.readyGeneration, conditions: [ready] },
+    };
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    const report = await pass(object);
+    expect(fake.calls).toEqual([]);
+    expect(condition(report, "Ready"), c.reason).toMatchObject(c.want);
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
+    expect(report.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
+    expect(report.outcome).toEqual(
+      c.requeueAfterMs === undefined ? { type: "done" } : { type: "done", requeueAfterMs: c.requeueAfterMs },
+    );
+  });
 
   it.each([
-    { status: 401, reason: "the credentials were refused on the dependent's own call" },
-    { status: 403, reason: "the user lacks the rights for the dependent's call" },
-  ])("ask for their manager's check now when a call is answered $status: $reason", async ({ status }) => {
+    {
+      answer: "401",
+      reason: "the credentials were refused on the dependent's own call",
+      synced: "Unauthorized",
+    },
+    { answer: "403", reason: "the user lacks the rights for the dependent's call", synced: "Unauthorized" },
+    {
+      answer: "503",
+      reason: "the manager is unavailable: its status should tell the others at once",
+      synced: "Unreachable",
+    },
+    {
+      answer: "no answer",
+      reason: "the call timed out or could not connect: the same",
+      synced: "Unreachable",
+    },
+  ])("ask for their manager's check now when a call gets $answer: $reason", async ({ answer, synced }) => {
     const object = edgeTenant();
     const { fake, pass } = setup({ objects: [manager(), object] });
-    fake.faults.getEdge = [apiError(status, "GET", "/api/4.0/edges/edge-1")];
+    fake.faults.getEdge = [
+      answer === "no answer"
+        ? new NsxTransportError({
+            method: "GET",
+            path: "/api/4.0/edges/edge-1",
+            reason: "timed out",
+            notSent: false,
+          })
+        : apiError(Number(answer), "GET", "/api/4.0/edges/edge-1"),
+    ];
     const report = await pass(object);
     expect(report.wake).toEqual([{ kind: "NSXManager", namespace: "ns", name: "nsx" }]);
-    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "Unauthorized" });
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: synced });
     expect(condition(report, "Ready"), "never observed: not Ready").toMatchObject({ status: "False" });
   });
 
