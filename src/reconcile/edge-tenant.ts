@@ -20,7 +20,9 @@ import { hasNsxCode, ReconcileError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import type { RestoreTenantAction, SetTenantAction } from "./plan.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
+import { isPaused } from "./policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
+import { managerRefOf } from "./state.ts";
 
 /** What a pass over one edge found before reading it, and the document it read last. */
 interface EdgeTarget {
@@ -76,7 +78,11 @@ export const restorePass: PassHandler<
   RestoreTenantAction
 > = {
   async prepare(ctx) {
-    const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx));
+    const manager = await ctx.state.store.get(
+      managerRefOf(ctx.object, ctx.object.spec?.managerRef?.name ?? ""),
+    );
+    const managerPaused = manager !== undefined && isPaused(manager.metadata);
+    const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx), managerPaused);
     if (decision.type === "skip") return { decision, edge: undefined };
     const { config, managerURL } = decision;
     const connection = await ctx.state.connectDependent(ctx.object, config.managerName, { restoring: true });

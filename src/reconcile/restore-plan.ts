@@ -28,8 +28,15 @@ export type RestoreDecision =
       managerURL: string | undefined;
     };
 
-/** What deleting the object does, before anything is read; `owner` holds the original's edge now, if anyone does. */
-export function restoreDecision(object: EdgeTenant, owner: ObjectRef | undefined): RestoreDecision {
+/**
+ * What deleting the object does, before anything is read; `owner` holds the original's edge now,
+ * if anyone does; `managerPaused` when its NSXManager carries the pause annotation.
+ */
+export function restoreDecision(
+  object: EdgeTenant,
+  owner: ObjectRef | undefined,
+  managerPaused = false,
+): RestoreDecision {
   const ref = formatRef(refOf(object));
   // Normal: nothing to restore, or none of this object's business; Warning: a remembered original is left unwritten
   const skip = (type: ReconcileEvent["type"], why: string): RestoreDecision => ({
@@ -64,11 +71,13 @@ export function restoreDecision(object: EdgeTenant, owner: ObjectRef | undefined
     return skip("Normal", `deletionPolicy is ${config.deletionPolicy}`);
   if (!allows(config.policy, "updateEdge"))
     return skip("Normal", `managementPolicy ${config.policy} writes nothing, on delete either`);
-  if (isPaused(object.metadata))
+  if (isPaused(object.metadata) || managerPaused) {
+    const whose = managerPaused ? " on its NSXManager" : "";
     return skip(
       "Warning",
-      `annotation nsxv.io/paused is "true": no manager calls, on delete either; ${edgeId} keeps the tenant it has`,
+      `annotation nsxv.io/paused is "true"${whose}: no manager calls, on delete either; ${edgeId} keeps the tenant it has`,
     );
+  }
   if (original === undefined) {
     const lost = findCondition(status?.conditions, "OriginalTenantLost");
     return lost?.status === "True"

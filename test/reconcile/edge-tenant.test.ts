@@ -216,6 +216,8 @@ describe("deletionPolicy Restore", () => {
       spec?: Partial<EdgeTenantSpec>;
       meta?: Partial<ObjectMeta>;
       original?: string | null;
+      /** its NSXManager carries the pause annotation */
+      pausedManager?: boolean;
     } = {},
   ) {
     const { current = "blue", original = "legacy" } = init;
@@ -227,7 +229,8 @@ describe("deletionPolicy Restore", () => {
       status: original === null ? {} : { originalTenant: original },
     };
     const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: current }) } });
-    return { object, ...setup({ objects: [manager(), object], fake }) };
+    const nsx = manager({}, init.pausedManager === true ? { annotations: { "nsxv.io/paused": "true" } } : {});
+    return { object, ...setup({ objects: [nsx, object], fake }) };
   }
 
   it("writes the original tenant back with GET + PUT, then lets the object go", async () => {
@@ -271,6 +274,13 @@ describe("deletionPolicy Restore", () => {
       reason: "the policy was changed to Orphan before the delete",
       init: { spec: { deletionPolicy: "Orphan" as const } },
       calls: [],
+    },
+    {
+      name: "ManagerPaused",
+      reason: "a paused NSXManager gets no call, a restore's either",
+      init: { pausedManager: true },
+      calls: [],
+      warning: true,
     },
     {
       name: "SkipRestoreAnnotation",
