@@ -90,6 +90,16 @@ export class DirectorySource implements DesiredStateSource {
   #revision = 0;
   /** until the first read of the manifests is applied: objects then new to the memory had their status lost, if it was */
   #firstLoad = true;
+  /** the read in progress, if any: reads apply one after another, so an older read never lands over a newer one */
+  #reading: Promise<void> = Promise.resolve();
+  /**
+   * Objects one read did not find, kept until a second read agrees: a file caught half-written
+   * (an editor's or git's truncate-then-write) must not delete objects, which would run their
+   * finalizers' restores and forget their status.
+   */
+  #unconfirmedRemovals = new Set<string>();
+  /** while started: asks for the read that confirms removals, debounceMs later */
+  #confirmRemovals: (() => void) | undefined;
 
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
@@ -125,7 +135,6 @@ export class DirectorySource implements DesiredStateSource {
     await this.#memory.read();
     await this.reload();
     let pending: Timer | undefined;
-    let running = Promise.resolve();
     /** files fs.watch named since the last read; "all" when it could not say which */
     let changed: Set<string> | "all" = new Set();
     const schedule = (delayMs: number): void => {
@@ -134,7 +143,12 @@ export class DirectorySource implements DesiredStateSource {
         pending = undefined;
         const files = changed;
         changed = new Set();
-        running = running.then(() => (files === "all" ? this.reload() : this.#reloadFiles([...files])));
+        (files === "all" ? this.reload() : this.#reloadFiles([...files])).catch((err: unknown) =>
+          this.#logger.error(
+            { err, dir: this.#dir },
+            "reading the manifests failed; the next change or rescan tries again",
+          ),
+        );
       });
     };
     const rescan = (): void => {
@@ -143,6 +157,10 @@ export class DirectorySource implements DesiredStateSource {
       rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
     };
     let rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
+    this.#confirmRemovals = () => {
+      changed = "all";
+      schedule(this.#debounceMs);
+    };
     const watcher = this.#watchFiles((file) => {
       if (changed !== "all") {
         if (file === undefined) changed = "all";
@@ -155,9 +173,10 @@ export class DirectorySource implements DesiredStateSource {
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
     watcher?.close();
+    this.#confirmRemovals = undefined;
     pending?.cancel();
     rescanTimer.cancel();
-    await running;
+    await this.#reading;
     await this.#memory.flushed();
   }
 
@@ -222,7 +241,21 @@ export class DirectorySource implements DesiredStateSource {
   }
 
   /** Reads every manifest again and enqueues what changed; exposed for tests and for a manual rescan. */
-  async reload(): Promise<void> {
+  reload(): Promise<void> {
+    return this.#serially(() => this.#readAll());
+  }
+
+  #reloadFiles(files: readonly string[]): Promise<void> {
+    return this.#serially(() => this.#readFiles(files));
+  }
+
+  #serially(read: () => Promise<void>): Promise<void> {
+    const next = this.#reading.then(read);
+    this.#reading = next.catch(() => undefined);
+    return next;
+  }
+
+  async #readAll(): Promise<void> {
     const set = await this.#load([this.#dir]);
     if (set === undefined) return; // the directory itself cannot be read: keep everything
     this.#apply(set.merge(new Map()), set.mergeSecrets(new Map()), set.invalid);
@@ -233,14 +266,14 @@ export class DirectorySource implements DesiredStateSource {
    * a change in one file of thousands is acted on without reading the thousands. A file that is
    * gone takes its objects with it; the periodic rescan still reads everything.
    */
-  async #reloadFiles(files: readonly string[]): Promise<void> {
+  async #readFiles(files: readonly string[]): Promise<void> {
     const present: string[] = [];
     for (const file of files) {
       const kind = await stat(file).then(
         (s) => (s.isFile() ? "file" : "other"),
         () => "gone",
       );
-      if (kind === "other") return this.reload(); // a directory came or changed: read everything
+      if (kind === "other") return this.#readAll(); // a directory came or changed: read everything
       if (kind === "file" && isManifestFile(file)) present.push(file);
     }
     const set = await this.#load(present);
@@ -303,6 +336,14 @@ export class DirectorySource implements DesiredStateSource {
   ): void {
     const before = this.#objects;
     const beforeSecrets = this.#secrets;
+    const unconfirmed = new Set<string>();
+    for (const [key, entry] of before) {
+      if (objects.has(key) || this.#unconfirmedRemovals.has(key)) continue;
+      objects.set(key, entry);
+      unconfirmed.add(key);
+    }
+    this.#unconfirmedRemovals = unconfirmed;
+    if (unconfirmed.size > 0) this.#confirmRemovals?.();
     /** objects as the reconciler saw them before this read, and whether their file's certainty moved */
     const seen = new Map<string, { view: NsxvObject | undefined; certaintyChanged: boolean }>();
     for (const [key, { value, file }] of objects) {

@@ -108,7 +108,8 @@ describe("DirectorySource", () => {
       "manager.yaml": MANAGER("https://nsx.example"),
       "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
     });
-    const { source, enqueued } = await open();
+    // fs.watch stays out of it: the reads are the test's own
+    const { source, enqueued } = await open({ debounceMs: 60_000 });
     expect(source.notReady()).toBeUndefined();
     expect(enqueued.sort(), "everything is new").toEqual([
       "EdgeTenant/default/app",
@@ -125,6 +126,8 @@ describe("DirectorySource", () => {
       files: Record<string, string>;
       enqueued: string[];
       generations: Record<string, number | undefined>;
+      /** a removal is acted on when a second read agrees (a file caught half-written is not a removal) */
+      secondRead?: true;
     }[] = [
       {
         name: "SpecChange",
@@ -156,12 +159,17 @@ describe("DirectorySource", () => {
         files: { "edges.yaml": EDGE("web", "green") },
         enqueued: ["EdgeTenant/default/app"],
         generations: { web: 2, app: undefined },
+        secondRead: true,
       },
     ];
     for (const c of cases) {
       enqueued.length = 0;
       await files(c.files);
       await source.reload();
+      if (c.secondRead) {
+        expect(enqueued, `${c.name}: one read does not remove`).toEqual([]);
+        await source.reload();
+      }
       expect(enqueued.sort(), `${c.name}: ${c.reason}`).toEqual(c.enqueued);
       for (const [name, generation] of Object.entries(c.generations)) {
         const object = (await source.store.get(ref("EdgeTenant", name))) as NsxvObject | undefined;
@@ -262,6 +270,53 @@ describe("DirectorySource", () => {
     expect(enqueued, "a removed object is reconciled once more").toEqual(["EdgeTenant/default/app"]);
   });
 
+  it("removes an object only when a second read agrees: a file caught half-written deletes nothing", async () => {
+    await files({
+      "manager.yaml": MANAGER("https://nsx.example"),
+      "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
+    });
+    const { source, enqueued } = await open({ debounceMs: 60_000 });
+    expect(await source.setFinalizer(ref("EdgeTenant", "app"), "nsxv.io/restore", true)).toBe("written");
+    enqueued.length = 0;
+    // a writer truncated the file and has written the first document so far
+    await files({ "edges.yaml": EDGE("web", "blue") });
+    await source.reload();
+    const app = (await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject | undefined;
+    expect(app?.metadata.deletionTimestamp, "not being deleted on one read").toBeUndefined();
+    expect(app?.metadata.generation).toBe(1);
+    expect(enqueued).toEqual([]);
+    // the writer finishes: the next read finds it again, and nothing moved
+    await files({ "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red") });
+    await source.reload();
+    await source.reload();
+    expect(
+      ((await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject).metadata.deletionTimestamp,
+    ).toBeUndefined();
+    expect(enqueued, "nothing to reconcile").toEqual([]);
+    // really removed: two reads agree, and its finalizer makes it one being deleted
+    await files({ "edges.yaml": EDGE("web", "blue") });
+    await source.reload();
+    await source.reload();
+    const deleting = (await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject | undefined;
+    expect(deleting?.metadata.deletionTimestamp).toBeTypeOf("string");
+    expect(enqueued).toEqual(["EdgeTenant/default/app"]);
+  });
+
+  it("asks for the confirming read itself, debounceMs after a read that misses objects", async () => {
+    await files({
+      "manager.yaml": MANAGER("https://nsx.example"),
+      "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
+    });
+    const { source, enqueued } = await open({ debounceMs: 20 });
+    enqueued.length = 0;
+    await files({ "edges.yaml": EDGE("web", "blue") });
+    await source.reload();
+    const deadline = Date.now() + 5_000;
+    while (enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(enqueued).toEqual(["EdgeTenant/default/app"]);
+    expect(await source.store.get(ref("EdgeTenant", "app"))).toBeUndefined();
+  });
+
   it("writes the status file once per burst, with every status of the burst in it", async () => {
     const statusFile = join(dir, "state", "status.json");
     const edges = Array.from({ length: 50 }, (_, i) => EDGE(`e${i}`, "blue")).join("---");
@@ -322,6 +377,7 @@ describe("DirectorySource", () => {
     first.enqueued.length = 0;
     await files({ "edges.yaml": "" });
     await first.source.reload();
+    await first.source.reload(); // the second read agrees
     expect(first.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
     const going = (await first.source.store.get(web)) as NsxvObject;
     expect(going.metadata.deletionTimestamp).toBeTypeOf("string");
@@ -349,6 +405,7 @@ describe("DirectorySource", () => {
     const { source } = await open();
     await files({ "edges.yaml": "" });
     await source.reload();
+    await source.reload(); // the second read agrees
     expect(await source.store.get(ref("EdgeTenant", "web"))).toBeUndefined();
   });
 
