@@ -55,6 +55,7 @@ export const DEFAULT_RECONCILER_OPTIONS = Object.freeze({
   jitterFraction: 0.1,
   poolListTtlMs: 30_000,
   maxAttempts: 3,
+  fullReadIntervalMs: 3_600_000,
 });
 
 export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => Promise<ReconcileReport>;
@@ -184,9 +185,9 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   ): Promise<Draft> {
     const { object } = ctx;
     const failure = failureOf(run, doing);
-    // a plan was made on an observation: the manager was seen now
-    if (run.latest !== undefined) state.observed(refOf(object), ctx.now.getTime());
     const settled = run.latest?.settle(run.results, failure);
+    // a plan was made on an observation: the manager was seen (now, or when its edge list was read)
+    if (run.latest !== undefined) state.observed(refOf(object), settled?.observedAtMs ?? ctx.now.getTime());
     const events: ReconcileEvent[] = [...run.results.done.map(changeEvent), ...(settled?.events ?? [])];
     let status = settled?.status;
     if (failure !== undefined) {
@@ -205,6 +206,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       ...(settled?.pool !== undefined ? { pool: settled.pool } : {}),
       planned: run.planned,
       finalized: settled?.finalized,
+      ...(settled?.wake !== undefined && settled.wake.length > 0 ? { wake: settled.wake } : {}),
+      ...(settled?.notes !== undefined && settled.notes.length > 0 ? { notes: settled.notes } : {}),
       outcome: {
         type: "done",
         requeueAfterMs: Math.min(resyncOf(object), run.latest?.requeueAfterMs ?? Infinity),
@@ -267,7 +270,10 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     const blind =
       ready !== undefined && ready.observedGeneration === ctx.generation && ready.status === "Unknown";
     const observed = observedReady(object.status?.conditions, ctx.generation);
-    if (!blind && observed === undefined) return { type: "Ready", status: "False", ...cause };
+    // fields named: a failure is an Error, whose message a spread would not copy
+    if (!blind && observed === undefined) {
+      return { type: "Ready", status: "False", reason: cause.reason, message: cause.message };
+    }
     const ref = refOf(object);
     const lastMs =
       state.lastObservedMs(ref) ??

@@ -1,10 +1,11 @@
 /**
  * The reconciler as the tests drive it: a memory store, connections whose clients are one fake
  * manager, a settable clock; `pass(object)` runs one reconcile and writes the status back, as the
- * status sink would.
+ * status sink would, after checking it against the CRDs as the API server does.
  */
 import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
 import { refOf } from "../../src/api/refs.ts";
+import { ResourceValidator } from "../../src/api/schema.ts";
 import type { ManagerClientOptions } from "../../src/nsx/client.ts";
 import { ManagerConnections } from "../../src/reconcile/connections.ts";
 import { createReconciler, type ReconcilerDeps } from "../../src/reconcile/reconciler.ts";
@@ -13,6 +14,9 @@ import { memoryStore, type DesiredStateStore } from "../../src/reconcile/store.t
 import { allocations, credentials, edgeXml, fakeManager, pool, T0, type FakeManager } from "./fixtures.ts";
 
 export const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
+
+/** the CRDs' schemas: a status the API server would refuse (422) fails the test that wrote it */
+const crds = ResourceValidator.load();
 
 export function setup(init: {
   objects: NsxvObject[];
@@ -62,7 +66,15 @@ export function setup(init: {
     const ref = refOf(object);
     const report = await reconcile(ref);
     const current = store.get(ref) as NsxvObject;
-    if (report.status !== undefined) store.put({ ...current, status: report.status } as NsxvObject);
+    if (report.status !== undefined) {
+      const written = { ...current, status: report.status } as NsxvObject;
+      // only status: some tests hand the reconciler a spec the API server would refuse on purpose
+      const issues = crds.validate(written.kind, written).issues.filter((i) => i.path[0] === "status");
+      if (issues.length > 0) {
+        throw new Error(`the API server would refuse this status: ${JSON.stringify(issues)}`);
+      }
+      store.put(written);
+    }
     return report;
   };
   return { store, fake, clients, clock, reconcile, pass, listed };
