@@ -104,6 +104,8 @@ export interface NSXManagerStatus extends CommonStatus {
    * reports the same one name the same manager, whatever their URLs
    */
   vsmUuid?: string;
+  /** why the manager's edge list could not be read at the last check (its EdgeTenants then read their edges one by one) */
+  edgeListError?: string;
 }
 
 export interface EdgeTenantSpec {
@@ -130,6 +132,10 @@ export interface EdgeTenantStatus extends CommonStatus {
   /** the edge originalTenant was read from, and so the only edge Restore writes it to */
   originalTenantOf?: OriginalTenantSource;
   lastCorrectionTime?: string;
+  /** how the latest observation was made: the edge read in full, or its summary in the manager's edge list */
+  observedVia?: "Read" | "EdgeList";
+  /** RFC 3339: when the edge was last read in full (the safety net reads it at least once per fullReadInterval) */
+  lastFullReadTime?: string;
 }
 
 /** Where a remembered original tenant was read: one edge of one real manager. */

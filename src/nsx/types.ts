@@ -63,7 +63,8 @@ export interface EdgePage {
 }
 
 /**
- * The five calls, as the reconcile executor sees them. `ManagerClient` implements this over
+ * The calls the reconciler makes: an edge read and written, pools and allocations listed, an
+ * address released, and the paged edge list. `ManagerClient` implements this over
  * HTTP; tests may pass a fake object literal.
  */
 export interface ManagerApi {
@@ -72,6 +73,8 @@ export interface ManagerApi {
   listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]>;
   listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]>;
   releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<ReleaseAnswer>;
+  /** every edge's summary, through all pages of `GET /api/4.0/edges` (pageSize 1 to 1024) */
+  listEdges(options?: CallOptions & { pageSize?: number }): Promise<EdgeSummary[]>;
 }
 
 /**

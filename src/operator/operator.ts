@@ -254,6 +254,7 @@ export class Operator {
   async #reconcileRef(ref: ObjectRef, signal: AbortSignal): Promise<Result<ObjectRef>> {
     const report = await this.#reconcile(ref, { signal });
     this.#recorder.record(report);
+    for (const note of report.notes) this.#logger.debug({ ...ref }, note);
     const also = report.wake;
     if (report.status !== undefined) {
       const written = await this.#source.writeStatus(ref, report.status);

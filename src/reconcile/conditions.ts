@@ -102,6 +102,8 @@ export const REASONS = [
   "StatusLost",
   // a Warning: an object goes while an original it remembered is deliberately not written back
   "RestoreAbandoned",
+  // a Warning: a manager's edge list could not be read; its EdgeTenants read their edges one by one
+  "EdgeListUnavailable",
   ...INSECURE_REASONS,
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,
@@ -118,6 +120,7 @@ export const EVENT_REASONS = [
   "PoolExhausted",
   "StatusLost",
   "RestoreAbandoned",
+  "EdgeListUnavailable",
   ...INSECURE_REASONS,
   ...CHANGE_REASONS,
   ...FAILURE_REASONS,

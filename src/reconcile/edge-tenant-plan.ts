@@ -21,7 +21,7 @@ import {
   type Failure,
   type ReconcileEvent,
 } from "./conditions.ts";
-import type { ActionResults, KindPlan } from "./kind.ts";
+import type { ActionResults, KindPlan, Settled } from "./kind.ts";
 import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
@@ -33,6 +33,10 @@ export interface EdgeObservation {
   version?: number | undefined;
   /** undefined when the edge has no `<tenant>` */
   tenant?: string | undefined;
+  /** read in full (GET), or seen in the manager's edge list: a write is planned on a read only */
+  via: "read" | "list";
+  /** when a list observation was made (the list's fetch); a read is made now */
+  observedAtMs?: number | undefined;
 }
 
 export interface EdgeTenantPlanInput {
@@ -52,6 +56,8 @@ export interface EdgeTenantPlanInput {
   finalizerPresent: boolean;
   /** why the status the object had may have been lost (a status file set aside), when it may */
   statusLost?: string | undefined;
+  /** the tenant the edge list showed before this pass read the edge in full, when it looked there first */
+  listedTenant?: string | undefined;
 }
 
 /** Reconciling while a recorded original waits for its correction: come back at once. */
@@ -83,9 +89,12 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
     drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
   // the first record of an original stays: a later pass that only adds the finalizer keeps it
   const recorded = original ?? (record ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
+  // the list's summary decides nothing it would write: a correction (or its record) is planned on a read
+  const observeFully = input.observed.via === "list" && drift !== undefined && why === undefined;
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,
+    observeFully,
     requeueAfterMs: record ? AT_ONCE_MS : undefined,
     settle: (results, failure) =>
       settle(input, { drift, hold, why: withheldWhy, recording: record, recorded, lost }, results, failure),
@@ -109,7 +118,7 @@ function settle(
   decision: Decision,
   results: ActionResults<SetTenantAction>,
   failure: Failure | undefined,
-): { status: EdgeTenantStatus; events: ReconcileEvent[] } {
+): Settled {
   const { config, observed, previous, now, generation } = input;
   const { drift, recorded, lost } = decision;
   const corrected = drift !== undefined && results.done.length > 0;
@@ -148,6 +157,13 @@ function settle(
     events.push({ type: "Warning", reason: hold.reason, message: hold.message });
   if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
     events.push({ type: "Warning", reason: "StatusLost", message: lost });
+  const read = observed.via === "read";
+  const notes =
+    read && input.listedTenant !== undefined && input.listedTenant !== (observed.tenant ?? "")
+      ? [
+          `the edge list showed ${observed.edgeId} with tenant ${quote(input.listedTenant)}, the read shows ${quote(observed.tenant)}: a summary that lags; the read decides`,
+        ]
+      : [];
   return {
     status: omitUndefined({
       observedGeneration: generation,
@@ -158,9 +174,13 @@ function settle(
       originalTenant: recorded?.tenant,
       originalTenantOf: recorded?.of,
       lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
+      observedVia: read ? "Read" : "EdgeList",
+      lastFullReadTime: read ? formatTime(now) : previous?.lastFullReadTime,
       conditions: setConditions(previous?.conditions, updates, { now, generation }),
     }),
     events,
+    notes,
+    ...(observed.observedAtMs !== undefined ? { observedAtMs: observed.observedAtMs } : {}),
   };
 }
 

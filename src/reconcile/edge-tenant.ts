@@ -10,7 +10,8 @@
  * carries is refused by the client's PUT, and a read that lost top-level sections the previous
  * read of the same edge had is read again at once; the second read decides.
  */
-import type { ObjectRef } from "../api/refs.ts";
+import { createHash } from "node:crypto";
+import { refOf, type ObjectRef } from "../api/refs.ts";
 import { RESTORE_FINALIZER, SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
 import type { EdgeDocument } from "../nsx/edge-document.ts";
 import type { ManagerApi, CallOptions } from "../nsx/types.ts";
@@ -30,6 +31,8 @@ interface EdgeTarget {
   connection: ManagerConnection;
   /** the document of the latest observation: what a write sends back, with the tenant changed */
   document: EdgeDocument | undefined;
+  /** the tenant the manager's edge list showed, when this pass looked there first */
+  listed?: string | undefined;
 }
 
 export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation, SetTenantAction> = {
@@ -39,9 +42,14 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
     return { config, connection, document: undefined };
   },
-  async observe(target, ctx) {
+  async observe(target, ctx, depth) {
+    const listed = depth === "first" ? fromEdgeList(target, ctx) : undefined;
+    if (listed !== undefined) {
+      target.listed = listed.tenant ?? "";
+      return listed;
+    }
     target.document = await readEdge(target.connection, target.config.edgeId, ctx);
-    return observationOf(target.config.edgeId, target.document);
+    return { ...observationOf(target.config.edgeId, target.document), via: "read" };
   },
   plan(target, observed, ctx) {
     const { object } = ctx;
@@ -57,6 +65,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
       recordsOriginal: ctx.state.oneShot === undefined && ctx.state.mode === "apply",
       finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
       statusLost: ctx.statusLost,
+      listedTenant: target.listed,
     });
   },
   execute: (action, target, ctx) => writeTenant(target, action.edgeId, action.to, ctx),
@@ -97,7 +106,7 @@ export const restorePass: PassHandler<
     const { edge } = target;
     if (edge === undefined) return undefined;
     edge.document = await readEdge(edge.connection, edge.config.edgeId, ctx);
-    return observationOf(edge.config.edgeId, edge.document);
+    return { ...observationOf(edge.config.edgeId, edge.document), via: "read" };
   },
   plan: (target, observed) => planRestore(target.decision, observed),
   execute(action, target, ctx) {
@@ -118,8 +127,60 @@ async function ownerOfOriginalEdge(ctx: PassContext<EdgeTenant>): Promise<Object
   return (await ctx.state.conflictIndex("EdgeTenant")).winnerOver({ ...object, spec });
 }
 
-function observationOf(edgeId: string, document: EdgeDocument): EdgeObservation {
+function observationOf(edgeId: string, document: EdgeDocument): Omit<EdgeObservation, "via"> {
   return { edgeId, name: document.name, version: document.version, tenant: document.tenant };
+}
+
+/**
+ * The edge as the manager's edge list shows it, when that may stand for a read: the list is
+ * recent for this object (within two of its sync intervals), shows the edge, and the edge's full
+ * read is not due (the safety net: every edge is read in full once per fullReadInterval, so a
+ * manager whose summaries were ever wrong cannot hide drift for long; a one-shot run trusts the
+ * list). Undefined: read the edge.
+ */
+function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObservation | undefined {
+  const { state } = ctx;
+  const list = state.edgeLists.latest(target.connection.key)?.list;
+  const nowMs = ctx.now.getTime();
+  if (list === undefined || nowMs - list.fetchedAtMs > state.staleAfterMs(target.config.syncIntervalMs))
+    return undefined;
+  const summary = list.byId.get(target.config.edgeId);
+  if (summary === undefined) return undefined;
+  const due =
+    state.oneShot === undefined &&
+    fullReadDue(ctx.object.status?.lastFullReadTime, nowMs, state.fullReadIntervalMs, phaseOf(ctx.object));
+  if (due) return undefined;
+  return {
+    edgeId: target.config.edgeId,
+    name: summary.name,
+    version: summary.revision,
+    tenant: summary.tenant,
+    via: "list",
+    observedAtMs: list.fetchedAtMs,
+  };
+}
+
+/**
+ * Whether the safety net's full read is due: each object reads its edge once per interval, at its
+ * own phase of the interval (so that thousands of edges are read spread over it, not at once).
+ */
+export function fullReadDue(
+  lastFullRead: string | undefined,
+  nowMs: number,
+  intervalMs: number,
+  phase: number,
+): boolean {
+  const lastMs = lastFullRead === undefined ? NaN : Date.parse(lastFullRead);
+  if (!Number.isFinite(lastMs)) return true;
+  const cycle = (ms: number) => Math.floor((ms - phase * intervalMs) / intervalMs);
+  return cycle(nowMs) > cycle(lastMs);
+}
+
+/** A fixed fraction of the interval per object, from its namespace and name. */
+function phaseOf(object: EdgeTenant): number {
+  const { namespace, name } = refOf(object);
+  const digest = createHash("sha256").update(`${namespace}/${name}`).digest();
+  return digest.readUInt32BE(0) / 2 ** 32;
 }
 
 /** PUTs the latest document read with only its tenant set to `to`. */
@@ -131,6 +192,7 @@ async function writeTenant(
 ): Promise<"done"> {
   if (target.document === undefined) throw new Error(`PUT edge ${edgeId} planned without a read`);
   await target.connection.api.putEdge(edgeId, target.document.clone().setTenant(to), { signal: ctx.signal });
+  ctx.state.edgeLists.wrote(target.connection.key, edgeId, to);
   return "done";
 }
 

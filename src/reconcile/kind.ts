@@ -6,6 +6,7 @@
  * under it (a 409), observes again and plans again. A kind is a row of the table in
  * reconciler.ts; a kind added later is a new row of these functions, not a new path.
  */
+import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import type { NsxErrorCode } from "../nsx/errors.ts";
 import type { Failure, ReconcileEvent } from "./conditions.ts";
@@ -53,6 +54,12 @@ export interface Settled {
   pool?: PoolUsage;
   /** a deleting object's pass: its finalizer may go */
   finalized?: boolean;
+  /** other objects this observation says need a pass now (the EdgeTenants a manager's edge list shows drifted) */
+  wake?: ObjectRef[];
+  /** facts worth a debug line, nothing a person must act on (a summary the read did not confirm) */
+  notes?: string[];
+  /** when the observation settled here was made, when not now (the manager's edge list was read earlier) */
+  observedAtMs?: number;
 }
 
 /** What a planner decides from one observation. Pure data and a pure function. */

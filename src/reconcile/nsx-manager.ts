@@ -8,7 +8,7 @@
  * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
  * when that starts or its reason changes.
  */
-import { DEFAULTS, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
+import { DEFAULTS, type EdgeTenant, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
 import { insecureTransport } from "../nsx/client-options.ts";
 import { NsxError } from "../nsx/errors.ts";
 import {
@@ -21,14 +21,27 @@ import {
 } from "./conditions.ts";
 import { formatRef, refOf } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
+import { edgeTenantsToWake } from "./edge-list-plan.ts";
+import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
-import { resolveManager } from "./spec.ts";
+import { omitUndefined } from "./plan.ts";
+import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 
-/** What the check saw: how many pools the global scope holds, and the UUID the manager reports on them. */
+/** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
 export interface ManagerObservation {
   pools: number;
   vsmUuid: string | undefined;
+  /** the edge list, read when EdgeTenants name this manager */
+  edgeList: EdgeListState | undefined;
+}
+
+/** The manager's pass: its client, its EdgeTenants, and when to come back. */
+export interface ManagerTarget {
+  connection: ManagerConnection;
+  edgeTenants: EdgeTenant[];
+  /** the shortest sync interval of its EdgeTenants (the default without any), spread: its list's interval */
+  resyncMs: number;
 }
 
 /** An NSXManager's passes plan no action: one that reaches execute is a bug. */
@@ -36,41 +49,79 @@ function noActions(action: never): Promise<never> {
   return Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`));
 }
 
-export const nsxManagerPass: PassHandler<NSXManager, ManagerConnection, ManagerObservation, never> = {
+export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObservation, never> = {
   async prepare(ctx) {
     resolveManager(ctx.object);
+    const edgeTenants = ctx.state
+      .dependentsOf(ctx.object)
+      .filter((o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined);
+    const intervals = edgeTenants.map((o) => syncIntervalMsOf(o)).filter((ms) => ms !== undefined);
+    const resyncMs = ctx.state.resync(intervals.length === 0 ? undefined : Math.min(...intervals));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
-    return ctx.state.connect(ctx.object, { fresh: true });
+    return { connection: await ctx.state.connect(ctx.object, { fresh: true }), edgeTenants, resyncMs };
   },
-  async observe(connection, ctx) {
+  async observe(target, ctx) {
+    const { connection } = target;
     const pools = await ctx.state.refreshPoolList(connection, DEFAULTS.poolScope);
-    return { pools: pools.length, vsmUuid: pools.find((p) => p.vsmUuid !== undefined)?.vsmUuid };
+    const edgeList =
+      target.edgeTenants.length === 0
+        ? undefined
+        : await ctx.state.edgeLists.refresh(connection.key, connection.api, { signal: ctx.signal }).then(
+            () => ctx.state.edgeLists.latest(connection.key),
+            () => ctx.state.edgeLists.latest(connection.key),
+          );
+    return { pools: pools.length, vsmUuid: pools.find((p) => p.vsmUuid !== undefined)?.vsmUuid, edgeList };
   },
-  plan(_connection, observed, ctx) {
-    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"}`;
-    const status = (): NSXManagerStatus => ({
-      observedGeneration: ctx.generation,
-      reachable: true,
-      authenticated: true,
-      // a manager with no pool reports no UUID: the one it reported before stays
-      ...((observed.vsmUuid ?? ctx.object.status?.vsmUuid) !== undefined
-        ? { vsmUuid: observed.vsmUuid ?? ctx.object.status?.vsmUuid }
-        : {}),
-      conditions: setConditions(
-        ctx.object.status?.conditions,
-        [
-          {
-            type: "Ready",
-            status: "True",
-            reason: "Available",
-            message: `reachable and authenticated: ${count} in ${DEFAULTS.poolScope}`,
-          },
-          ...syncedUpdates(ctx.hold),
-        ],
-        { now: ctx.now, generation: ctx.generation },
-      ),
-    });
-    return { actions: [], withheld: [], settle: () => ({ status: status(), events: [] }) };
+  plan(target, observed, ctx) {
+    const previous = ctx.object.status;
+    const { edgeList } = observed;
+    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${DEFAULTS.poolScope}`;
+    const listed =
+      edgeList === undefined
+        ? ""
+        : edgeList.list !== undefined
+          ? `; ${edgeList.list.byId.size} edge${edgeList.list.byId.size === 1 ? "" : "s"} listed`
+          : `; the edge list failed (${edgeList.error}): its EdgeTenants read their edges one by one until it works`;
+    const vsmUuid = observed.vsmUuid ?? previous?.vsmUuid;
+    const status = (): NSXManagerStatus =>
+      omitUndefined({
+        observedGeneration: ctx.generation,
+        reachable: true,
+        authenticated: true,
+        // a manager with no pool reports no UUID: the one it reported before stays
+        vsmUuid,
+        edgeListError: edgeList?.error,
+        conditions: setConditions(
+          previous?.conditions,
+          [
+            {
+              type: "Ready",
+              status: "True",
+              reason: "Available",
+              message: `reachable and authenticated: ${count}${listed}`,
+            },
+            ...syncedUpdates(ctx.hold),
+          ],
+          { now: ctx.now, generation: ctx.generation },
+        ),
+      });
+    const events: ReconcileEvent[] =
+      edgeList?.error !== undefined && previous?.edgeListError === undefined
+        ? [
+            {
+              type: "Warning",
+              reason: "EdgeListUnavailable",
+              message: `the edge list failed: ${edgeList.error}`,
+            },
+          ]
+        : [];
+    const wake = edgeList === undefined ? [] : edgeTenantsToWake(target.edgeTenants, edgeList);
+    return {
+      actions: [],
+      withheld: [],
+      requeueAfterMs: target.resyncMs,
+      settle: () => ({ status: status(), events, wake }),
+    };
   },
   execute: noActions,
   rereadOn: {},
@@ -110,10 +161,10 @@ export function insecureConditions(object: NSXManager): {
   return { updates: [{ type: "Insecure", status: "True", ...said }], events };
 }
 
-/** What deleting an NSXManager found: the objects that still name it, and its connection while they do. */
+/** What deleting an NSXManager found: the objects that still name it, and its check while they do. */
 interface ReleaseTarget {
   dependents: string[];
-  connection: ManagerConnection | undefined;
+  check: ManagerTarget | undefined;
 }
 
 /**
@@ -128,17 +179,17 @@ export const managerReleasePass: PassHandler<
 > = {
   async prepare(ctx) {
     const dependents = ctx.state.dependentsOf(ctx.object).map((o) => formatRef(refOf(o)));
-    if (dependents.length === 0) return { dependents, connection: undefined };
-    return { dependents, connection: await nsxManagerPass.prepare(ctx) };
+    if (dependents.length === 0) return { dependents, check: undefined };
+    return { dependents, check: await nsxManagerPass.prepare(ctx) };
   },
   observe: (target, ctx, depth) =>
-    target.connection === undefined
+    target.check === undefined
       ? Promise.resolve(undefined)
-      : nsxManagerPass.observe(target.connection, ctx, depth),
+      : nsxManagerPass.observe(target.check, ctx, depth),
   plan(target, observed, ctx) {
-    if (target.connection === undefined || observed === undefined)
+    if (target.check === undefined || observed === undefined)
       return { actions: [], withheld: [], settle: () => ({ events: [], finalized: true }) };
-    const checked = nsxManagerPass.plan(target.connection, observed, ctx);
+    const checked = nsxManagerPass.plan(target.check, observed, ctx);
     return {
       ...checked,
       settle: (results, failure) => ({ ...checked.settle(results, failure), finalized: false }),

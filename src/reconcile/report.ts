@@ -60,8 +60,10 @@ export interface ReconcileReport {
   driftDetected: boolean;
   /** the pool of an IPPoolAllocations, when this pass observed it */
   pool: PoolUsage | undefined;
-  /** NSXManagers to check now: a dependent's call was refused (401/403) */
+  /** objects to reconcile now: a dependent's manager whose call failed, the EdgeTenants its edge list shows drifted */
   wake: ObjectRef[];
+  /** facts worth a debug line (a summary a read did not confirm) */
+  notes: string[];
   /** the kind's finalizer to add to or remove from the object, when that must change */
   finalizer: FinalizerChange | undefined;
   /** in a Conflict, the object that owns the edge or pool this one names */
@@ -79,6 +81,7 @@ export interface Draft {
   changes?: ReconcileChanges;
   pool?: PoolUsage;
   wake?: ObjectRef[];
+  notes?: string[];
   finalizer?: FinalizerChange;
   conflictOwner?: ObjectRef;
   planned?: PlannedAction[];
@@ -114,6 +117,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
     driftDetected,
     pool: draft.pool,
     wake: draft.wake ?? [],
+    notes: draft.notes ?? [],
     finalizer: draft.finalizer,
     conflictOwner: draft.conflictOwner,
     planned: draft.planned ?? [],

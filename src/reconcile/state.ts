@@ -20,6 +20,7 @@ import {
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { ConflictIndex } from "./conflicts.ts";
+import { EdgeListCache } from "./edge-lists.ts";
 import { EdgeShapes } from "./edge-shapes.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
@@ -51,6 +52,8 @@ export interface ReconcilerOptions {
   poolListTtlMs?: number;
   /** tries of a write answered 409, each after a fresh read; default 3 */
   maxAttempts?: number;
+  /** every edge is read in full at least this often, whatever the edge list says; default 3600000 (1 h) */
+  fullReadIntervalMs?: number;
 }
 
 type DependentKind = "EdgeTenant" | "IPPoolAllocations";
@@ -67,8 +70,11 @@ export class ReconcilerState {
   readonly mode: ExecutionMode;
   readonly maxAttempts: number;
   readonly oneShot: { releaseStrays: boolean } | undefined;
+  readonly fullReadIntervalMs: number;
   /** the top-level sections of each edge's last read (a read that lost some is read again) */
   readonly edgeShapes = new EdgeShapes();
+  /** each manager's edge list, as its last check read it */
+  readonly edgeLists: EdgeListCache;
   /** object key → when its last successful observation was (what a stale Ready is judged by) */
   readonly #observedAtMs = new Map<string, number>();
   readonly #defaultSyncIntervalMs: number;
@@ -86,10 +92,12 @@ export class ReconcilerState {
     this.mode = options.mode;
     this.maxAttempts = options.maxAttempts;
     this.oneShot = options.oneShot;
+    this.fullReadIntervalMs = options.fullReadIntervalMs;
     this.#defaultSyncIntervalMs = options.defaultSyncIntervalMs;
     this.#jitterFraction = options.jitterFraction;
     this.#random = options.random;
     this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock: options.clock });
+    this.edgeLists = new EdgeListCache(options.clock);
   }
 
   /**

@@ -63,6 +63,7 @@ const manager: Fixture<NSXManager> = {
     reachable: true,
     authenticated: true,
     vsmUuid: "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10",
+    edgeListError: "GET /api/4.0/edges?startIndex=0&pageSize=1024: HTTP 403",
   },
 };
 
@@ -87,6 +88,8 @@ const edgeTenant: Fixture<EdgeTenant> = {
     originalTenant: "legacy",
     originalTenantOf: { edgeId: "edge-7", manager: "nsx", managerURL: "https://nsx.example.org" },
     lastCorrectionTime: "2024-05-01T10:00:00Z",
+    observedVia: "EdgeList",
+    lastFullReadTime: "2024-05-01T09:30:00Z",
   },
 };
 

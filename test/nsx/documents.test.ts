@@ -58,6 +58,7 @@ function expectedPool(n: number): IpPool {
     objectId: `ipaddresspool-${n}`,
     name: `pool-${n}`,
     scopeId: "globalroot-0",
+    vsmUuid: "420A1BB4-9B4B-1A8A-1E6F-61D2E1A6A0D4",
     totalAddressCount: 3,
     usedAddressCount: 1,
     usedPercentage: 33,
@@ -141,6 +142,7 @@ describe("parsePoolList", () => {
           ipPoolType: null,
           usedPercentage: null,
           ipRanges: "",
+          vsmUuid: null,
         }),
       ),
       want: [

@@ -11,6 +11,7 @@ const observed = (tenant: string | undefined): EdgeObservation => ({
   name: "edge-one",
   version: 7,
   tenant,
+  via: "read",
 });
 const previous: EdgeTenantStatus = {
   lastCorrectionTime: "2024-04-01T00:00:00Z",

@@ -18,7 +18,7 @@ import {
 } from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
-import type { Allocation, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
+import type { Allocation, EdgeSummary, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
 import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
 import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
 import type { Failure } from "../../src/reconcile/conditions.ts";
@@ -168,6 +168,8 @@ export function apiError(
 
 export interface FakeState {
   edges: Map<string, string>;
+  /** what the edge list shows instead of the edges, by id (a manager whose summaries lag) */
+  staleSummaries?: Map<string, EdgeSummary>;
   pools: Map<string, IpPool[]>;
   allocations: Map<string, Allocation[]>;
 }
@@ -182,6 +184,7 @@ export interface FakeFaults {
   listPools?: Error[];
   listAllocations?: Error[];
   releaseAddress?: (Error | false | ReleaseAnswer)[];
+  listEdges?: Error[];
 }
 
 export interface FakeManager {
@@ -250,6 +253,15 @@ export function fakeManager(
         );
         return { released: true, answer: "true" };
       },
+      async listEdges() {
+        enter("listEdges", "listEdges");
+        return [...fake.state.edges.entries()].map(([id, xml]) => {
+          const stale = fake.state.staleSummaries?.get(id);
+          if (stale !== undefined) return structuredClone(stale);
+          const doc = EdgeDocument.parse(xml);
+          return omitUndefinedSummary({ id, name: doc.name, tenant: doc.tenant, revision: doc.version });
+        });
+      },
       async close() {
         fake.closed = true;
       },
@@ -312,4 +324,8 @@ export function onlyDone<A extends Action>(
   failure?: Failure,
 ): Settled {
   return plan.settle({ done: [...done], dropped: [], refused: [] }, failure);
+}
+
+function omitUndefinedSummary(summary: EdgeSummary): EdgeSummary {
+  return Object.fromEntries(Object.entries(summary).filter(([, v]) => v !== undefined)) as EdgeSummary;
 }

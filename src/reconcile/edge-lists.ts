@@ -1,0 +1,70 @@
+/**
+ * The manager's paged edge list, per manager client: one call per 1024 edges tells the tenant and
+ * version of every edge, which is what decides which EdgeTenants need their edge read in full. The
+ * mirror image of an informer's cache, for a system without watches: the NSXManager's pass
+ * refreshes it once per interval, the EdgeTenants' passes read it. Concurrent refreshes share one
+ * fetch; a failed one is kept as the reason its EdgeTenants are read one by one until the next.
+ */
+import type { CallOptions, EdgeSummary, ManagerApi } from "../nsx/types.ts";
+import type { Clock } from "../util/clock.ts";
+
+/** The largest page a manager serves: the fewest calls. */
+export const EDGE_LIST_PAGE_SIZE = 1024;
+
+/** The edge list as one fetch saw it. */
+export interface EdgeList {
+  fetchedAtMs: number;
+  byId: ReadonlyMap<string, EdgeSummary>;
+}
+
+/** The latest fetch of a manager's list: the list, or why there is none. */
+export type EdgeListState = { list: EdgeList; error?: undefined } | { list?: undefined; error: string };
+
+export class EdgeListCache {
+  readonly #clock: Pick<Clock, "now">;
+  readonly #latest = new Map<string, EdgeListState>();
+  readonly #fetching = new Map<string, Promise<EdgeList>>();
+
+  constructor(clock: Pick<Clock, "now">) {
+    this.#clock = clock;
+  }
+
+  /** Fetches every page now (the manager's pass) and keeps the result; rejects as the fetch did. */
+  refresh(key: string, api: ManagerApi, call: CallOptions = {}): Promise<EdgeList> {
+    let fetching = this.#fetching.get(key);
+    if (fetching === undefined) {
+      fetching = this.#fetch(key, api, call).finally(() => this.#fetching.delete(key));
+      this.#fetching.set(key, fetching);
+    }
+    return fetching;
+  }
+
+  /**
+   * The manager accepted our write of an edge's tenant: the list shows it now, as the manager's
+   * next list will (its version moved by an amount only a read tells).
+   */
+  wrote(key: string, edgeId: string, tenant: string): void {
+    const list = this.#latest.get(key)?.list;
+    const summary = list?.byId.get(edgeId);
+    if (list === undefined || summary === undefined) return;
+    const { revision: _unknown, ...rest } = summary;
+    (list.byId as Map<string, EdgeSummary>).set(edgeId, { ...rest, tenant });
+  }
+
+  /** What the last refresh of this manager's list got; undefined when none ran. */
+  latest(key: string): EdgeListState | undefined {
+    return this.#latest.get(key);
+  }
+
+  async #fetch(key: string, api: ManagerApi, call: CallOptions): Promise<EdgeList> {
+    try {
+      const edges = await api.listEdges({ ...call, pageSize: EDGE_LIST_PAGE_SIZE });
+      const list = { fetchedAtMs: this.#clock.now(), byId: new Map(edges.map((e) => [e.id, e])) };
+      this.#latest.set(key, { list });
+      return list;
+    } catch (error) {
+      this.#latest.set(key, { error: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+  }
+}

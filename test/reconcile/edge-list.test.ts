@@ -1,0 +1,243 @@
+/**
+ * List-first observation: the NSXManager's check reads the manager's paged edge list once per
+ * interval and wakes the EdgeTenants it shows drifted; an EdgeTenant's pass takes its edge's
+ * summary from that list and reads the edge in full only when it must: a correction to plan
+ * (the GET is the pre-write read: still exactly GET + PUT), an edge the list does not show, a list
+ * that is missing or old, or its safety-net full read due. A summary that lags is caught by the
+ * read before any write, and by the safety net at the latest.
+ */
+import { describe, expect, it } from "vitest";
+import { refOf } from "../../src/api/refs.ts";
+import type { EdgeTenant, EdgeTenantStatus, NSXManagerStatus } from "../../src/api/types.ts";
+import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
+import { fullReadDue } from "../../src/reconcile/edge-tenant.ts";
+import {
+  apiError,
+  count,
+  edgeTenant,
+  edgeXml,
+  fakeManager,
+  manager,
+  MINUTE,
+  withOriginal,
+} from "./fixtures.ts";
+import { condition, setup } from "./harness.ts";
+
+const HOUR = 60 * MINUTE;
+
+/** An NSXManager and one EdgeTenant (tenant "blue", original recorded) on a fake whose edge-1 carries `tenant`. */
+function fleet(tenant: string, deps: Parameters<typeof setup>[0]["deps"] = {}) {
+  const object = withOriginal(edgeTenant(), "old");
+  const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant, version: 7 }) } });
+  const harness = setup({ objects: [manager(), object], fake, deps });
+  const tenantPass = () => harness.pass(harness.store.get(refOf(object)) as EdgeTenant);
+  return { object, ...harness, tenantPass };
+}
+
+describe("the NSXManager's check reads the edge list", () => {
+  it("once per check when EdgeTenants name the manager, and wakes those it shows drifted", async () => {
+    const { fake, pass } = fleet("red");
+    const report = await pass(manager());
+    expect(fake.calls).toEqual(["listPools globalroot-0", "listEdges"]);
+    expect(report.wake, "edge-1 carries red, blue is wanted").toEqual([
+      { kind: "EdgeTenant", namespace: "ns", name: "edge" },
+    ]);
+    expect(condition(report, "Ready")?.message).toContain("1 edge listed");
+  });
+
+  it("not at all without EdgeTenants", async () => {
+    const { fake, pass } = setup({ objects: [manager()] });
+    await pass(manager());
+    expect(fake.calls).toEqual(["listPools globalroot-0"]);
+  });
+
+  it("says once when the list fails, stays Ready, and wakes every EdgeTenant to read its edge", async () => {
+    const { fake, pass } = fleet("blue");
+    fake.faults.listEdges = [apiError(403, "GET", "/api/4.0/edges"), apiError(403, "GET", "/api/4.0/edges")];
+    const first = await pass(manager());
+    expect(condition(first, "Ready")).toMatchObject({ status: "True" });
+    expect(condition(first, "Ready")?.message).toContain("the edge list failed");
+    expect((first.status as NSXManagerStatus).edgeListError).toContain("403");
+    expect(first.events.map((e) => e.reason)).toEqual(["EdgeListUnavailable"]);
+    expect(first.wake).toHaveLength(1);
+    const again = await pass(manager());
+    expect(again.events, "said once, not at every check").toEqual([]);
+    const recovered = await pass(manager());
+    expect((recovered.status as NSXManagerStatus).edgeListError, "tried again: it works").toBeUndefined();
+  });
+});
+
+describe("an EdgeTenant's pass takes the list first", () => {
+  it("in sync as the list shows it: no call at all", async () => {
+    const { fake, pass, tenantPass } = fleet("blue");
+    await pass(manager());
+    await tenantPass(); // its first pass reads in full (no full read recorded yet)
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls), "no call: the list saw it").toEqual([]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
+    expect((report.status ?? {}) as EdgeTenantStatus).toMatchObject({ observedVia: "EdgeList" });
+  });
+
+  it("drifted as the list shows it: exactly GET + PUT, the GET being the pre-write read", async () => {
+    const { fake, pass, tenantPass } = fleet("blue");
+    await pass(manager());
+    await tenantPass();
+    fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 8 }));
+    await pass(manager());
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1", "putEdge edge-1"]);
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
+    const after = fake.calls.length;
+    await tenantPass();
+    expect(fake.calls.slice(after), "the list knows what was written: no call").toEqual([]);
+  });
+
+  it("a summary that lags (drift shown, the read shows none): nothing written, a debug note", async () => {
+    const { fake, pass, tenantPass } = fleet("blue");
+    await pass(manager());
+    await tenantPass();
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "red", revision: 9 }]]);
+    await pass(manager());
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1"]);
+    expect(report.changes.tenantCorrections).toEqual([]);
+    expect(report.notes.join("\n")).toMatch(/summary that lags/);
+  });
+
+  it("a summary that hides drift is caught by the safety net's full read, spread over fullReadInterval", async () => {
+    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: HOUR });
+    await pass(manager());
+    await tenantPass();
+    // someone sets red; the list keeps saying blue
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "blue", revision: 7 }]]);
+    fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 8 }));
+    let corrected = false;
+    for (let minutes = 5; minutes <= 2 * 60 && !corrected; minutes += 5) {
+      clock.ms += 5 * MINUTE;
+      await pass(manager());
+      corrected = (await tenantPass()).changes.tenantCorrections.length > 0;
+      if (!corrected) expect(minutes, "within one fullReadInterval (and one pass)").toBeLessThan(65);
+    }
+    expect(corrected).toBe(true);
+    expect(count(fake.calls, "putEdge"), "one write, after a read").toBe(1);
+  });
+
+  it("reads in full when the list does not show the edge, and reports EdgeNotFound only after that read", async () => {
+    const { fake, pass, tenantPass } = fleet("blue");
+    await pass(manager());
+    await tenantPass();
+    fake.state.edges.delete("edge-1");
+    await pass(manager());
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls), "confirmed by a GET").toEqual(["getEdge edge-1"]);
+    expect(condition(report, "Synced")).toMatchObject({ reason: "EdgeNotFound" });
+  });
+
+  it("reads in full when the list is older than two of its sync intervals", async () => {
+    const { fake, pass, tenantPass, clock } = fleet("blue");
+    await pass(manager());
+    await tenantPass();
+    clock.ms += 11 * MINUTE; // the default interval is 5 min
+    const calls = fake.calls.length;
+    await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1"]);
+  });
+
+  it("in a one-shot run trusts the list: no safety net read", async () => {
+    const { fake, pass, tenantPass } = fleet("blue", { oneShot: { releaseStrays: false }, mode: "plan" });
+    await pass(manager());
+    const calls = fake.calls.length;
+    await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual([]);
+  });
+});
+
+describe("which EdgeTenants a list wakes", () => {
+  const list = (tenant: string | undefined) => ({
+    list: {
+      fetchedAtMs: 0,
+      byId: new Map(tenant === undefined ? [] : [["edge-1", { id: "edge-1", tenant }]]),
+    },
+  });
+  const withStatus = (object: EdgeTenant, observedTenant: string): EdgeTenant => ({
+    ...object,
+    status: { observedTenant },
+  });
+  it.each([
+    {
+      name: "InSync",
+      reason: "the list shows the tenant it must carry",
+      object: withStatus(edgeTenant(), "blue"),
+      state: list("blue"),
+      woken: false,
+    },
+    {
+      name: "Drifted",
+      reason: "a correction to make",
+      object: withStatus(edgeTenant(), "blue"),
+      state: list("red"),
+      woken: true,
+    },
+    {
+      name: "Absent",
+      reason: "the list does not show the edge: a read confirms",
+      object: edgeTenant(),
+      state: list(undefined),
+      woken: true,
+    },
+    {
+      name: "ObserveUnchanged",
+      reason: "an Observe object whose status reports the drift already",
+      object: withStatus(edgeTenant({ managementPolicy: "Observe" }), "red"),
+      state: list("red"),
+      woken: false,
+    },
+    {
+      name: "ObserveChanged",
+      reason: "an Observe object has a new tenant to report",
+      object: withStatus(edgeTenant({ managementPolicy: "Observe" }), "red"),
+      state: list("green"),
+      woken: true,
+    },
+    {
+      name: "ListFailed",
+      reason: "no list: every EdgeTenant reads its edge",
+      object: edgeTenant(),
+      state: { error: "HTTP 403" },
+      woken: true,
+    },
+    {
+      name: "Paused",
+      reason: "no calls for a paused object",
+      object: edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
+      state: list("red"),
+      woken: false,
+    },
+    {
+      name: "InvalidSpec",
+      reason: "a spec its pass refuses until it changes",
+      object: edgeTenant({ edgeId: "edge-one" }),
+      state: list("red"),
+      woken: false,
+    },
+  ])("$name: $reason", ({ object, state, woken }) => {
+    expect(edgeTenantsToWake([object], state)).toHaveLength(woken ? 1 : 0);
+  });
+});
+
+describe("fullReadDue", () => {
+  it("is due without a full read, and once per interval at the object's own phase", () => {
+    expect(fullReadDue(undefined, 0, HOUR, 0.5)).toBe(true);
+    const at = (minutes: number) => new Date(Date.UTC(2024, 4, 1, 0, minutes)).toISOString();
+    const ms = (minutes: number) => Date.UTC(2024, 4, 1, 0, minutes);
+    // phase 0.5: the object's cycle turns at :30 of each hour
+    expect(fullReadDue(at(10), ms(29), HOUR, 0.5)).toBe(false);
+    expect(fullReadDue(at(10), ms(31), HOUR, 0.5)).toBe(true);
+    expect(fullReadDue(at(31), ms(89), HOUR, 0.5)).toBe(false);
+    expect(fullReadDue(at(31), ms(91), HOUR, 0.5)).toBe(true);
+  });
+});
