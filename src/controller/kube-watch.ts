@@ -4,7 +4,8 @@
  * from the list's resourceVersion with bookmarks; on an error restart with jittered backoff
  * (1 s doubling to 30 s while the API server answers with errors, to 5 s while it does not answer
  * at all, or after the Retry-After it sent); relist on 410 Gone and every ~10 min; report
- * not-ready while the watch is down. The handler receives the full list after each (re)list and each event after.
+ * not-ready while the watch is down. The handler receives the full list after each (re)list and
+ * each event after.
  * `kubeListWatchApi` (kube-list-watch.ts) is the thin adapter to a cluster (client-node's auth,
  * undici's fetch).
  */
