@@ -94,6 +94,14 @@ export default {
       },
     },
     {
+      name: "cli-entry-checks-node-first",
+      comment:
+        "cli/main.ts refuses an old Node.js before anything loads: it imports only cli/node-version.ts (which imports nothing), the program dynamically.",
+      severity: "error",
+      from: { path: "^src/cli/(main|node-version)\\.ts$" },
+      to: { pathNot: "^src/cli/node-version\\.ts$", dependencyTypesNot: ["dynamic-import"] },
+    },
+    {
       name: "src-not-tests",
       severity: "error",
       from: { path: "^src/" },

@@ -1,21 +1,16 @@
 #!/usr/bin/env node
-/** The nsxv-operator command line: argument parsing and wiring only; each command lives in its own module. */
-import { Command } from "commander";
-import { COMMANDS } from "./commands.ts";
-import { VERSION } from "./version.ts";
+/**
+ * The nsxv-operator command's entry: on a Node.js too old for the dependencies it says so in one
+ * line and exits 1, before anything loads them; otherwise it runs the program (program.ts).
+ * Only node-version.ts may be imported statically here: every static import loads before this
+ * check runs.
+ */
+import { nodeTooOld } from "./node-version.ts";
 
-const program = new Command("nsxv-operator")
-  .description(
-    "Keeps VMware NSX-v managers in the state declared in git: edge tenants and IP pool allocations.",
-  )
-  .version(VERSION, "-V, --version", "print the version and exit")
-  .showHelpAfterError();
-const args = process.argv.slice(2);
-const named = args.find((arg) => !arg.startsWith("-"));
-const versionOnly = named === undefined && (args.includes("-V") || args.includes("--version"));
-// only the command named is loaded; help (no command) lists them all
-const load =
-  named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : versionOnly ? [] : Object.keys(COMMANDS);
-for (const name of load) program.addCommand(await COMMANDS[name]!());
-
-await program.parseAsync(process.argv);
+const tooOld = nodeTooOld(process.versions.node);
+if (tooOld === undefined) {
+  await import("./program.ts");
+} else {
+  process.stderr.write(`${tooOld}\n`);
+  process.exitCode = 1;
+}

@@ -334,7 +334,10 @@ export function runCommand(): Command {
 
 /** Runs the operator as the process: SIGTERM/SIGINT stop it gracefully (a second one at once); the exit code. */
 async function runProcess(config: RunConfig): Promise<number> {
-  const logger = pino({ level: config.logLevel });
+  // synchronous writes: a line is on stdout when the call returns, so the last lines cannot be
+  // lost or overtaken at exit by a write still queued in libuv's thread pool (pino's default
+  // destination writes there, and its flush does not wait for a write in progress)
+  const logger = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
   const stop = new AbortController();
   let signals = 0;
   const onSignal = (name: string): void => {
@@ -354,7 +357,5 @@ async function runProcess(config: RunConfig): Promise<number> {
     logger.fatal({ error: err instanceof Error ? err.message : String(err) }, "operator failed");
     logger.debug({ err }, "operator failure detail");
   }
-  // pino writes stdout asynchronously: wait for the last lines before the process exits
-  await new Promise<void>((resolve) => logger.flush(() => resolve()));
   return code;
 }

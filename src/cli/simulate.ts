@@ -138,11 +138,13 @@ export function simulateCommand(): Command {
         this.error(`error: ${listenProblem(error, flags)}`);
       }
       for (const warning of configured.warnings) process.stderr.write(`warning: ${warning}\n`);
-      process.stdout.write(`nsx manager simulator listening on ${simulator.url}\n`);
-      await new Promise<void>((resolve) => {
+      // the handlers first: whoever reads the line may signal at once
+      const stopped = new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
       });
+      process.stdout.write(`nsx manager simulator listening on ${simulator.url}\n`);
+      await stopped;
       await simulator.close();
     });
 }

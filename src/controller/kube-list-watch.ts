@@ -61,7 +61,14 @@ async function get(kc: KubeConfig, path: string, query: Query, signal: AbortSign
   if (response.status !== 200) {
     const said = decodeStatus(await response.text().catch(() => "")).text;
     const code = response.status === 410 ? "WATCH_GONE" : "WATCH_FAILED";
-    throw new WatchError(code, `${what}: HTTP ${response.status}${said}`, { status: response.status });
+    const retryAfter = response.headers.get("retry-after");
+    // the API server sends whole seconds (a 429 while a resource's storage initializes: 1)
+    const retryAfterMs =
+      retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
+    throw new WatchError(code, `${what}: HTTP ${response.status}${said}`, {
+      status: response.status,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
   return response;
 }

@@ -2,8 +2,10 @@
  * A hardened list+watch loop for one collection of the Kubernetes API, in place of client-node's
  * informers (which stop for good on most errors in several releases): list (paged), then watch
  * from the list's resourceVersion with bookmarks; on an error restart with jittered backoff
- * (1 s doubling to 30 s); relist on 410 Gone and every ~10 min; report not-ready while the
- * watch is down. The handler receives the full list after each (re)list and each event after.
+ * (1 s doubling to 30 s while the API server answers with errors, to 5 s while it does not answer
+ * at all, or after the Retry-After it sent); relist on 410 Gone and every ~10 min; report
+ * not-ready while the watch is down. The handler receives the full list after each (re)list and
+ * each event after.
  * `kubeListWatchApi` (kube-list-watch.ts) is the thin adapter to a cluster (client-node's auth,
  * undici's fetch).
  */
@@ -21,13 +23,23 @@ export interface KubeObject {
 
 export type WatchErrorCode = "WATCH_GONE" | "WATCH_FAILED";
 
-/** A list or watch failed; `WATCH_GONE` (HTTP 410) means the resourceVersion expired: relist. */
+/**
+ * A list or watch failed; `WATCH_GONE` (HTTP 410) means the resourceVersion expired: relist.
+ * `status` is undefined when the API server gave no answer (refused, reset, timed out).
+ */
 export class WatchError extends CodedError {
   declare readonly code: WatchErrorCode;
   readonly status: number | undefined;
-  constructor(code: WatchErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+  /** how long the server asked to wait (Retry-After of a 429 or 503) */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    code: WatchErrorCode,
+    message: string,
+    options: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(code, message, options);
     this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -74,8 +86,14 @@ export interface ResourceWatchOptions {
   pageSize?: number;
   /** first restart delay after an error; doubles per failure; default 1000 */
   minBackoffMs?: number;
-  /** default 30000 */
+  /** cap of the delay while the API server answers with errors (it is up and may be struggling); default 30000 */
   maxBackoffMs?: number;
+  /**
+   * cap of the delay while the API server gives no answer at all (refused, reset, timed out): an
+   * attempt costs a server that is down nothing, and the watch is back within this long of it;
+   * default 5000
+   */
+  unreachableMaxBackoffMs?: number;
   /** relist this often even when the watch is healthy, ±10 %; default 600000 */
   relistIntervalMs?: number;
   /** server-side watch timeout, randomised in [t, 2t) as client-go does; default 300 */
@@ -90,6 +108,7 @@ export const WATCH_DEFAULTS = {
   pageSize: 500,
   minBackoffMs: 1000,
   maxBackoffMs: 30_000,
+  unreachableMaxBackoffMs: 5_000,
   relistIntervalMs: 600_000,
   watchTimeoutSeconds: 300,
 } as const;
@@ -165,7 +184,7 @@ export class ResourceWatch {
           }
         }
         failures += 1;
-        const delayMs = this.#backoff(failures);
+        const delayMs = this.#backoff(failures, error);
         const why = error instanceof Error ? error.message : String(error);
         this.#down ??= { sinceMs: clock.now(), why };
         this.#down.why = why;
@@ -175,11 +194,22 @@ export class ResourceWatch {
     }
   }
 
-  /** min * 2^(n-1), capped, times a factor in [0.8, 1.2) so that replicas do not restart in step */
-  #backoff(failures: number): number {
-    const { minBackoffMs, maxBackoffMs } = this.#o;
-    const base = Math.min(maxBackoffMs, minBackoffMs * 2 ** Math.min(failures - 1, 30));
-    return Math.min(maxBackoffMs, this.#jitter(base, 0.2));
+  /**
+   * The delay after the n-th failure in a row: what the server asked for (Retry-After, as on the
+   * 429 "storage is (re)initializing" right after a restart), plus up to 20 %; else min * 2^(n-1)
+   * times a factor in [0.8, 1.2) so that replicas do not restart in step, capped by whether the
+   * server answered. Each cap bounds how long a watch stays down after the server is back.
+   */
+  #backoff(failures: number, error: unknown): number {
+    const { minBackoffMs, maxBackoffMs, unreachableMaxBackoffMs, random } = this.#o;
+    const failure = error instanceof WatchError ? error : undefined;
+    if (failure?.retryAfterMs !== undefined) {
+      return Math.min(maxBackoffMs, Math.round(failure.retryAfterMs * (1 + random() * 0.2)));
+    }
+    const cap =
+      failure?.status === undefined ? Math.min(maxBackoffMs, unreachableMaxBackoffMs) : maxBackoffMs;
+    const base = Math.min(cap, minBackoffMs * 2 ** Math.min(failures - 1, 30));
+    return Math.min(cap, this.#jitter(base, 0.2));
   }
 
   #jitter(value: number, fraction: number): number {

@@ -3,10 +3,11 @@
  * not go together are refused, defaults come from one place; and the command itself runs the
  * loop on a directory, logs JSON lines naming their object, and exits 0 on SIGTERM.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { runCommand, runConfig, type RunFlags } from "../../src/cli/run.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
@@ -230,16 +231,51 @@ describe("run flags", () => {
   });
 });
 
+/** The process's stdout as JSON lines, and its exit code once every line has been read. */
+function jsonLines(child: ChildProcessByStdio<null, Readable, Readable>): {
+  lines: Record<string, unknown>[];
+  onLine: (listener: () => void) => void;
+  closed: Promise<number | null>;
+} {
+  const lines: Record<string, unknown>[] = [];
+  const listeners: (() => void)[] = [];
+  let buffered = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+      lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
+      buffered = buffered.slice(nl + 1);
+      for (const listener of listeners) listener();
+    }
+  });
+  return {
+    lines,
+    onLine: (listener) => void listeners.push(listener),
+    // "close", not "exit": every line the child wrote has been read by then
+    closed: new Promise((resolve) => child.on("close", (code) => resolve(code))),
+  };
+}
+
 describe("run --manifests (the process)", () => {
-  it("reconciles a directory, logs JSON lines naming their object, and exits 0 on SIGTERM", async () => {
-    const sim = await startSimulator({
-      state: { edges: [{ generate: { count: 1, idStart: 1, tenant: "red" } }] },
-    });
-    const dir = await mkdtemp(join(tmpdir(), "nsxv-run-"));
-    try {
-      await writeFile(
-        join(dir, "all.yaml"),
-        `apiVersion: nsxv.io/v1alpha1
+  const loads = [
+    { name: "Idle", preload: [], reason: "the ordinary case" },
+    {
+      name: "BusyThreadPool",
+      preload: ["--import", "./test/cli/busy-thread-pool.ts"],
+      reason: "a loaded machine: lines queued for libuv's thread pool would be overtaken at exit",
+    },
+  ];
+  it.each(loads)(
+    "reconciles a directory, logs JSON lines naming their object, and exits 0 on SIGTERM ($name)",
+    async ({ preload, reason }) => {
+      const sim = await startSimulator({
+        state: { edges: [{ generate: { count: 1, idStart: 1, tenant: "red" } }] },
+      });
+      const dir = await mkdtemp(join(tmpdir(), "nsxv-run-"));
+      try {
+        await writeFile(
+          join(dir, "all.yaml"),
+          `apiVersion: nsxv.io/v1alpha1
 kind: NSXManager
 metadata: { name: nsx }
 spec: { url: "${sim.url}", credentialsSecretRef: { name: creds } }
@@ -254,52 +290,49 @@ kind: EdgeTenant
 metadata: { name: web }
 spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue }
 `,
-      );
-      const child = spawn(
-        process.execPath,
-        [
-          "src/cli/main.ts",
-          "run",
-          `--manifests=${dir}`,
-          "--metrics-bind-address=0",
-          "--health-probe-bind-address=127.0.0.1:0",
-        ],
-        { stdio: ["ignore", "pipe", "pipe"] },
-      );
-      const lines: Record<string, unknown>[] = [];
-      let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
-      let buffered = "";
-      const converged = new Promise<void>((resolve) => {
-        child.stdout.on("data", (chunk: Buffer) => {
-          buffered += chunk.toString();
-          for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-            lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
-            buffered = buffered.slice(nl + 1);
+        );
+        const child = spawn(
+          process.execPath,
+          [
+            ...preload,
+            "src/cli/main.ts",
+            "run",
+            `--manifests=${dir}`,
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=127.0.0.1:0",
+          ],
+          { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, UV_THREADPOOL_SIZE: "1" } },
+        );
+        let stderr = "";
+        child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()));
+        const { lines, onLine, closed } = jsonLines(child);
+        const converged = new Promise<void>((resolve) =>
+          onLine(() => {
             // a first status may say the manager is not ready yet: wait for the write itself
             if (sim.state.edge("edge-1")?.doc.tenant === "blue" && lines.at(-1)?.kind === "EdgeTenant") {
               resolve();
             }
-          }
+          }),
+        );
+        const timeout = setTimeout(() => child.kill("SIGKILL"), 20_000);
+        await Promise.race([converged, closed]);
+        expect(sim.state.edge("edge-1")?.doc.tenant, stderr).toBe("blue");
+        child.kill("SIGTERM");
+        expect(await closed, stderr).toBe(0);
+        clearTimeout(timeout);
+        expect(lines.find((l) => l.msg === "status changed" && l.kind === "EdgeTenant")).toMatchObject({
+          kind: "EdgeTenant",
+          namespace: "default",
+          name: "web",
         });
-      });
-      // "close", not "exit": every line the child wrote has been read by then
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      const timeout = setTimeout(() => child.kill("SIGKILL"), 20_000);
-      await Promise.race([converged, exited]);
-      expect(sim.state.edge("edge-1")?.doc.tenant, stderr).toBe("blue");
-      child.kill("SIGTERM");
-      expect(await exited).toBe(0);
-      clearTimeout(timeout);
-      expect(lines.find((l) => l.msg === "status changed" && l.kind === "EdgeTenant")).toMatchObject({
-        kind: "EdgeTenant",
-        namespace: "default",
-        name: "web",
-      });
-      expect(lines.at(-1)).toMatchObject({ msg: "operator stopped", exit: "stopped" });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-      await sim.close();
-    }
-  });
+        // every line, in the order it was logged, the last one included
+        const times = lines.map((l) => l.time as number);
+        expect(times, reason).toEqual(times.toSorted((a, b) => a - b));
+        expect(lines.at(-1), reason).toMatchObject({ msg: "operator stopped", exit: "stopped" });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+        await sim.close();
+      }
+    },
+  );
 });

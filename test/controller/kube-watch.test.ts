@@ -1,7 +1,8 @@
 /**
  * The hardened list+watch loop (src/controller/kube-watch.ts) against a scripted API and a fake
  * clock: paged lists, resourceVersion tracking with bookmarks, restarts with jittered backoff
- * (1 s doubling to 30 s), relist on 410 and periodically, readiness while down, clean stop.
+ * (1 s doubling to 30 s, or to 5 s while the server does not answer, or its Retry-After), relist
+ * on 410 and periodically, readiness while down, clean stop.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -137,7 +138,47 @@ describe("ResourceWatch", () => {
     await done;
   });
 
-  it("restarts a broken watch from the last resourceVersion, backing off 1 s doubling to 30 s, not ready meanwhile", async () => {
+  const backoffs = [
+    {
+      name: "Unanswered",
+      error: new WatchError("WATCH_FAILED", "connect ECONNREFUSED"),
+      starts: [0, 1_000, 3_000, 7_000, 12_000, 17_000, 22_000, 27_000, 32_000],
+      reason:
+        "no answer (a server down, restarting): 1 s doubling to 5 s, so the watch is back within 5 s of the server",
+    },
+    {
+      name: "AnsweredWithAnError",
+      error: new WatchError("WATCH_FAILED", "HTTP 500 InternalError", { status: 500 }),
+      starts: [0, 1_000, 3_000, 7_000, 15_000, 31_000, 61_000, 91_000, 121_000],
+      reason: "a server that answers but fails may be struggling: 1 s doubling to 30 s",
+    },
+    {
+      name: "RetryAfter",
+      error: new WatchError("WATCH_FAILED", "HTTP 429 storage is (re)initializing", {
+        status: 429,
+        retryAfterMs: 1_000,
+      }),
+      // random 0.5: up to 20 % more than asked, never less
+      starts: [0, 1_100, 2_200, 3_300, 4_400, 5_500, 6_600, 7_700, 8_800],
+      reason: "what the server asked for (1 s while a resource's storage initializes after a restart)",
+    },
+  ];
+  it.each(backoffs)("backs off between failed watches: $name", async ({ error, starts, reason }) => {
+    const { clock, api, watch, controller } = setup();
+    const done = watch.start(controller.signal);
+    await clock.flush();
+    api.openError = error;
+    api.current?.fail(error);
+    await clock.advance(starts.at(-1)!);
+    expect(
+      api.watches.map((w) => w.atMs - api.watches[0]!.atMs),
+      reason,
+    ).toEqual(starts);
+    controller.abort();
+    await done;
+  });
+
+  it("restarts a broken watch from the last resourceVersion, not ready meanwhile, backoff reset once open", async () => {
     const { clock, api, watch, controller } = setup();
     api.pages = [{ items: [], resourceVersion: "7" }];
     const done = watch.start(controller.signal);
@@ -145,14 +186,12 @@ describe("ResourceWatch", () => {
     api.openError = new WatchError("WATCH_FAILED", "connect ECONNREFUSED");
     api.current?.fail(new WatchError("WATCH_FAILED", "socket hang up"));
     await clock.advance(200_000);
-    const starts = api.watches.map((w) => w.atMs - api.watches[0]!.atMs);
-    expect(starts.slice(0, 9)).toEqual([0, 1_000, 3_000, 7_000, 15_000, 31_000, 61_000, 91_000, 121_000]);
     expect(api.watches.every((w) => w.query.resourceVersion === "7")).toBe(true);
     expect(api.lists).toHaveLength(1);
     expect(watch.notReady()).toMatch(/^EdgeTenant: connect ECONNREFUSED \(for 200 s\)/);
 
     api.openError = undefined;
-    await clock.advance(30_000);
+    await clock.advance(5_000);
     expect(watch.notReady()).toBeUndefined();
     // the backoff starts over after a watch that opened
     api.current?.fail(new WatchError("WATCH_FAILED", "reset"));
@@ -232,7 +271,7 @@ describe("kubeListWatchApi", () => {
     server = undefined;
   });
 
-  /** an API server stand-in: the list, a watch that sends one event then falls silent, and 410s */
+  /** an API server stand-in: the list, a watch that sends one event then falls silent, 410s and 429s */
   async function fakeApiServer(): Promise<{ kc: KubeConfig; requests: string[] }> {
     const requests: string[] = [];
     server = createServer((req, res) => {
@@ -240,6 +279,13 @@ describe("kubeListWatchApi", () => {
       const url = new URL(req.url ?? "/", "http://x");
       if (url.pathname === "/gone") {
         res.writeHead(410, { "content-type": "application/json" }).end('{"kind":"Status","code":410}');
+      } else if (url.pathname === "/initializing") {
+        // what kube-apiserver answers for a custom resource right after it started
+        res
+          .writeHead(429, { "content-type": "application/json", "retry-after": "1" })
+          .end(
+            '{"kind":"Status","code":429,"reason":"TooManyRequests","message":"storage is (re)initializing"}',
+          );
       } else if (url.searchParams.get("watch") === "true") {
         res.writeHead(200, { "content-type": "application/json" });
         res.write(`${JSON.stringify({ type: "ADDED", object: obj("b", "12") })}\n{"type":"BOOKMARK",`);
@@ -308,5 +354,26 @@ describe("kubeListWatchApi", () => {
     const { ended } = await api.watch("/things", {}, () => {}, controller.signal);
     controller.abort();
     await expect(ended).resolves.toBeUndefined();
+  });
+
+  it("a 429 carries the Retry-After it was sent; no answer at all carries no status", async () => {
+    const { kc } = await fakeApiServer();
+    const api = kubeListWatchApi(kc);
+    const signal = new AbortController().signal;
+    await expect(api.watch("/initializing", {}, () => {}, signal)).rejects.toMatchObject({
+      code: "WATCH_FAILED",
+      status: 429,
+      retryAfterMs: 1_000,
+      message: expect.stringContaining("storage is (re)initializing"),
+    });
+    // the server gone: nothing answers
+    server!.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    await expect(api.list("/things", {}, signal)).rejects.toMatchObject({
+      code: "WATCH_FAILED",
+      status: undefined,
+      retryAfterMs: undefined,
+      message: expect.stringContaining("/things"),
+    });
   });
 });

@@ -81,8 +81,11 @@ export interface ControlPlane extends ControlPlaneInfo {
   makeKubeConfig(token?: string): KubeConfig;
   /** the bearer token of a configured user; throws for an unknown one */
   tokenFor(user: string): string;
-  /** stops kube-apiserver and starts it again on the same port against the same etcd */
-  restartApiServer(): Promise<void>;
+  /**
+   * stops kube-apiserver and starts it again on the same port against the same etcd, `downMs`
+   * after it stopped (default at once); resolves once it is ready
+   */
+  restartApiServer(options?: { downMs?: number }): Promise<void>;
   /** stops both servers and removes the temporary directory */
   stop(): Promise<void>;
 }
@@ -170,8 +173,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       ...info,
       makeKubeConfig: (token) => makeKubeConfig(info, token ?? info.adminToken),
       tokenFor: (user) => tokenFor(info, user),
-      async restartApiServer() {
+      async restartApiServer(restart = {}) {
         await apiServer?.stop(opts.stopGraceMs);
+        if (restart.downMs !== undefined) await new Promise((resolve) => setTimeout(resolve, restart.downMs));
         apiServer = await startApiServer(opts, launch);
       },
       stop: stopAll,

@@ -48,7 +48,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** POST {url} with the bearer token restarts kube-apiserver; answers once it is ready again. */
+/**
+ * POST {url} with the bearer token restarts kube-apiserver (`?downMs=N`: N ms after it stopped);
+ * answers once it is ready again.
+ */
 async function startRestartBridge(
   controlPlane: ControlPlane,
 ): Promise<{ server: Server; endpoint: { url: string; token: string } }> {
@@ -59,9 +62,10 @@ async function startRestartBridge(
       res.writeHead(403).end();
       return;
     }
+    const downMs = new URL(req.url ?? "/", "http://bridge").searchParams.get("downMs");
     // one restart at a time, in arrival order
     queue = queue.then(() =>
-      controlPlane.restartApiServer().then(
+      controlPlane.restartApiServer(downMs === null ? {} : { downMs: Number(downMs) }).then(
         () => void res.writeHead(204).end(),
         (error: unknown) => void res.writeHead(500).end(String(error)),
       ),

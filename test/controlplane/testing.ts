@@ -25,8 +25,11 @@ export type SharedControlPlane =
 export interface ControlPlaneHandle extends ControlPlaneInfo {
   makeKubeConfig(token?: string): KubeConfig;
   tokenFor(user: string): string;
-  /** restarts the shared kube-apiserver (same port, same etcd); resolves once it is ready */
-  restartApiServer(): Promise<void>;
+  /**
+   * restarts the shared kube-apiserver (same port, same etcd), `downMs` after it stopped (default
+   * at once); resolves once it is ready
+   */
+  restartApiServer(options?: { downMs?: number }): Promise<void>;
 }
 
 export function sharedControlPlane(): SharedControlPlane {
@@ -54,8 +57,10 @@ export function describeWithControlPlane(name: string, body: (cp: ControlPlaneHa
       ...info,
       makeKubeConfig: (token) => makeKubeConfig(info, token ?? info.adminToken),
       tokenFor: (user) => tokenFor(info, user),
-      async restartApiServer() {
-        const res = await fetch(restart.url, {
+      async restartApiServer(options = {}) {
+        const url = new URL(restart.url);
+        if (options.downMs !== undefined) url.searchParams.set("downMs", String(options.downMs));
+        const res = await fetch(url, {
           method: "POST",
           headers: { authorization: `Bearer ${restart.token}` },
         });

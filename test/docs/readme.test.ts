@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client-options.ts";
 import { CHANGE_REASONS, EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
@@ -68,7 +69,7 @@ function withoutCode(text: string): string {
   return text.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
 }
 
-/** The commands `src/cli/main.ts` registers, built by their factories. */
+/** The commands `src/cli/program.ts` registers, built by their factories. */
 async function registeredCommands(): Promise<Command[]> {
   const factories = Object.values(COMMANDS);
   expect(factories.length).toBeGreaterThan(0);
@@ -156,7 +157,18 @@ describe("README.md", () => {
     for (const reason of shown) expect(EVENT_REASONS, reason).toContain(reason);
   });
 
-  it("documents every command main.ts registers, with each of its long flags", async () => {
+  it("says plainly that creating an IPPoolAllocations enables releases, and how to start in Observe", () => {
+    expect(text).toContain("**Creating one enables releases.**");
+    expect(text).toMatch(/managementPolicy: Observe +# strays appear in status\.stray/);
+    const crd = parse(read("crds/nsxv.io_ippoolallocations.yaml")) as {
+      spec: { versions: { schema: { openAPIV3Schema: { description: string } } }[] };
+    };
+    const description = crd.spec.versions[0]!.schema.openAPIV3Schema.description;
+    expect(description).toContain("Creating this object is what enables releases");
+    expect(description).toContain("create the object with managementPolicy Observe");
+  });
+
+  it("documents every command the CLI registers, with each of its long flags", async () => {
     for (const command of await registeredCommands()) {
       const mentioned = new RegExp(`nsxv-operator (-- )?${command.name()}\\b`).test(text);
       expect(mentioned, `nsxv-operator ${command.name()} is not in the README`).toBe(true);

@@ -614,6 +614,37 @@ describe("pool status across passes", () => {
     expect(back.actions, "and is not due").toEqual([]);
   });
 
+  it("a stray first seen under Observe is due under Enforce from then: the switch releases what waited minStrayAge", () => {
+    const passWith = (
+      managementPolicy: "Observe" | "Enforce",
+      generation: number,
+      previous: IPPoolAllocationsStatus | undefined,
+      now: Date,
+    ) =>
+      settledPass(
+        planIpPool(
+          poolPlanInput({
+            object: poolAllocations({ allowed: ["10.0.0.1"], managementPolicy }, { generation }),
+            observed: { pool: pool(), allocations: allocations("10.0.0.7", "10.0.0.8") },
+            previous,
+            now,
+          }),
+        ),
+      );
+    const observed = passWith("Observe", 1, undefined, T0);
+    expect(observed.actions, "Observe releases nothing").toEqual([]);
+    const later = passWith("Observe", 1, observed.status, at(10 * MINUTE));
+    expect(
+      later.status.stray?.map((s) => s.firstSeen),
+      "Observe records firstSeen",
+    ).toEqual([iso(T0), iso(T0)]);
+    const enforced = passWith("Enforce", 2, later.status, at(11 * MINUTE));
+    expect(
+      enforced.actions.map((a) => a.ip),
+      "README: the grace period counts from the firstSeen that Observe recorded",
+    ).toEqual(["10.0.0.7", "10.0.0.8"]);
+  });
+
   it("keeps lastTransitionTime of Ready while it stays False, and moves it when it turns True", () => {
     const first = pass(["10.0.0.7"], undefined, T0);
     const second = pass(["10.0.0.7"], first.status, at(MINUTE));
