@@ -1,13 +1,15 @@
 /**
  * The manager client's circuit breaker. A manager that hangs (accepts connections, never answers)
- * or cannot be reached costs every caller a full timeout per attempt; after `failures`
- * consecutive requests that ended so, the circuit opens and requests fail at once for
+ * or cannot be reached costs every caller a full timeout per attempt; after `failures` requests
+ * in a row that timed out or could not connect, the circuit opens and requests fail at once for
  * `coolDownMs`. Then one request at a time probes (half-open): an answer closes the circuit, a
- * failure opens it for another cool-down. Any answer, whatever its status, is a sign of life
- * (but a 504, which says a gateway timed out waiting for the manager). It decides nothing about
- * retries: the client asks it before each attempt and tells it how the attempt ended.
+ * failure opens it for another cool-down. Any answer, whatever its status, is a sign of life (but
+ * a 504: a gateway timed out waiting for the manager). A failure that came back at once without
+ * an answer (a reset, a TLS failure) says neither: the breaker is for waits. It decides nothing
+ * about retries: the client asks it before each attempt and tells it how the attempt ended.
  */
 import type { Clock } from "../util/clock.ts";
+import { NsxResponseError } from "./errors.ts";
 import type { AttemptOutcome } from "./transport.ts";
 
 export interface CircuitBreakerOptions {
@@ -20,12 +22,12 @@ export interface CircuitBreakerOptions {
 
 /** How an attempt ended, for the breaker; a failure says what it was in one line. */
 export type AttemptVerdict =
-  /** the manager answered (any status but 504), or failed at once in a way no wait explains (TLS) */
+  /** the manager answered (any status but 504, an oversized body included) */
   | { kind: "answered" }
   /** it timed out, could not connect, or a gateway said it timed out (504) */
   | { kind: "failed"; failure: string }
-  /** the caller gave it up: it says nothing of the manager */
-  | { kind: "abandoned" };
+  /** the caller gave it up, or it failed at once without an answer (a reset, TLS): no sign either way */
+  | { kind: "inconclusive" };
 
 /** What an attempt of `method path` tells the breaker of the manager. */
 export function attemptVerdict(
@@ -37,9 +39,10 @@ export function attemptVerdict(
     if (outcome.status !== 504) return { kind: "answered" };
     return { kind: "failed", failure: `${request.method} ${request.path}: HTTP 504 (a gateway timed out)` };
   }
-  if (signal?.aborted === true) return { kind: "abandoned" };
-  // a timeout, a refused or failed connect, a reset; a TLS failure or an oversized answer came fast
-  return outcome.transient ? { kind: "failed", failure: outcome.error.message } : { kind: "answered" };
+  if (signal?.aborted === true) return { kind: "inconclusive" };
+  if (outcome.unreachable === true) return { kind: "failed", failure: outcome.error.message };
+  // an answer too large to read is still an answer
+  return outcome.error instanceof NsxResponseError ? { kind: "answered" } : { kind: "inconclusive" };
 }
 
 /** Leave to send one request; hand it back with `report`. */
@@ -101,7 +104,7 @@ export class CircuitBreaker {
   /** How the permitted attempt ended. */
   report(permit: Permit, verdict: AttemptVerdict): void {
     if (permit.probe) this.#probing = false;
-    if (verdict.kind === "abandoned") return;
+    if (verdict.kind === "inconclusive") return;
     if (verdict.kind === "answered") {
       this.#consecutive = 0;
       this.#openUntilMs = undefined;

@@ -385,7 +385,7 @@ export class ManagerClient implements ManagerApi {
     } finally {
       release();
       const verdict = outcome === undefined ? undefined : attemptVerdict(call, outcome, call.signal);
-      this.#breaker.report(permit, verdict ?? { kind: "abandoned" });
+      this.#breaker.report(permit, verdict ?? { kind: "inconclusive" });
     }
     const status = outcome.kind === "response" ? outcome.status : "error";
     try {

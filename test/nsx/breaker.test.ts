@@ -17,7 +17,7 @@ import { NsxCircuitOpenError, NsxResponseError, NsxTransportError } from "../../
 import type { AttemptOutcome } from "../../src/nsx/transport.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { clientHarness } from "./client-harness.ts";
-import { EDGE_XML, reply } from "./test-server.ts";
+import { closedPort, EDGE_XML, reply } from "./test-server.ts";
 
 const FAILED: AttemptVerdict = { kind: "failed", failure: "GET /x: no complete response within 30000 ms" };
 const ANSWERED: AttemptVerdict = { kind: "answered" };
@@ -55,9 +55,9 @@ describe("CircuitBreaker", () => {
       reason: "any answer shows the manager alive: the count starts again",
     },
     {
-      name: "Abandoned",
-      between: { kind: "abandoned" } as AttemptVerdict,
-      reason: "a request the caller gave up says nothing, so it neither counts nor resets",
+      name: "Inconclusive",
+      between: { kind: "inconclusive" } as AttemptVerdict,
+      reason: "a request given up or reset says nothing, so it neither counts nor resets",
       opens: true,
     },
   ])("$name between failures: $reason", ({ between, opens }) => {
@@ -98,11 +98,11 @@ describe("CircuitBreaker", () => {
     expect(b.admit()).toEqual({ failures: 2, lastFailure: FAILED.failure, probeAtMs: 65_000 });
   });
 
-  it("an abandoned probe frees the place for the next one", async () => {
+  it("an inconclusive probe (given up, reset) frees the place for the next one", async () => {
     const { b, clock } = breaker(1);
     send(b, FAILED);
     await clock.advance(30_000);
-    b.report(b.admit() as Permit, { kind: "abandoned" });
+    b.report(b.admit() as Permit, { kind: "inconclusive" });
     expect(b.admit()).toEqual({ probe: true });
   });
 
@@ -165,18 +165,40 @@ describe("attemptVerdict", () => {
     {
       name: "Timeout",
       reason: "no answer in time",
-      outcome: { kind: "failure", error: timeout, transient: true },
+      outcome: { kind: "failure", error: timeout, transient: true, unreachable: true },
       want: { kind: "failed", failure: timeout.message },
     },
     {
+      name: "ConnectionRefused",
+      reason: "nothing listens: it could not connect",
+      outcome: {
+        kind: "failure",
+        error: new NsxTransportError({ ...call, reason: "connection refused (ECONNREFUSED)", notSent: true }),
+        transient: true,
+        unreachable: true,
+      },
+      want: { kind: "failed", failure: "GET /api/4.0/edges/edge-1: connection refused (ECONNREFUSED)" },
+    },
+    {
+      name: "Reset",
+      reason: "a connection reset comes back at once, without an answer: no sign either way",
+      outcome: {
+        kind: "failure",
+        error: new NsxTransportError({ ...call, reason: "network error: other side closed", notSent: false }),
+        transient: true,
+        unreachable: false,
+      },
+      want: { kind: "inconclusive" },
+    },
+    {
       name: "TlsFailure",
-      reason: "a certificate refused comes back at once: the breaker is for waits",
+      reason: "a certificate refused comes back at once, without an answer: no sign either way",
       outcome: {
         kind: "failure",
         error: new NsxTransportError({ ...call, reason: "TLS handshake failed", notSent: true }),
         transient: false,
       },
-      want: ANSWERED,
+      want: { kind: "inconclusive" },
     },
     {
       name: "TooLarge",
@@ -189,7 +211,7 @@ describe("attemptVerdict", () => {
       reason: "the caller gave up: it says nothing of the manager",
       outcome: { kind: "failure", error: timeout, transient: false },
       signal: aborted.signal,
-      want: { kind: "abandoned" },
+      want: { kind: "inconclusive" },
     },
   ];
 
@@ -278,6 +300,31 @@ describe("ManagerClient with a manager that never answers", () => {
       events.map((e) => e.attempt),
       "two attempts of the four allowed",
     ).toEqual([1, 2]);
+  });
+
+  it("opens on connections refused, within one call's retries", async () => {
+    const { c, events } = client(`http://127.0.0.1:${await closedPort()}`, {
+      random: () => 0,
+      maxRetries: 3,
+      circuitBreakerFailures: 3,
+    });
+    const error = await c.getEdge("edge-1").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NsxCircuitOpenError);
+    expect((error as Error).message).toMatch(
+      /\(the last: GET \/api\/4\.0\/edges\/edge-1: connection refused \(ECONNREFUSED\)\)/,
+    );
+    expect(events, "three attempts, the fourth refused at once").toHaveLength(3);
+  });
+
+  it("does not open on connections reset: they come back at once", async () => {
+    const server = await serve((_req, _res, raw) => raw.socket.destroy());
+    const { c } = client(server.url, { random: () => 0, maxRetries: 0, circuitBreakerFailures: 2 });
+    for (let i = 0; i < 4; i++) {
+      const error = await c.getEdge("edge-1").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(NsxTransportError);
+      expect(error).not.toBeInstanceOf(NsxCircuitOpenError);
+    }
+    expect(server.requests).toHaveLength(4);
   });
 
   it("never opens with circuitBreakerFailures 0", async () => {
