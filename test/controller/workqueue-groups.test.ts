@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
 import { FakeClock } from "../../src/util/clock.ts";
+import { runSteps, type Step } from "./helpers.ts";
 
 const groupOfKey = (key: string): string => key.split(":")[0] as string;
 
@@ -23,8 +24,6 @@ function pendingGet(queue: WorkQueue<string>) {
   void queue.get().then((value) => Object.assign(got, { value, settled: true }));
   return got;
 }
-
-type Step = ["add", string] | ["get", string] | ["done", string] | ["len", number];
 
 describe("WorkQueue groups", () => {
   const cases: { name: string; reason: string; cap: number; steps: Step[] }[] = [
@@ -110,14 +109,7 @@ describe("WorkQueue groups", () => {
   ];
 
   it.each(cases)("$name", async ({ reason, cap, steps }) => {
-    const { queue } = groupedQueue(cap);
-    for (const [i, step] of steps.entries()) {
-      const where = `${reason} (step ${i}: ${step.join(" ")})`;
-      if (step[0] === "add") queue.add(step[1]);
-      else if (step[0] === "done") queue.done(step[1]);
-      else if (step[0] === "len") expect(queue.len(), where).toBe(step[1]);
-      else expect(await queue.get(), where).toBe(step[1]);
-    }
+    await runSteps(groupedQueue(cap).queue, steps, reason);
   });
 
   it("a waiting worker gets an item of another group at once, and a held-back one when its group has room", async () => {
