@@ -21,6 +21,7 @@ import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cl
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
 import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
 import { machineInfo, type MachineInfo } from "./lib/machine.ts";
+import { benchHungManager, HUNG_MANAGER_FULL, HUNG_MANAGER_QUICK } from "./hung-manager.ts";
 import { benchManifestInput, MANIFEST_INPUT_FULL, MANIFEST_INPUT_QUICK } from "./manifest-input.ts";
 import type { BenchResult } from "./lib/result.ts";
 import { formatTable, resultRows } from "./lib/table.ts";
@@ -68,6 +69,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     byDefault: true,
     run: (quick) => benchSteadyState(quick ? STEADY_STATE_QUICK : STEADY_STATE_FULL),
     limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "hung-manager",
+    byDefault: true,
+    run: (quick) => benchHungManager(quick ? HUNG_MANAGER_QUICK : HUNG_MANAGER_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 12 * MINUTE },
   },
   {
     name: "cli-footprint",

@@ -69,6 +69,8 @@ export async function startFleetRun(options: FleetRunOptions): Promise<FleetRun>
       const { requestDurationsMs, ...result } = await runOperatorPass({
         source,
         concurrency: options.concurrency,
+        // one manager: every worker is its own (the bulkhead keeps managers from stalling each other)
+        concurrencyPerManager: options.concurrency,
         objects: objects.length,
         timeoutMs,
       });

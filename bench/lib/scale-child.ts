@@ -107,6 +107,8 @@ async function main(start: ScaleChildStart): Promise<void> {
   const op = startOperator({
     source: watched(source, () => firstPassDone),
     concurrency: start.concurrency,
+    // one manager: every worker is its own (the bulkhead keeps managers from stalling each other)
+    concurrencyPerManager: start.concurrency,
     syncIntervalMs: start.syncIntervalMs,
   });
   const ok = await Promise.race([

@@ -80,7 +80,7 @@ export class OperatorProbe {
 
 export type BenchOperatorOptions = Pick<
   OperatorOptions,
-  "source" | "concurrency" | "clientOptions" | "reconciler" | "syncIntervalMs"
+  "source" | "concurrency" | "concurrencyPerManager" | "clientOptions" | "reconciler" | "syncIntervalMs"
 >;
 
 export interface RunningOperator {

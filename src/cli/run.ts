@@ -13,7 +13,12 @@ import type { ClusterSourceConfig, LeaseConfig } from "./run-cluster.ts";
 import { parseDuration } from "../api/duration.ts";
 import { DirectorySource } from "../source/directory.ts";
 import { LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
-import { Operator, OPERATOR_DEFAULTS, type OperatorExit } from "../operator/operator.ts";
+import {
+  defaultConcurrencyPerManager,
+  Operator,
+  OPERATOR_DEFAULTS,
+  type OperatorExit,
+} from "../operator/operator.ts";
 import { parseBindAddress } from "../controller/probes.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
@@ -22,6 +27,7 @@ export interface RunFlags {
   namespace?: string;
   selector?: string;
   concurrency: number;
+  concurrencyPerManager?: number;
   syncInterval: number;
   leaderElect: boolean;
   leaderElectionId: string;
@@ -40,6 +46,7 @@ export interface RunFlags {
 export interface RunConfig {
   source: ClusterSourceConfig | { type: "manifests"; dir: string; statusFile?: string };
   concurrency: number;
+  concurrencyPerManager: number;
   syncIntervalMs: number;
   shutdownTimeoutMs: number;
   leaderElection?: LeaseConfig;
@@ -143,6 +150,12 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
   } else if (flags.statusFile !== undefined) {
     throw new RunFlagError("--status-file goes with --manifests (in a cluster, status is on the objects)");
   }
+  const perManager = flags.concurrencyPerManager ?? defaultConcurrencyPerManager(flags.concurrency);
+  if (perManager > flags.concurrency) {
+    throw new RunFlagError(
+      `--concurrency-per-manager (${perManager}) cannot be more than --concurrency (${flags.concurrency}): a manager's share of the reconciles`,
+    );
+  }
   const le = {
     leaseDurationMs: flags.leaderElectionLeaseDuration,
     renewDeadlineMs: flags.leaderElectionRenewDeadline,
@@ -173,6 +186,7 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
             ...(flags.selector !== undefined ? { selector: flags.selector } : {}),
           },
     concurrency: flags.concurrency,
+    concurrencyPerManager: perManager,
     syncIntervalMs: flags.syncInterval,
     shutdownTimeoutMs: flags.shutdownTimeout,
     ...(flags.leaderElect
@@ -214,6 +228,7 @@ export async function runOperator(
   const operator = new Operator({
     source,
     concurrency: config.concurrency,
+    concurrencyPerManager: config.concurrencyPerManager,
     syncIntervalMs: config.syncIntervalMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metricsBindAddress: config.metricsBindAddress,
@@ -222,7 +237,12 @@ export async function runOperator(
     ...(leaderElection !== undefined ? { leaderElection } : {}),
   });
   logger.info(
-    { source: config.source, leaderElection: le?.id ?? false, concurrency: config.concurrency },
+    {
+      source: config.source,
+      leaderElection: le?.id ?? false,
+      concurrency: config.concurrency,
+      concurrencyPerManager: config.concurrencyPerManager,
+    },
     "starting",
   );
   return operator.start(signal);
@@ -256,6 +276,11 @@ function runOptions(): Option[] {
       labelSelector,
     ),
     option("--concurrency <n>", "reconciles at once", integerAtLeast(1), [d.concurrency]),
+    option(
+      "--concurrency-per-manager <n>",
+      "reconciles at once of the objects of one NSX manager, so that a manager that hangs stalls only itself (default: half of --concurrency, rounded up)",
+      integerAtLeast(1),
+    ),
     option(
       "--sync-interval <duration>",
       "drift check of objects without spec.syncInterval, ±10 %",

@@ -1,8 +1,8 @@
 /**
  * The controller: workers that take items from a work queue, call `reconcile(item, signal)`, and
  * map the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue:
- * they return a `Result` (come back after N ms, or only when the object changes; a failure; other
- * items the outcome says need a pass now) or throw; what fails says whether retrying can help
+ * they return a `Result` (come back after N ms, or only when the object changes; a failure, with
+ * the longest its retry may wait; other items the outcome says need a pass now) or throw; what fails says whether retrying can help
  * (`terminal`) and whether it is worth a log line at error level (`quiet`). What sources say
  * needs a pass comes in through `enqueue`. Also home of the `Logger` shape the controller parts use.
  */
@@ -31,6 +31,11 @@ export interface Result<T = string> {
   requeueAfterMs?: number;
   /** the pass failed: retried after the item's backoff unless terminal (see FailureTraits) */
   error?: unknown;
+  /**
+   * with `error`: the longest the retry may wait, whatever the backoff has grown to (the object's
+   * resync interval: a failing object is never left alone longer than a healthy one)
+   */
+  maxBackoffMs?: number;
   /** other items this outcome says need a pass now (a manager to check after its dependent was refused) */
   also?: readonly T[];
 }
@@ -174,7 +179,7 @@ export class Controller<T = string> {
       const { error } = result;
       const traits: FailureTraits = typeof error === "object" && error !== null ? error : {};
       if (traits.terminal === true) q.forget(item);
-      else q.addRateLimited(item);
+      else q.addRateLimited(item, { maxDelayMs: result.maxBackoffMs });
       this.#logFailure(item, error, traits);
       return "error";
     }

@@ -4,7 +4,11 @@
  * - an item added twice before it is handed out is handed out once (the `dirty` set);
  * - an item is never handed to two workers at once (the `processing` set);
  * - an item added while it is processed is handed out again after `done`.
- * Delayed adds keep the soonest time per item; rate-limited adds back off per item.
+ * Delayed adds keep the soonest time per item; rate-limited adds back off per item. Optionally
+ * a bulkhead: items belong to groups (`groupOf`), at most `maxInFlightPerGroup` items of one group
+ * are handed out at once, and `get` hands out the oldest waiting item whose group is under that
+ * cap, so that a group whose items hang (a manager that never answers) holds only its share of
+ * the workers.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -24,13 +28,17 @@ export interface WorkQueueOptions<T> {
   rateLimiter?: RateLimiter;
   /** default nopMetrics */
   metrics?: RuntimeMetrics;
+  /** the group of an item, read when it is queued; default: every item in one group */
+  groupOf?: (item: T) => string;
+  /** items of one group handed out at once, at most; a positive integer; default Infinity */
+  maxInFlightPerGroup?: number;
 }
 
 export interface ShutDownOptions {
   /**
    * false (default): waiting and queued keys are dropped, `get` returns undefined at once.
-   * true: keys already queued are still handed out; the returned promise resolves when the
-   * queue is empty and every handed-out key is done.
+   * true: keys already queued are still handed out (each when its group is under its cap); the
+   * returned promise resolves when the queue is empty and every handed-out key is done.
    */
   drain?: boolean;
 }
@@ -44,8 +52,22 @@ export class WorkQueue<T = string> {
   readonly #limiter: RateLimiter;
   readonly #metrics: QueueMetrics;
 
-  /** keys ready to hand out, in insertion order (a Set is an ordered FIFO without duplicates) */
-  readonly #queue = new Set<string>();
+  readonly #groupOf: ((item: T) => string) | undefined;
+  readonly #maxInFlightPerGroup: number;
+
+  /**
+   * keys ready to hand out, per group, each in insertion order (a Set is an ordered FIFO without
+   * duplicates); a group is present only while it has keys
+   */
+  readonly #ready = new Map<string, Set<string>>();
+  #readyCount = 0;
+  /** when each ready key was queued: the oldest head of the groups under their cap goes first */
+  readonly #queuedSeq = new Map<string, number>();
+  #seq = 0;
+  /** the group of each key ready or being processed, as read when it was queued */
+  readonly #groupOfKey = new Map<string, string>();
+  /** keys being processed, per group (absent: none) */
+  readonly #inFlight = new Map<string, number>();
   /** keys that need processing: queued, or re-added while processing */
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
@@ -62,6 +84,13 @@ export class WorkQueue<T = string> {
     this.#clock = options.clock ?? realClock;
     this.#limiter = options.rateLimiter ?? new ExponentialBackoff();
     this.#metrics = (options.metrics ?? nopMetrics).queue(options.name);
+    this.#groupOf = options.groupOf;
+    const cap = options.maxInFlightPerGroup ?? Infinity;
+    if (!(cap === Infinity || (Number.isSafeInteger(cap) && cap > 0)))
+      throw new RangeError(
+        `work queue ${options.name}: maxInFlightPerGroup must be a positive integer, got ${cap}`,
+      );
+    this.#maxInFlightPerGroup = cap;
   }
 
   /** Marks the item for processing; a no-op when it is already waiting or after shutdown. */
@@ -100,11 +129,17 @@ export class WorkQueue<T = string> {
     this.#delayed.set(key, { dueMs, timer });
   }
 
-  /** Adds the item after its backoff delay, and counts one more failure for it. */
-  addRateLimited(item: T): void {
+  /**
+   * Adds the item after its backoff delay, and counts one more failure for it. `maxDelayMs` caps
+   * this one delay (an object that resyncs every 10 s waits no longer than that for a retry); the
+   * failure still counts, so the backoff goes on from where it was.
+   */
+  addRateLimited(item: T, options: { maxDelayMs?: number | undefined } = {}): void {
     if (this.#shuttingDown) return;
     this.#metrics.retried();
-    this.addAfter(item, this.#limiter.when(this.#keyOf(item)));
+    const delayMs = this.#limiter.when(this.#keyOf(item));
+    const cap = options.maxDelayMs;
+    this.addAfter(item, cap !== undefined && cap >= 0 ? Math.min(delayMs, cap) : delayMs);
   }
 
   /** Resets the item's backoff (it succeeded, or will not be retried). */
@@ -116,9 +151,9 @@ export class WorkQueue<T = string> {
     return this.#limiter.numRequeues(this.#keyOf(item));
   }
 
-  /** keys waiting to be handed out (not those being processed, nor delayed adds) */
+  /** keys waiting to be handed out, held back by their group's cap included (not those being processed, nor delayed adds) */
   len(): number {
-    return this.#queue.size;
+    return this.#readyCount;
   }
 
   get shuttingDown(): boolean {
@@ -126,17 +161,14 @@ export class WorkQueue<T = string> {
   }
 
   /**
-   * The next item, once one is ready; the caller must call `done(item)` when finished with it.
-   * Resolves undefined once the queue is shut down (and, when draining, empty).
+   * The next item, once one is ready (and its group under its cap); the caller must call
+   * `done(item)` when finished with it. Resolves undefined once the queue is shut down (and,
+   * when draining, empty).
    */
   get(): Promise<T | undefined> {
-    const next = this.#queue.values().next();
-    if (next.done !== true) {
-      this.#queue.delete(next.value);
-      this.#metrics.depth(this.#queue.size);
-      return Promise.resolve(this.#handOut(next.value));
-    }
-    if (this.#shuttingDown) return Promise.resolve(undefined);
+    const key = this.#takeNext();
+    if (key !== undefined) return Promise.resolve(this.#handOut(key));
+    if (this.#shuttingDown && this.#readyCount === 0) return Promise.resolve(undefined);
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
@@ -147,8 +179,15 @@ export class WorkQueue<T = string> {
     const startedAtMs = this.#startedAtMs.get(key);
     this.#startedAtMs.delete(key);
     if (startedAtMs !== undefined) this.#metrics.workDuration((this.#clock.now() - startedAtMs) / 1000);
+    const group = this.#groupOfKey.get(key) ?? "";
+    this.#groupOfKey.delete(key);
+    const inFlight = (this.#inFlight.get(group) ?? 1) - 1;
+    if (inFlight > 0) this.#inFlight.set(group, inFlight);
+    else this.#inFlight.delete(group);
     if (this.#dirty.has(key)) this.#enqueue(key);
     else if (!this.#delayed.has(key)) this.#items.delete(key);
+    // the group has room again: one of its waiting keys may go to a waiting worker
+    this.#dispatch();
     this.#checkIdle();
   }
 
@@ -158,16 +197,20 @@ export class WorkQueue<T = string> {
     for (const { timer } of this.#delayed.values()) timer.cancel();
     this.#delayed.clear();
     if (options.drain !== true) {
-      this.#queue.clear();
+      this.#ready.clear();
+      this.#readyCount = 0;
+      this.#queuedSeq.clear();
       this.#dirty.clear();
       this.#addedAtMs.clear();
-      for (const key of this.#items.keys()) if (!this.#processing.has(key)) this.#items.delete(key);
+      for (const key of this.#items.keys()) {
+        if (this.#processing.has(key)) continue;
+        this.#items.delete(key);
+        this.#groupOfKey.delete(key);
+      }
       this.#metrics.depth(0);
     }
-    // waiters exist only while the queue is empty: none of them will get a key now
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const resolve of waiters) resolve(undefined);
+    // waiters exist only while nothing can be handed out: with nothing left, none of them will get a key
+    this.#dispatch();
     if (options.drain !== true) return Promise.resolve();
     const idle = new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     this.#checkIdle();
@@ -175,13 +218,49 @@ export class WorkQueue<T = string> {
   }
 
   #enqueue(key: string): void {
-    const waiter = this.#waiters.shift();
-    if (waiter !== undefined) {
-      waiter(this.#handOut(key));
-      return;
+    const group = this.#groupOf === undefined ? "" : this.#groupOf(this.#items.get(key) as T);
+    this.#groupOfKey.set(key, group);
+    let keys = this.#ready.get(group);
+    if (keys === undefined) this.#ready.set(group, (keys = new Set()));
+    keys.add(key);
+    this.#readyCount += 1;
+    this.#queuedSeq.set(key, this.#seq++);
+    this.#metrics.depth(this.#readyCount);
+    this.#dispatch();
+  }
+
+  /** Hands ready keys to waiting workers while both exist; after a shutdown with nothing left, releases the waiters. */
+  #dispatch(): void {
+    while (this.#waiters.length > 0) {
+      const key = this.#takeNext();
+      if (key === undefined) break;
+      (this.#waiters.shift() as (item: T | undefined) => void)(this.#handOut(key));
     }
-    this.#queue.add(key);
-    this.#metrics.depth(this.#queue.size);
+    if (this.#shuttingDown && this.#readyCount === 0) {
+      const waiters = this.#waiters;
+      this.#waiters = [];
+      for (const resolve of waiters) resolve(undefined);
+    }
+  }
+
+  /** Removes and returns the oldest ready key whose group is under its cap; O(groups). */
+  #takeNext(): string | undefined {
+    let next: { key: string; group: string; seq: number } | undefined;
+    for (const [group, keys] of this.#ready) {
+      if ((this.#inFlight.get(group) ?? 0) >= this.#maxInFlightPerGroup) continue;
+      const key = keys.values().next().value as string;
+      const seq = this.#queuedSeq.get(key) ?? 0;
+      if (next === undefined || seq < next.seq) next = { key, group, seq };
+    }
+    if (next === undefined) return undefined;
+    const keys = this.#ready.get(next.group) as Set<string>;
+    keys.delete(next.key);
+    if (keys.size === 0) this.#ready.delete(next.group);
+    this.#readyCount -= 1;
+    this.#queuedSeq.delete(next.key);
+    this.#inFlight.set(next.group, (this.#inFlight.get(next.group) ?? 0) + 1);
+    this.#metrics.depth(this.#readyCount);
+    return next.key;
   }
 
   #handOut(key: string): T {
@@ -196,7 +275,7 @@ export class WorkQueue<T = string> {
   }
 
   #checkIdle(): void {
-    if (!this.#shuttingDown || this.#queue.size > 0 || this.#processing.size > 0) return;
+    if (!this.#shuttingDown || this.#readyCount > 0 || this.#processing.size > 0) return;
     const idle = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of idle) resolve();

@@ -59,6 +59,10 @@ export interface ManagerClientOptions {
   tokenRefreshMarginMs?: number;
   /** lifetime assumed for a token that states no expiry */
   tokenLifetimeMs?: number;
+  /** consecutive requests that timed out or could not connect after which requests fail at once; 0: never */
+  circuitBreakerFailures?: number;
+  /** how long requests fail at once before one probes the manager again */
+  circuitBreakerCoolDownMs?: number;
   /** called once per attempt; must not throw (a throw is ignored) */
   onRequest?: (event: RequestEvent) => void;
   /** time and timers (tests) */
@@ -105,6 +109,15 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   tokenRefreshMarginMs: 60_000,
   /** assumed when a token states no expiry: the NSX 6.4 default */
   tokenLifetimeMs: 90 * 60_000,
+  /**
+   * A manager that hangs costs each request requestTimeoutMs; after this many in a row (timed
+   * out, a 504, or no connection; any other answer resets the count) every request fails at once
+   * with NSX_ERR_CONNECTION instead of waiting. Three: one slow request (a huge edge) or two do
+   * not cut off a manager that answers others in between.
+   */
+  circuitBreakerFailures: 3,
+  /** then one request at a time probes; a failed probe opens the circuit for as long again */
+  circuitBreakerCoolDownMs: 30_000,
 });
 
 /** The options with every default applied and every value checked. */
@@ -178,6 +191,8 @@ export function resolveClientOptions(options: ManagerClientOptions): ResolvedCli
     maxResponseBytes: int("maxResponseBytes", options.maxResponseBytes),
     tokenRefreshMarginMs: int("tokenRefreshMarginMs", options.tokenRefreshMarginMs, true),
     tokenLifetimeMs: int("tokenLifetimeMs", options.tokenLifetimeMs),
+    circuitBreakerFailures: int("circuitBreakerFailures", options.circuitBreakerFailures, true),
+    circuitBreakerCoolDownMs: int("circuitBreakerCoolDownMs", options.circuitBreakerCoolDownMs, true),
     clock: options.clock ?? realClock,
     random: options.random ?? Math.random,
   };

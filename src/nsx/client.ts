@@ -6,8 +6,10 @@
  */
 import type { Timer } from "../util/clock.ts";
 import { EdgeDocument } from "./edge-document.ts";
+import { attemptVerdict, CircuitBreaker, isRefusal, refusalReason, type Refusal } from "./breaker.ts";
 import {
   NsxApiError,
+  NsxCircuitOpenError,
   NsxDocumentError,
   NsxResponseError,
   NsxTransportError,
@@ -109,6 +111,7 @@ export class ManagerClient implements ManagerApi {
   readonly #basic: string;
   readonly #redact: (text: string) => string;
   readonly #limiter: RequestLimiter;
+  readonly #breaker: CircuitBreaker;
   readonly #transport: HttpTransport;
   #token: { value: string; refreshAtMs: number } | undefined;
   /** every token sent lately, the current one included: redacted wherever an answer echoes one */
@@ -128,6 +131,11 @@ export class ManagerClient implements ManagerApi {
       maxConcurrentRequests: o.maxConcurrentRequests,
       requestsPerSecond: o.requestsPerSecond,
       burst: o.burst,
+      clock: o.clock,
+    });
+    this.#breaker = new CircuitBreaker({
+      failures: o.circuitBreakerFailures,
+      coolDownMs: o.circuitBreakerCoolDownMs,
       clock: o.clock,
     });
     this.#transport = new HttpTransport({
@@ -338,8 +346,11 @@ export class ManagerClient implements ManagerApi {
     }
   }
 
-  /** One attempt through the limiter, reported to the hook. */
+  /** One attempt through the limiter and the circuit breaker, reported to the hook. */
   async #attempt(call: Call, authorization: string, attempt: number): Promise<AttemptOutcome> {
+    // refused before the limiter too: a request the circuit refuses takes no slot and no token
+    const refusal = this.#breaker.refusal();
+    if (refusal !== undefined) throw this.#circuitOpen(call, refusal);
     let release: Release;
     try {
       release = await this.#limiter.acquire(call.signal);
@@ -352,9 +363,15 @@ export class ManagerClient implements ManagerApi {
         cause: reason,
       });
     }
+    // asked once a slot is free: the circuit may have opened while this request waited for it
+    const permit = this.#breaker.admit();
+    if (isRefusal(permit)) {
+      release();
+      throw this.#circuitOpen(call, permit);
+    }
     const { clock } = this.#options;
     const startMs = clock.now();
-    let outcome: AttemptOutcome;
+    let outcome: AttemptOutcome | undefined;
     try {
       const headers: Record<string, string> = { accept: "application/xml", authorization };
       if (call.body !== undefined) headers["content-type"] = "application/xml";
@@ -367,6 +384,8 @@ export class ManagerClient implements ManagerApi {
       });
     } finally {
       release();
+      const verdict = outcome === undefined ? undefined : attemptVerdict(call, outcome, call.signal);
+      this.#breaker.report(permit, verdict ?? { kind: "inconclusive" });
     }
     const status = outcome.kind === "response" ? outcome.status : "error";
     try {
@@ -382,6 +401,18 @@ export class ManagerClient implements ManagerApi {
       // metrics must never fail a manager call
     }
     return outcome;
+  }
+
+  /** Refused by the open circuit: what failed, and when the manager is tried again. */
+  #circuitOpen(call: Call, refusal: Refusal): NsxCircuitOpenError {
+    const { origin, basePath } = this.#options;
+    const reason = refusalReason(refusal, `${origin}${basePath}`);
+    return new NsxCircuitOpenError({
+      method: call.method,
+      path: call.path,
+      reason,
+      retryAtMs: refusal.probeAtMs,
+    });
   }
 
   #retryDelayMs(outcome: AttemptOutcome, retry: number): number {

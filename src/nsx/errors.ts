@@ -144,6 +144,19 @@ export class NsxTransportError extends NsxError {
   }
 }
 
+/**
+ * The client's circuit breaker refused the request without sending it: the manager's last
+ * requests timed out or could not connect (breaker.ts). `retryAtMs` is when a probe may go
+ * (epoch ms); undefined while a probe is under way.
+ */
+export class NsxCircuitOpenError extends NsxTransportError {
+  readonly retryAtMs: number | undefined;
+  constructor(init: { method: string; path: string; reason: string; retryAtMs: number | undefined }) {
+    super({ method: init.method, path: init.path, reason: init.reason, notSent: true });
+    this.retryAtMs = init.retryAtMs;
+  }
+}
+
 /** The manager's answer could not be used: not XML, a DOCTYPE, too large, wrong shape. */
 export class NsxResponseError extends NsxError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -61,6 +61,8 @@ export type AttemptOutcome =
       error: NsxTransportError | NsxResponseError;
       /** transient (network, timeout): repeating may help, if the method allows it */
       transient: boolean;
+      /** no answer in time, or no connection: what the client's circuit breaker counts */
+      unreachable?: boolean;
     };
 
 /** Why an attempt was cut short by us rather than by the network. */
@@ -213,13 +215,15 @@ export class HttpTransport {
         notSent,
         ...(cause.kind === "aborted" ? { cause: request.signal?.reason } : {}),
       });
-      return { kind: "failure", error, transient: cause.kind === "timeout" };
+      const timedOut = cause.kind === "timeout";
+      return { kind: "failure", error, transient: timedOut, unreachable: timedOut };
     }
     const code = errorCode(cause);
     const safeCause = this.#safeCause(cause, code);
     const connectFailure = CONNECT_FAILURES[code];
     let reason: string;
     let transient = true;
+    const unreachable = connectFailure !== undefined || RESPONSE_TIMEOUTS.has(code);
     if (connectFailure !== undefined) reason = `${connectFailure} (${code})`;
     else if (RESPONSE_TIMEOUTS.has(code))
       reason = `no complete response within ${this.#options.requestTimeoutMs} ms`;
@@ -234,6 +238,7 @@ export class HttpTransport {
       kind: "failure",
       error: new NsxTransportError({ method, path, reason, notSent, cause: safeCause }),
       transient,
+      unreachable,
     };
   }
 

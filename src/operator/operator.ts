@@ -49,6 +49,11 @@ export interface OperatorOptions {
   clientOptions?: ManagerConnectionsOptions["clientOptions"];
   /** reconciles at once; default 4 */
   concurrency?: number;
+  /**
+   * reconciles at once of the objects of one manager (`managerGroupOf`): a manager that hangs
+   * holds at most this many workers, and the others go on; default ceil(concurrency / 2)
+   */
+  concurrencyPerManager?: number;
   /** drift resync of objects without spec.syncInterval, ±10 %; default 300000 */
   syncIntervalMs?: number;
   /** on shutdown, how long in-flight reconciles may take; default 30000 */
@@ -82,6 +87,22 @@ export const OPERATOR_DEFAULTS = {
 
 export type OperatorExit = "stopped" | "lease-lost";
 
+/** Half the workers, at least one: what one manager may hold when `concurrencyPerManager` is not set. */
+export function defaultConcurrencyPerManager(concurrency: number): number {
+  return Math.max(1, Math.ceil(concurrency / 2));
+}
+
+/**
+ * The manager an object's reconcile calls, which decides its share of the workers: an NSXManager
+ * is its own, a dependent's is `namespace/spec.managerRef.name`. An object that is gone (or not
+ * readable now) calls no manager and gets a group of its own, so it never waits behind one.
+ */
+export function managerGroupOf(ref: ObjectRef, object: NsxvObject | undefined): string {
+  if (ref.kind === "NSXManager") return `${ref.namespace}/${ref.name}`;
+  const managerName = object?.kind === "NSXManager" ? undefined : object?.spec?.managerRef?.name;
+  return managerName === undefined ? objectKey(ref) : `${ref.namespace}/${managerName}`;
+}
+
 /** The object changed since its status was read (HTTP 409 on the write): read it again, quietly. */
 export class StatusConflictError extends CodedError {
   readonly quiet = true;
@@ -98,6 +119,7 @@ export class Operator {
   readonly #source: DesiredStateSource;
   readonly #name: string;
   readonly #concurrency: number;
+  readonly #concurrencyPerManager: number;
   readonly #shutdownTimeoutMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -114,6 +136,8 @@ export class Operator {
     this.#source = options.source;
     this.#name = options.name ?? d.name;
     this.#concurrency = options.concurrency ?? d.concurrency;
+    this.#concurrencyPerManager =
+      options.concurrencyPerManager ?? defaultConcurrencyPerManager(this.#concurrency);
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? d.shutdownTimeoutMs;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
@@ -215,11 +239,18 @@ export class Operator {
   async #lead(signal: AbortSignal): Promise<void> {
     if (!(await this.#source.synced(signal))) return;
     const { metrics } = this.#bundle;
+    const { store } = this.#source;
     const queue = new WorkQueue<ObjectRef>({
       name: this.#name,
       clock: this.#clock,
       metrics,
       keyOf: objectKey,
+      // both sources answer from memory; an object a store cannot give at once is its own group
+      groupOf: (ref) => {
+        const object = store.get(ref);
+        return managerGroupOf(ref, object instanceof Promise ? undefined : object);
+      },
+      maxInFlightPerGroup: this.#concurrencyPerManager,
     });
     const controller = new Controller<ObjectRef>({
       name: this.#name,
@@ -232,7 +263,6 @@ export class Operator {
       metrics,
       logger: this.#logger,
     });
-    const { store } = this.#source;
     const everything = (): NsxvObject[] => KINDS.flatMap((kind) => store.list(kind));
     const unsubscribe = this.#source.subscribe((change) =>
       controller.enqueue(concernedBy(change, everything)),
@@ -274,7 +304,7 @@ export class Operator {
       if (set === "conflict") return { error: new StatusConflictError(ref), also };
     }
     const { outcome } = report;
-    if (outcome.type === "failed") return { error: outcome.error, also };
+    if (outcome.type === "failed") return { error: outcome.error, maxBackoffMs: outcome.maxBackoffMs, also };
     return outcome.requeueAfterMs === undefined ? { also } : { requeueAfterMs: outcome.requeueAfterMs, also };
   }
 }

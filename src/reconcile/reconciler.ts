@@ -230,7 +230,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     if (failure.reason === "Conflict") {
       if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
       draft.outcome = { type: "done", requeueAfterMs: resyncOf(object) };
-    } else draft.outcome = { type: "failed", error: failure };
+    } else draft.outcome = { type: "failed", error: failure, maxBackoffMs: resyncOf(object) };
     return draft;
   }
 

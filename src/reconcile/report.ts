@@ -12,9 +12,13 @@ import type { Action, PlannedAction } from "./plan.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
-/** How a pass ended: done (come back after requeueAfterMs, or only when the object changes), or failed. */
+/**
+ * How a pass ended: done (come back after requeueAfterMs, or only when the object changes), or
+ * failed (retried after a backoff that never exceeds maxBackoffMs, the object's resync interval).
+ */
 export type Outcome =
-  { type: "done"; requeueAfterMs?: number | undefined } | { type: "failed"; error: ReconcileError };
+  | { type: "done"; requeueAfterMs?: number | undefined }
+  | { type: "failed"; error: ReconcileError; maxBackoffMs: number };
 
 export interface TenantCorrection {
   edgeId: string;

@@ -9,6 +9,7 @@ import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchClientThroughput } from "../../bench/client-throughput.ts";
 import { benchConvergence } from "../../bench/convergence.ts";
 import { benchEdgeDocument } from "../../bench/edge-document.ts";
+import { benchHungManager, HUNG_MANAGER_QUICK } from "../../bench/hung-manager.ts";
 import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
 import { benchManifestInput } from "../../bench/manifest-input.ts";
 import { DRIFTED_TENANT } from "../../bench/lib/fixtures.ts";
@@ -126,6 +127,28 @@ const CASES: Case[] = [
       "listAllocations per pass": 2,
       "listPools per pass": 1,
     },
+  },
+  {
+    name: "HungManager",
+    reason:
+      "a new EdgeTenant on a healthy manager and the frozen manager's NSXManager are timed beside a frozen one, and a single manager's pass with each share",
+    run: () =>
+      benchHungManager({
+        ...HUNG_MANAGER_QUICK,
+        frozenTenants: 2,
+        requestTimeoutSeconds: 1,
+        lateAfterMs: 300,
+        timeoutMs: 20_000,
+        cost: { fleet: tinyFleet(4, 0, 0), latencyMs: 5 },
+      }),
+    metrics: (label) =>
+      label.startsWith("1 manager")
+        ? ["converged, 2 per manager", "converged, 4 per manager", "edges corrected, 4 per manager"]
+        : [
+            "new EdgeTenant on the healthy manager: corrected after",
+            "new EdgeTenant corrected",
+            "frozen NSXManager Ready=False after start",
+          ],
   },
   {
     name: "Scale",

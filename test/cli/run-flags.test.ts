@@ -35,6 +35,7 @@ describe("run flags", () => {
     expect(runConfig(flags!, {})).toEqual({
       source: { type: "cluster" },
       concurrency: 4,
+      concurrencyPerManager: 2,
       syncIntervalMs: 300_000,
       shutdownTimeoutMs: 30_000,
       metricsBindAddress: ":8080",
@@ -49,6 +50,7 @@ describe("run flags", () => {
       "--namespace=team-a",
       "--selector=shard in (a, b),!canary",
       "--concurrency=8",
+      "--concurrency-per-manager=3",
       "--sync-interval=90s",
       "--leader-elect",
       "--leader-election-id=ops.nsxv",
@@ -63,6 +65,7 @@ describe("run flags", () => {
     expect(runConfig(flags!, { POD_NAMESPACE: "ops" })).toEqual({
       source: { type: "cluster", kubeconfig: "/k", namespace: "team-a", selector: "shard in (a, b),!canary" },
       concurrency: 8,
+      concurrencyPerManager: 3,
       syncIntervalMs: 90_000,
       shutdownTimeoutMs: 60_000,
       leaderElection: {
@@ -119,6 +122,12 @@ describe("run flags", () => {
       args: ["--concurrency=four"],
       message: "must be an integer >= 1",
       reason: "a number",
+    },
+    {
+      name: "ConcurrencyPerManagerZero",
+      args: ["--concurrency-per-manager=0"],
+      message: "'--concurrency-per-manager <n>' argument '0' is invalid. must be an integer >= 1",
+      reason: "a manager with no share never gets a reconcile",
     },
     {
       name: "SyncIntervalUnitless",
@@ -206,6 +215,12 @@ describe("run flags", () => {
       reason: "a leader must give up before others take over",
     },
     {
+      name: "ShareAboveConcurrency",
+      args: ["--concurrency=2", "--concurrency-per-manager=3"],
+      message: "--concurrency-per-manager (3) cannot be more than --concurrency (2)",
+      reason: "a share larger than the whole means nothing; a typo, most likely",
+    },
+    {
       name: "DeadlineWithinRetries",
       args: ["--leader-election-retry-period=5s"],
       message: "--leader-election-renew-deadline must be longer than 2.2 x --leader-election-retry-period",
@@ -216,6 +231,18 @@ describe("run flags", () => {
     const { flags } = await parse(args);
     expect(() => runConfig(flags!, {}), reason).toThrow(message);
   });
+
+  it.each([
+    { concurrency: 1, want: 1, reason: "one worker: the only one" },
+    { concurrency: 5, want: 3, reason: "half, rounded up" },
+    { concurrency: 8, want: 4, reason: "half" },
+  ])(
+    "a manager's share defaults to half of --concurrency=$concurrency: $want",
+    async ({ concurrency, want, reason }) => {
+      const { flags } = await parse([`--concurrency=${concurrency}`]);
+      expect(runConfig(flags!, {}).concurrencyPerManager, reason).toBe(want);
+    },
+  );
 
   it("accepts label selectors as kubectl writes them", async () => {
     for (const selector of [

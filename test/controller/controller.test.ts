@@ -68,6 +68,15 @@ describe("Controller result mapping", () => {
       wantAgainAfterMs: 1000,
     },
     {
+      name: "ErrorWithBackoffCap",
+      reason: "A failure's maxBackoffMs caps its retry (an object that resyncs often waits no longer).",
+      outcome: async () => ({ error: new Error("manager unreachable"), maxBackoffMs: 400 }),
+      wantResult: "error",
+      wantErrors: 1,
+      wantRequeues: 1,
+      wantAgainAfterMs: 400,
+    },
+    {
       name: "TerminalError",
       reason: "An error that says it is terminal is not retried until the object changes.",
       outcome: async () => {

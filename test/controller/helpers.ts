@@ -1,10 +1,12 @@
-/** Test doubles shared by the controller tests: metrics that remember what they were told. */
+/** Test doubles shared by the controller tests: metrics that remember what they were told, and a scripted queue run. */
+import { expect } from "vitest";
 import type {
   ControllerMetrics,
   QueueMetrics,
   ReconcileResultLabel,
   RuntimeMetrics,
 } from "../../src/controller/metrics.ts";
+import type { WorkQueue } from "../../src/controller/workqueue.ts";
 
 export interface Recorded {
   adds: number;
@@ -59,4 +61,22 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
     resolve = r;
   });
   return { promise, resolve };
+}
+
+/** one step of a scripted queue case: `get` awaits a key that must be ready, `len` checks the ready count */
+export type Step = ["add", string] | ["get", string] | ["done", string] | ["len", number];
+
+/** Runs the steps on the queue; a failure names the case's reason and the step. */
+export async function runSteps(
+  queue: WorkQueue<string>,
+  steps: readonly Step[],
+  reason: string,
+): Promise<void> {
+  for (const [i, step] of steps.entries()) {
+    const where = `${reason} (step ${i}: ${step.join(" ")})`;
+    if (step[0] === "add") queue.add(step[1]);
+    else if (step[0] === "done") queue.done(step[1]);
+    else if (step[0] === "len") expect(queue.len(), where).toBe(step[1]);
+    else expect(await queue.get(), where).toBe(step[1]);
+  }
 }

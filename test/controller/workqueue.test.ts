@@ -3,16 +3,13 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import { ExponentialBackoff } from "../../src/controller/rate-limiter.ts";
 import { WorkQueue } from "../../src/controller/workqueue.ts";
-import { recordingMetrics } from "./helpers.ts";
+import { recordingMetrics, runSteps, type Step } from "./helpers.ts";
 
 function newQueue(clock = new FakeClock(0)) {
   const { metrics, recorded } = recordingMetrics();
   const queue = new WorkQueue({ name: "test", clock, metrics });
   return { queue, clock, recorded };
 }
-
-/** one step of a scripted case: `get` awaits a key that must be ready, `len` checks the ready count */
-type Step = ["add", string] | ["get", string] | ["done", string] | ["len", number];
 
 describe("WorkQueue semantics", () => {
   const cases: { name: string; reason: string; steps: Step[] }[] = [
@@ -109,14 +106,7 @@ describe("WorkQueue semantics", () => {
   ];
 
   it.each(cases)("$name", async ({ reason, steps }) => {
-    const { queue } = newQueue();
-    for (const [i, step] of steps.entries()) {
-      const where = `${reason} (step ${i}: ${step.join(" ")})`;
-      if (step[0] === "add") queue.add(step[1]);
-      else if (step[0] === "done") queue.done(step[1]);
-      else if (step[0] === "len") expect(queue.len(), where).toBe(step[1]);
-      else expect(await queue.get(), where).toBe(step[1]);
-    }
+    await runSteps(newQueue().queue, steps, reason);
   });
 
   it("a waiting get receives the next add", async () => {
