@@ -29,6 +29,7 @@ export interface RunFlags {
   concurrency: number;
   concurrencyPerManager?: number;
   syncInterval: number;
+  fullReadInterval: number;
   leaderElect: boolean;
   leaderElectionId: string;
   leaderElectionNamespace?: string;
@@ -48,6 +49,7 @@ export interface RunConfig {
   concurrency: number;
   concurrencyPerManager: number;
   syncIntervalMs: number;
+  fullReadIntervalMs: number;
   shutdownTimeoutMs: number;
   leaderElection?: LeaseConfig;
   metricsBindAddress: string;
@@ -188,6 +190,7 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
     concurrency: flags.concurrency,
     concurrencyPerManager: perManager,
     syncIntervalMs: flags.syncInterval,
+    fullReadIntervalMs: flags.fullReadInterval,
     shutdownTimeoutMs: flags.shutdownTimeout,
     ...(flags.leaderElect
       ? {
@@ -230,6 +233,7 @@ export async function runOperator(
     concurrency: config.concurrency,
     concurrencyPerManager: config.concurrencyPerManager,
     syncIntervalMs: config.syncIntervalMs,
+    fullReadIntervalMs: config.fullReadIntervalMs,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metricsBindAddress: config.metricsBindAddress,
     healthProbeBindAddress: config.healthProbeBindAddress,
@@ -286,6 +290,12 @@ function runOptions(): Option[] {
       "drift check of objects without spec.syncInterval, ±10 %",
       duration(1000, "1s"),
       [d.syncIntervalMs, "5m"],
+    ),
+    option(
+      "--full-read-interval <duration>",
+      "each edge is read in full at least this often, even while the manager's edge list shows it in sync",
+      duration(1000, "1s"),
+      [d.fullReadIntervalMs, "1h"],
     ),
     option(
       "--leader-elect",

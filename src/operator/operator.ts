@@ -21,7 +21,12 @@ import {
   type ClosableManagerApi,
   type ManagerConnectionsOptions,
 } from "../reconcile/connections.ts";
-import { createReconciler, type Reconcile, type ReconcilerDeps } from "../reconcile/reconciler.ts";
+import {
+  createReconciler,
+  DEFAULT_RECONCILER_OPTIONS,
+  type Reconcile,
+  type ReconcilerDeps,
+} from "../reconcile/reconciler.ts";
 import { concernedBy } from "../reconcile/routing.ts";
 import type { DesiredStateSource } from "../source/source.ts";
 import { realClock, withTimeout, type Clock } from "../util/clock.ts";
@@ -56,6 +61,11 @@ export interface OperatorOptions {
   concurrencyPerManager?: number;
   /** drift resync of objects without spec.syncInterval, ±10 %; default 300000 */
   syncIntervalMs?: number;
+  /**
+   * each edge is read in full at least this often, while the manager's edge list would do (the
+   * safety net against summaries that are wrong); default 3600000
+   */
+  fullReadIntervalMs?: number;
   /** on shutdown, how long in-flight reconciles may take; default 30000 */
   shutdownTimeoutMs?: number;
   /** run the workers only while holding this lease; default: always (a single replica) */
@@ -78,6 +88,7 @@ export const OPERATOR_DEFAULTS = {
   name: "nsxv-operator",
   concurrency: 4,
   syncIntervalMs: 300_000,
+  fullReadIntervalMs: DEFAULT_RECONCILER_OPTIONS.fullReadIntervalMs,
   shutdownTimeoutMs: 30_000,
   metricsBindAddress: ":8080",
   healthProbeBindAddress: ":8081",
@@ -165,6 +176,7 @@ export class Operator {
       connections: this.#connections,
       clock: this.#clock,
       defaultSyncIntervalMs: options.syncIntervalMs ?? d.syncIntervalMs,
+      fullReadIntervalMs: options.fullReadIntervalMs ?? d.fullReadIntervalMs,
     });
     const le = options.leaderElection;
     this.#elector =

@@ -89,8 +89,15 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
     drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
   // the first record of an original stays: a later pass that only adds the finalizer keeps it
   const recorded = original ?? (record ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
-  // the list's summary decides nothing it would write: a correction (or its record) is planned on a read
-  const observeFully = input.observed.via === "list" && drift !== undefined && why === undefined;
+  // the list's summary decides nothing it would write: a correction (or its record) is planned on
+  // a read; and a summary that disagrees with the edge as this object last saw it (the pass that
+  // recorded the original before its write, a list that lags) is settled by a read too
+  const listed = input.observed.via === "list";
+  const observeFully =
+    listed &&
+    ((drift !== undefined && why === undefined) ||
+      (input.previous?.observedTenant !== undefined &&
+        input.previous.observedTenant !== input.observed.tenant));
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,

@@ -37,6 +37,7 @@ describe("run flags", () => {
       concurrency: 4,
       concurrencyPerManager: 2,
       syncIntervalMs: 300_000,
+      fullReadIntervalMs: 3_600_000,
       shutdownTimeoutMs: 30_000,
       metricsBindAddress: ":8080",
       healthProbeBindAddress: ":8081",
@@ -52,6 +53,7 @@ describe("run flags", () => {
       "--concurrency=8",
       "--concurrency-per-manager=3",
       "--sync-interval=90s",
+      "--full-read-interval=30m",
       "--leader-elect",
       "--leader-election-id=ops.nsxv",
       "--leader-election-lease-duration=30s",
@@ -67,6 +69,7 @@ describe("run flags", () => {
       concurrency: 8,
       concurrencyPerManager: 3,
       syncIntervalMs: 90_000,
+      fullReadIntervalMs: 1_800_000,
       shutdownTimeoutMs: 60_000,
       leaderElection: {
         id: "ops.nsxv",
@@ -140,6 +143,12 @@ describe("run flags", () => {
       args: ["--sync-interval=100ms"],
       message: "must be at least 1s",
       reason: "a floor against hammering managers",
+    },
+    {
+      name: "FullReadIntervalTiny",
+      args: ["--full-read-interval=10ms"],
+      message: "must be at least 1s",
+      reason: "each pass would read every edge in full, as if there were no edge list, and faster",
     },
     {
       name: "Namespace",

@@ -107,6 +107,27 @@ describe("an EdgeTenant's pass takes the list first", () => {
     expect(report.notes.join("\n")).toMatch(/summary that lags/);
   });
 
+  it("the pass after the original is recorded reads again: a list that lags does not undo what a read saw", async () => {
+    const object = edgeTenant(); // no original yet: the first correction records it, then writes
+    const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: "red", version: 8 }) } });
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "blue", revision: 7 }]]);
+    const { pass, store } = setup({ objects: [manager(), object], fake });
+    const tenantPass = () => pass(store.get(refOf(object)) as EdgeTenant);
+    await pass(manager());
+    const recording = await tenantPass();
+    expect(fake.calls.at(-1), "its first pass reads in full, and records before it writes").toBe(
+      "getEdge edge-1",
+    );
+    expect(recording.status).toMatchObject({ originalTenant: "red", observedTenant: "red" });
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls), "the list says blue, the last read said red: read, then write").toEqual([
+      "getEdge edge-1",
+      "putEdge edge-1",
+    ]);
+    expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
+  });
+
   it("a summary that hides drift is caught by the safety net's full read, spread over fullReadInterval", async () => {
     const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: HOUR });
     await pass(manager());

@@ -1,0 +1,139 @@
+/**
+ * List-first observation through the whole operator, on the simulator: in steady state the
+ * manager gets list pages and no edge reads; with the simulator's list lagging behind its edges
+ * (the staleList fault), the safety net's full reads still find hidden drift, and a summary that
+ * shows drift which is not there costs a read and writes nothing. The operator runs on a fake
+ * clock (sync intervals have a 10 s floor), the simulator in real time.
+ */
+import { describe, expect, it } from "vitest";
+import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
+import type { RunningSimulator } from "../../src/simulator/index.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { FakeSource, objects, operatorHarness, until } from "./harness.ts";
+
+const EDGES = 8;
+const SYNC_MS = 10_000;
+/** a sync interval and its jitter: every object has had its pass */
+const STEP_MS = SYNC_MS * 1.1 + 1;
+
+/** EDGES EdgeTenants (edge-1 …) wanting `tenant`, checked every 10 s. */
+function tenants(url: string, tenant = "blue"): FakeSource {
+  const wanted = Object.fromEntries(Array.from({ length: EDGES }, (_, i) => [`edge-${i + 1}`, tenant]));
+  const init = objects(url, wanted);
+  const every10s = init.objects.map((o): NsxvObject =>
+    o.kind === "EdgeTenant" ? ({ ...o, spec: { ...o.spec, syncInterval: "10s" } } as EdgeTenant) : o,
+  );
+  return new FakeSource(every10s, init.secrets);
+}
+
+async function control(sim: RunningSimulator, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${sim.url}/_simulator/${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  expect(res.ok, `${method} /_simulator/${path}`).toBe(true);
+  return res.status === 204 ? undefined : ((await res.json()) as unknown);
+}
+
+/** calls per route since the last reset */
+async function calls(sim: RunningSimulator): Promise<Record<string, number>> {
+  const counters = (await control(sim, "GET", "counters")) as Record<string, Record<string, number>>;
+  return Object.fromEntries(
+    Object.entries(counters).map(([route, byStatus]) => [
+      route,
+      Object.values(byStatus).reduce((a, b) => a + b, 0),
+    ]),
+  );
+}
+
+const statusOf = (source: FakeSource, name: string) => source.statusOf(name) as EdgeTenant["status"];
+const all = (source: FakeSource) =>
+  Array.from({ length: EDGES }, (_, i) => statusOf(source, `edge-${i + 1}`));
+const readyAll = (source: FakeSource) =>
+  all(source).every((s) => s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
+
+/** moves the operator's clock one sync interval on, and waits until the manager hears no more calls */
+async function nextInterval(clock: FakeClock, sim: RunningSimulator): Promise<void> {
+  await clock.advance(STEP_MS);
+  const total = async () => Object.values(await calls(sim)).reduce((a, b) => a + b, 0);
+  let last = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const now = await total();
+    if (now === last) return;
+    last = now;
+  }
+}
+
+describe("list-first observation in the operator", () => {
+  const { run, simulator } = operatorHarness();
+
+  it("in steady state reads list pages and no edge, and says so in status", async () => {
+    const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
+    const source = tenants(sim.url);
+    const clock = new FakeClock(Date.now());
+    run(source, { clock });
+    // each edge's first pass reads it in full (its first safety-net read)
+    await until("every EdgeTenant Ready", () => readyAll(source));
+    await control(sim, "DELETE", "counters");
+    for (let i = 0; i < 3; i++) await nextInterval(clock, sim);
+    const seen = await calls(sim);
+    expect(seen.getEdge ?? 0, "no edge read in steady state").toBe(0);
+    expect(seen.putEdge ?? 0).toBe(0);
+    expect(seen.listEdges, "one list per interval").toBeGreaterThanOrEqual(3);
+    expect(seen.listEdges).toBeLessThanOrEqual(4);
+    for (const status of all(source)) {
+      expect(status?.observedVia).toBe("EdgeList");
+      expect(status?.lastFullReadTime, "the first pass's full read").toBeDefined();
+    }
+  });
+
+  it("finds drift a frozen list hides at the edge's full read, and reads before it writes", async () => {
+    const fullReadMs = 60_000;
+    const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
+    const source = tenants(sim.url);
+    const clock = new FakeClock(Date.now());
+    run(source, { clock, fullReadIntervalMs: fullReadMs });
+    await until("every EdgeTenant Ready", () => readyAll(source));
+    await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
+    await control(sim, "PATCH", "edges/edge-3", { tenant: "intruder" });
+    await control(sim, "DELETE", "counters");
+    const fromMs = clock.now();
+    // the list still says blue: only edge-3's full read, due once a minute at its own phase, sees it
+    for (let i = 0; i < 8 && statusOf(source, "edge-3")?.lastCorrectionTime === undefined; i++) {
+      await nextInterval(clock, sim);
+    }
+    const correctedMs = Date.parse(statusOf(source, "edge-3")?.lastCorrectionTime ?? "");
+    expect(correctedMs - fromMs, "within the full-read interval and a sync interval").toBeLessThanOrEqual(
+      fullReadMs + STEP_MS,
+    );
+    const state = (await control(sim, "GET", "state")) as { edges: { id: string; tenant?: string }[] };
+    expect(state.edges.find((e) => e.id === "edge-3")?.tenant).toBe("blue");
+    const seen = await calls(sim);
+    expect(seen.putEdge, "one correction").toBe(1);
+    expect(
+      seen.getEdge,
+      "full reads only: at most one per edge per interval, and none more",
+    ).toBeLessThanOrEqual(2 * EDGES);
+  });
+
+  it("a list that shows drift which is not there costs one read per pass and writes nothing", async () => {
+    const sim = await simulator(Array.from({ length: EDGES }, () => "old"));
+    // the list frozen while every edge says "old"; the operator corrects them, the list goes on saying "old"
+    await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
+    const source = tenants(sim.url);
+    const clock = new FakeClock(Date.now());
+    run(source, { clock });
+    await until("every EdgeTenant Ready", () => readyAll(source));
+    await control(sim, "DELETE", "counters");
+    for (let i = 0; i < 2; i++) await nextInterval(clock, sim);
+    const seen = await calls(sim);
+    expect(seen.putEdge ?? 0, "a stale summary never causes a write").toBe(0);
+    expect(seen.getEdge, "each pass reads the edge the list shows drifted").toBeGreaterThanOrEqual(2 * EDGES);
+    for (const status of all(source)) {
+      expect(status?.observedVia, "what it knows, it read").toBe("Read");
+      expect(status?.observedTenant).toBe("blue");
+    }
+  });
+});
