@@ -28,6 +28,7 @@ const REFUSED = [
   { values: { logLevel: "verbose" }, message: /at '\/logLevel'/, reason: "the operator's levels only" },
   { values: { syncInterval: "5 minutes" }, message: /at '\/syncInterval'/, reason: "a Go duration" },
   { values: { syncInterval: "-5m" }, message: /at '\/syncInterval'/, reason: "no negative durations" },
+  { values: { fullReadInterval: "hourly" }, message: /at '\/fullReadInterval'/, reason: "a Go duration" },
   { values: { concurrency: 0 }, message: /at '\/concurrency'/, reason: "at least one reconcile at once" },
   { values: { concurrency: "4" }, message: /at '\/concurrency'/, reason: "a number, not text" },
   {

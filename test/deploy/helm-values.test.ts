@@ -59,6 +59,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       logLevel: "info",
       concurrency: 4,
       syncIntervalMs: 300_000,
+      fullReadIntervalMs: 3_600_000,
       leaderElection: { id: "nsxv-operator", namespace: "nsxv-system" },
     });
     expect(config.source).not.toHaveProperty("namespace");
@@ -69,6 +70,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       scope: "namespace",
       logLevel: "debug",
       syncInterval: "1h30m",
+      fullReadInterval: "20m",
       concurrency: 8,
       selector: "team in (blue, green),!legacy",
       leaderElection: { id: "edge-lease" },
@@ -79,6 +81,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       source: { type: "cluster", namespace: "team-a", selector: "team in (blue, green),!legacy" },
       logLevel: "debug",
       syncIntervalMs: 5_400_000,
+      fullReadIntervalMs: 1_200_000,
       concurrency: 8,
       shutdownTimeoutMs: 45_000,
       leaderElection: { id: "edge-lease", namespace: "team-a", leaseDurationMs: 20_000 },
