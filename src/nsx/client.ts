@@ -61,6 +61,8 @@ const EDGE_ID = /^edge-[0-9]+$/;
 const POOL_ID = /^ipaddresspool-[0-9]+$/;
 const SCOPE_ID = /^[A-Za-z0-9_.:-]+$/;
 const TOKEN_PATH = "/api/2.0/services/auth/token";
+/** 200 pages: 200 000 edges in pages of 1024, 50 000 from a manager that caps pages at 256 */
+export const MAX_EDGE_LIST_PAGES = 200;
 /** tokens remembered for redaction after they were replaced: a late answer may still echo one */
 const TOKENS_REMEMBERED = 8;
 
@@ -219,7 +221,7 @@ export class ManagerClient implements ManagerApi {
     const pageSize = options.pageSize ?? 256;
     // by id: an edge created while paging can shift one already read onto the next page
     const edges = new Map<string, EdgeSummary>();
-    for (let startIndex = 0; ;) {
+    for (let startIndex = 0, pages = 1; ; pages++) {
       const page = await this.getEdgePage(startIndex, pageSize, options);
       for (const edge of page.edges) edges.set(edge.id, edge);
       options.onPage?.(edges.size, page.totalCount);
@@ -228,6 +230,12 @@ export class ManagerClient implements ManagerApi {
       if (page.edges.length === 0) {
         throw new NsxResponseError(
           `edge list: the manager counts ${page.totalCount} edges but the page at ${startIndex} is empty`,
+        );
+      }
+      // a count no manager reaches, served a few edges at a time, would page on for ever
+      if (pages >= MAX_EDGE_LIST_PAGES) {
+        throw new NsxResponseError(
+          `edge list: the manager counts ${page.totalCount} edges and ${pages} pages held ${edges.size}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
         );
       }
       // the manager may cap a page below what was asked: go on from what it sent

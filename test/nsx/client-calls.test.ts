@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CLIENT_OPTIONS, ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
+import {
+  DEFAULT_CLIENT_OPTIONS,
+  ManagerClient,
+  MAX_EDGE_LIST_PAGES,
+  type ManagerClientOptions,
+} from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError, NsxDocumentError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
 import { clientHarness } from "./client-harness.ts";
@@ -440,6 +445,17 @@ describe("listEdges against managers that page in their own way", () => {
     await expect(client(server.url).listEdges()).rejects.toThrow(
       "edge list: the manager counts 5 edges but the page at 0 is empty",
     );
+  });
+
+  it("stops after MAX_EDGE_LIST_PAGES pages of a count no manager reaches, served an edge at a time", async () => {
+    const server = await serve((r, res) => {
+      const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
+      reply(res, 200, page(start, 1_000_000_000, [start + 1], 1));
+    });
+    await expect(client(server.url).listEdges()).rejects.toThrow(
+      `edge list: the manager counts 1000000000 edges and ${MAX_EDGE_LIST_PAGES} pages held ${MAX_EDGE_LIST_PAGES}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
+    );
+    expect(server.requests).toHaveLength(MAX_EDGE_LIST_PAGES);
   });
 
   it("names the summary and the field that cannot be read", async () => {
