@@ -44,7 +44,8 @@ export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
  * skippedFiles[], manifestErrors[] }` (`skippedFiles`: files of a directory left unread, `{ file,
  * reason }`) (`version`: the tool's), each object `{ kind, namespace, name, file, line,
  * managementPolicy?, target?, state, message, changes[], error?, warnings? }` (`warnings`: an
- * NSXManager whose connection is insecure, `{ reason, message }`), each change the action
+ * NSXManager whose connection is insecure, `{ reason, message }`; `target`: the manager's URL, the
+ * edge with its name and version, the pool with its name), each change the action
  * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, note, firstSeen) plus
  * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
  * field, detail, message }`. 2: `documentIndex` counts from 1, as the text output does.
@@ -276,8 +277,12 @@ function conflictTarget(object: NsxvObject): string {
 function targetOf(object: NsxvObject, status: NsxvObject["status"]): string | undefined {
   if (object.kind === "NSXManager") return object.spec.url;
   if (object.kind === "EdgeTenant") {
-    const name = (status as { edgeName?: string } | undefined)?.edgeName;
-    return name === undefined ? object.spec.edgeId : `${object.spec.edgeId} (${name})`;
+    // the edge list's summary has both: plan shows them without reading the edge
+    const { edgeName, edgeVersion } = (status ?? {}) as { edgeName?: string; edgeVersion?: number };
+    const about = [edgeName, edgeVersion === undefined ? undefined : `version ${edgeVersion}`].filter(
+      (part) => part !== undefined,
+    );
+    return about.length === 0 ? object.spec.edgeId : `${object.spec.edgeId} (${about.join(", ")})`;
   }
   const pool = status as { poolId?: string; poolName?: string } | undefined;
   if (pool?.poolId !== undefined) return `${pool.poolId} (${pool.poolName ?? "?"})`;

@@ -85,6 +85,30 @@ describe("plan exit codes", () => {
   });
 });
 
+describe("plan reads the edge list first", () => {
+  it("converged edges cost the list and no edge read; a drifted one costs its read", async () => {
+    const converged = [
+      edgeTenant("web", "edge-1", "default"),
+      edgeTenant("app", "edge-2", "default"),
+      edgeTenant("db", "edge-3", "legacy-ops"),
+    ];
+    const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), ...converged] });
+    const io = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, io), io.err()).toBe(0);
+    expect(callsOf(demo.sim), "the manager's check: pools and one page of edges").toEqual({
+      listPools: 1,
+      listEdges: 1,
+    });
+    expect(io.out(), "name and version from the list's summary").toContain("edge-2 (esg-02, version 1)");
+
+    demo.sim.state.counters.reset();
+    const drifted = [...converged.slice(0, 2), edgeTenant("db", "edge-3", "tenant-red")];
+    const again = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), ...drifted] });
+    expect(await runOneShotCommand("plan", { filename: [again] }, captureIo())).toBe(2);
+    expect(callsOf(demo.sim)).toEqual({ listPools: 1, listEdges: 1, getEdge: 1 });
+  });
+});
+
 describe("plan output", () => {
   it("prints each correction, each release with its note and age, Observe and paused objects, and counts", async () => {
     const io = captureIo();
@@ -96,7 +120,7 @@ describe("plan output", () => {
     const out = io.out();
     expect(exit).toBe(2);
     expect(out).toContain(
-      `EdgeTenant default/esg-web  edge-1 (esg-web)\n  ~ tenant: "default" → "tenant-blue"\n`,
+      `EdgeTenant default/esg-web  edge-1 (esg-web, version 12)\n  ~ tenant: "default" → "tenant-blue"\n`,
     );
     expect(out).toContain(`- release 10.20.0.12  note "controller-3 (removed)"  stray now`);
     expect(out).toContain(`- release 2001:db8:20::1a0  note "vtep-esx-09 (decommissioned)"  stray now`);
@@ -146,7 +170,7 @@ describe("plan output", () => {
       file: `${DEMO_MANIFESTS}/edges.yaml`,
       line: 2,
       managementPolicy: "Enforce",
-      target: "edge-1 (esg-web)",
+      target: "edge-1 (esg-web, version 12)",
       state: "changes",
       message: expect.stringContaining("would set it to"),
       changes: [
