@@ -146,9 +146,11 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     return undefined;
   const summary = list.byId.get(target.config.edgeId);
   if (summary === undefined) return undefined;
+  // an object never read in full counts from its creation: thousands created at once are first
+  // read in full spread over the interval too, not all on their first pass
+  const since = ctx.object.status?.lastFullReadTime ?? ctx.object.metadata.creationTimestamp;
   const due =
-    state.oneShot === undefined &&
-    fullReadDue(ctx.object.status?.lastFullReadTime, nowMs, state.fullReadIntervalMs, phaseOf(ctx.object));
+    state.oneShot === undefined && fullReadDue(since, nowMs, state.fullReadIntervalMs, phaseOf(ctx.object));
   if (due) return undefined;
   return {
     edgeId: target.config.edgeId,
@@ -163,6 +165,7 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
 /**
  * Whether the safety net's full read is due: each object reads its edge once per interval, at its
  * own phase of the interval (so that thousands of edges are read spread over it, not at once).
+ * `lastFullRead` undefined (nor a creation time to count from): due.
  */
 export function fullReadDue(
   lastFullRead: string | undefined,

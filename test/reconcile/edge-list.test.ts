@@ -168,6 +168,27 @@ describe("an EdgeTenant's pass takes the list first", () => {
     expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1"]);
   });
 
+  it("a new object's first full read comes at its phase of the interval, not on its first pass", async () => {
+    const { clock } = setup({ objects: [] });
+    const created = new Date(clock.ms).toISOString();
+    const object = edgeTenant({}, { creationTimestamp: created });
+    const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: "blue", version: 7 }) } });
+    const harness = setup({ objects: [manager(), object], fake, deps: { fullReadIntervalMs: HOUR } });
+    const tenantPass = () => harness.pass(harness.store.get(refOf(object)) as EdgeTenant);
+    await harness.pass(manager());
+    const first = await tenantPass();
+    expect(count(fake.calls, "getEdge"), "Ready from the list alone").toBe(0);
+    expect(condition(first, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
+    let read = false;
+    for (let minutes = 5; minutes <= 65 && !read; minutes += 5) {
+      harness.clock.ms += 5 * MINUTE;
+      await harness.pass(manager());
+      await tenantPass();
+      read = count(fake.calls, "getEdge") > 0;
+    }
+    expect(read, "read in full within one interval of its creation").toBe(true);
+  });
+
   it("in a one-shot run trusts the list: no safety net read", async () => {
     const { fake, pass, tenantPass } = fleet("blue", { oneShot: { releaseStrays: false }, mode: "plan" });
     await pass(manager());
