@@ -90,14 +90,11 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   // the first record of an original stays: a later pass that only adds the finalizer keeps it
   const recorded = original ?? (record ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
   // the list's summary decides nothing it would write: a correction (or its record) is planned on
-  // a read; and a summary that disagrees with the edge as this object last saw it (the pass that
-  // recorded the original before its write, a list that lags) is settled by a read too
-  const listed = input.observed.via === "list";
+  // a read; and when the last pass saw drift it meant to correct (it recorded the original first,
+  // or its write failed), a list that lags must not call it settled: a read does
   const observeFully =
-    listed &&
-    ((drift !== undefined && why === undefined) ||
-      (input.previous?.observedTenant !== undefined &&
-        input.previous.observedTenant !== input.observed.tenant));
+    input.observed.via === "list" &&
+    ((drift !== undefined && why === undefined) || (policyHold === undefined && sawDriftToCorrect(input)));
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,
@@ -106,6 +103,16 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
     settle: (results, failure) =>
       settle(input, { drift, hold, why: withheldWhy, recording: record, recorded, lost }, results, failure),
   };
+}
+
+/** The previous pass of this generation found the edge drifted and did not correct it (yet). */
+function sawDriftToCorrect(input: EdgeTenantPlanInput): boolean {
+  const ready = findCondition(input.previous?.conditions, "Ready");
+  return (
+    ready !== undefined &&
+    ready.observedGeneration === input.generation &&
+    (ready.reason === "CorrectionPending" || ready.reason === "Drifted")
+  );
 }
 
 interface Decision {
