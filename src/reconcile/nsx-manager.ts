@@ -100,7 +100,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
               reason: "Available",
               message: `reachable and authenticated: ${count}${listed}`,
             },
-            ...syncedUpdates(ctx.hold),
+            ...syncedUpdates(ctx.writesBlockedBy),
           ],
           { now: ctx.now, generation: ctx.generation },
         ),

@@ -130,8 +130,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       object === undefined ? undefined : (KIND_HANDLERS[object.kind] as KindHandler<NsxvObject>);
     const deleting = object?.metadata.deletionTimestamp !== undefined;
     const finalizer = handler?.finalizer;
-    const held = finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
-    if (object === undefined || handler === undefined || object.kind !== ref.kind || (deleting && !held)) {
+    const finalizerPresent = finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
+    if (object === undefined || handler === undefined || object.kind !== ref.kind || (deleting && !finalizerPresent)) {
       // gone, or going with nothing to do on delete (orphan); a manager's client is closed
       state.forgetObject(ref);
       if (ref.kind === "NSXManager") await connections.forget(ref.namespace, ref.name);
@@ -143,7 +143,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       now,
       generation: object.metadata.generation,
       signal: callOptions.signal,
-      hold: store.uncertainty?.(ref),
+      writesBlockedBy: store.writesBlockedBy?.(ref),
       statusLost: store.statusLost?.(ref),
       state,
     };
@@ -156,7 +156,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
       const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
-      draft.finalizer = present === held ? undefined : { name: finalizer.name, present };
+      draft.finalizer = present === finalizerPresent ? undefined : { name: finalizer.name, present };
     }
     return toReport(ref, object, draft);
   };

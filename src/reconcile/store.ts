@@ -31,12 +31,12 @@ export interface DesiredStateStore {
    */
   revision?(kind: Kind): number;
   /**
-   * Why the desired state of this object is uncertain right now (its manifest file does not
-   * load, ...), as a failure reason and a message naming file and line; undefined when it is
-   * what the user declared. The reconcile observes and reports such an object but writes
-   * nothing for it: no tenant, no release.
+   * Why every write for this object is blocked right now: its desired state is uncertain (its
+   * manifest file does not load, ...), as a failure reason and a message naming file and line;
+   * undefined when it is what the user declared. The reconcile observes and reports such an
+   * object but writes nothing for it: no tenant, no release.
    */
-  uncertainty?(ref: ObjectRef): Failure | undefined;
+  writesBlockedBy?(ref: ObjectRef): Failure | undefined;
   /**
    * Why the status this object had may have been lost (a status file that could not be read and
    * was set aside), naming what was lost and when; undefined when its status is what the

@@ -3,7 +3,7 @@
  * without a cluster. Files are read with loadManifests (validated and defaulted as the API server
  * would) and read again when they change: fs.watch, plus a periodic rescan for file systems where
  * it misses changes. A file that does not load is reported and the last good version of its
- * objects is kept, but they are uncertain (`store.uncertainty`: SourceInvalid, naming file and
+ * objects is kept, but their writes are blocked (`store.writesBlockedBy`: SourceInvalid, naming file and
  * line): the reconcile observes and reports them and writes nothing for them (no tenant, no
  * release) until the file loads again. Each object gets a generation that rises when its spec
  * changes. Status lives in memory, is logged when it changes and, with `statusFile`, persists
@@ -119,7 +119,7 @@ export class DirectorySource implements DesiredStateSource {
       list: (kind) => this.#all().filter((o) => o.kind === kind),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
       revision: () => this.#revision,
-      uncertainty: (ref) => {
+      writesBlockedBy: (ref) => {
         const entry = this.#objects.get(objectKey(ref));
         const error = entry === undefined ? undefined : this.#invalidFor(entry.file);
         if (error === undefined) return undefined;
