@@ -227,8 +227,8 @@ export interface Secret {
   stringData?: Record<string, string>;
 }
 
-/** Every default in one place; `crds/` declares the same values. */
-export const DEFAULTS = {
+/** The defaults of the kinds' specs, in one place; `crds/` declares the same values (test/api/crd-types.test.ts checks that). */
+export const SPEC_DEFAULTS = {
   managementPolicy: "Enforce" as ManagementPolicy,
   deletionPolicy: "Orphan" as DeletionPolicy,
   poolScope: "globalroot-0",

@@ -54,7 +54,7 @@ import type {
   ReleaseAnswer,
 } from "./types.ts";
 
-export { DEFAULT_CLIENT_OPTIONS } from "./client-options.ts";
+export { CLIENT_DEFAULTS } from "./client-options.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client-options.ts";
 
 const EDGE_ID = /^edge-[0-9]+$/;

@@ -22,7 +22,8 @@ import {
   type ReconcileEvent,
 } from "./conditions.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/options.ts";
+import type { SetTenantAction, Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
 
@@ -100,7 +101,12 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
     observeFully,
     requeueAfterMs: record ? AT_ONCE_MS : undefined,
     settle: (results, failure) =>
-      settle(input, { drift, writesBlockedBy, why: withheldWhy, recording: record, recorded, lost }, results, failure),
+      settle(
+        input,
+        { drift, writesBlockedBy, why: withheldWhy, recording: record, recorded, lost },
+        results,
+        failure,
+      ),
   };
 }
 
@@ -156,7 +162,10 @@ function settle(
   const events: ReconcileEvent[] = [];
   const { writesBlockedBy: blocked } = decision;
   // a move under a remembered original needs a person: said once, when it starts
-  if (blocked?.reason === "EdgeMoved" && findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved")
+  if (
+    blocked?.reason === "EdgeMoved" &&
+    findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved"
+  )
     events.push({ type: "Warning", reason: blocked.reason, message: blocked.message });
   if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
     events.push({ type: "Warning", reason: "StatusLost", message: lost });

@@ -11,7 +11,7 @@
  */
 import type { AddressSet } from "../api/address-set.ts";
 import { formatDuration } from "../api/duration.ts";
-import { DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
+import { SPEC_DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
 import { formatIp, tryParseIp, type IpAddress } from "../util/ip.ts";
 import type { Allocation, IpPool } from "../nsx/types.ts";
 import {
@@ -26,7 +26,8 @@ import {
 import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/options.ts";
+import type { ReleaseAction, Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { PoolConfig } from "./spec.ts";
 
@@ -55,7 +56,7 @@ export interface IpPoolPlanInput {
 }
 
 /** Strays due but held back by maxPerSync are looked at again after this long (the syncInterval floor). */
-export const CAPPED_REQUEUE_MS = DEFAULTS.minSyncIntervalSeconds * 1000;
+export const CAPPED_REQUEUE_MS = SPEC_DEFAULTS.minSyncIntervalSeconds * 1000;
 
 interface Stray {
   /** canonical text, or the manager's text when it is not an address */
@@ -256,7 +257,7 @@ function settle(
     released: [
       ...(previous?.released ?? []),
       ...results.done.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
-    ].slice(-DEFAULTS.releasedHistory),
+    ].slice(-SPEC_DEFAULTS.releasedHistory),
     conditions: setConditions(previous?.conditions, updates, { now, generation }),
   });
   const usage = { poolId: pool.objectId, usedAddressCount: used, totalAddressCount: pool.totalAddressCount };

@@ -8,7 +8,7 @@
 import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
-  DEFAULTS,
+  SPEC_DEFAULTS,
   SECRET_BINDING_ANNOTATION,
   type EdgeTenant,
   type IPPoolAllocations,
@@ -251,7 +251,7 @@ export class ReconcilerState {
       lists.set(scope, await this.poolList(connection, scope).catch(() => undefined));
     }
     return index.poolWinner(object, pool.objectId, (other) => {
-      const { id, name, scope = DEFAULTS.poolScope } = other.spec.pool;
+      const { id, name, scope = SPEC_DEFAULTS.poolScope } = other.spec.pool;
       if (id !== undefined) return id;
       const list = lists.get(scope);
       if (list === undefined || name === undefined) return undefined;

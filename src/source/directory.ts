@@ -19,7 +19,7 @@ import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
-import { omitUndefined } from "../reconcile/plan.ts";
+import { omitUndefined } from "../util/options.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
@@ -30,6 +30,7 @@ import {
   type StatusWriteOutcome,
 } from "./source.ts";
 import { StatusMemory } from "./status-memory.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface DirectorySourceOptions {
   /** the directory (or a single file) of manifests */
@@ -104,8 +105,9 @@ export class DirectorySource implements DesiredStateSource {
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
     const statusFile = options.statusFile === undefined ? undefined : resolve(options.statusFile);
-    this.#rescanIntervalMs = options.rescanIntervalMs ?? DIRECTORY_DEFAULTS.rescanIntervalMs;
-    this.#debounceMs = options.debounceMs ?? DIRECTORY_DEFAULTS.debounceMs;
+    const o = withDefaults(DIRECTORY_DEFAULTS, options);
+    this.#rescanIntervalMs = o.rescanIntervalMs;
+    this.#debounceMs = o.debounceMs;
     this.#validator = options.validator;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;

@@ -34,6 +34,7 @@ import {
   type Status,
   type StatusWriteOutcome,
 } from "./source.ts";
+import { withDefaults } from "../util/options.ts";
 
 export type StatusApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
 /** finalizers live in metadata: a patch of the object itself, not of /status */
@@ -141,7 +142,7 @@ export class KubernetesSource implements DesiredStateSource {
     };
     this.#secrets = new SecretReader({
       read: (namespace, name) => this.#readSecret(namespace, name),
-      maxAgeMs: options.secretMaxAgeMs ?? KUBERNETES_SOURCE_DEFAULTS.secretMaxAgeMs,
+      maxAgeMs: withDefaults(KUBERNETES_SOURCE_DEFAULTS, options).secretMaxAgeMs,
       clock,
       onChange: (namespace, name) => this.#secretChanged(namespace, name),
     });

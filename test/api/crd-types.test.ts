@@ -3,7 +3,7 @@
  * every field of the types (DeepRequired: `npm run typecheck` fails when types.ts gains a field
  * the fixture lacks, or the fixture has one types.ts lacks) validates against the CRD schemas
  * with no unknown field, and covers every schema field: a field added to one side only fails.
- * Also: every schema field is described, the schemas are structural, defaults match DEFAULTS,
+ * Also: every schema field is described, the schemas are structural, defaults match SPEC_DEFAULTS,
  * and every CEL rule has its TypeScript counterpart.
  */
 import { describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ import {
   type SchemaNode,
 } from "../../src/api/schema.ts";
 import {
-  DEFAULTS,
+  SPEC_DEFAULTS,
   type EdgeTenant,
   type IPPoolAllocations,
   type Kind,
@@ -183,13 +183,13 @@ describe("types.ts and crds/ agree", () => {
     expect(new Set(valuePaths(FIXTURES[kind]))).toEqual(new Set(schemaPaths));
   });
 
-  it("the schema's defaults are the values of DEFAULTS, and there are no others", () => {
+  it("the schema's defaults are the values of SPEC_DEFAULTS, and there are no others", () => {
     const defaults = crds.flatMap((crd) =>
       schemaEntries(crd.schema)
         .filter((e) => e.node.default !== undefined && JSON.stringify(e.node.default) !== "{}")
         .map((e) => `${crd.kind} ${e.path}=${JSON.stringify(e.node.default)}`),
     );
-    const d = DEFAULTS;
+    const d = SPEC_DEFAULTS;
     expect(defaults.sort()).toEqual(
       [
         `NSXManager spec.auth="${d.auth}"`,
@@ -207,15 +207,15 @@ describe("types.ts and crds/ agree", () => {
     );
   });
 
-  it("the syncInterval floor and the release history are the values of DEFAULTS", () => {
+  it("the syncInterval floor and the release history are the values of SPEC_DEFAULTS", () => {
     for (const kind of ["EdgeTenant", "IPPoolAllocations"] as const) {
       const rules = nodeAt(kind, "spec.syncInterval")?.["x-kubernetes-validations"] ?? [];
       expect(rules.map((r) => r.rule)).toEqual([
-        `duration(self) >= duration('${DEFAULTS.minSyncIntervalSeconds}s')`,
+        `duration(self) >= duration('${SPEC_DEFAULTS.minSyncIntervalSeconds}s')`,
       ]);
     }
     expect(nodeAt("IPPoolAllocations", "status.released")?.description).toContain(
-      `last ${DEFAULTS.releasedHistory}`,
+      `last ${SPEC_DEFAULTS.releasedHistory}`,
     );
   });
 

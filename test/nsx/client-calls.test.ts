@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CLIENT_OPTIONS, ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
+import { CLIENT_DEFAULTS, ManagerClient, type ManagerClientOptions } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError, NsxDocumentError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
 import { clientHarness } from "./client-harness.ts";
@@ -335,8 +335,8 @@ describe("options and lifecycle", () => {
     const copy = structuredClone(options);
     new ManagerClient(options);
     expect(options).toEqual(copy);
-    expect(Object.isFrozen(DEFAULT_CLIENT_OPTIONS)).toBe(true);
-    expect(DEFAULT_CLIENT_OPTIONS).toMatchObject({
+    expect(Object.isFrozen(CLIENT_DEFAULTS)).toBe(true);
+    expect(CLIENT_DEFAULTS).toMatchObject({
       requestTimeoutMs: 30_000,
       maxConcurrentRequests: 8,
       requestsPerSecond: 20,

@@ -667,7 +667,7 @@ describe("pool status across passes", () => {
       { released: history, stray: [recordedStray("10.0.0.7", iso(T0))] },
       at(10 * MINUTE),
     );
-    expect(plan.status.released, "capped at DEFAULTS.releasedHistory").toHaveLength(20);
+    expect(plan.status.released, "capped at SPEC_DEFAULTS.releasedHistory").toHaveLength(20);
     expect(plan.status.released?.at(-1), "newest last").toEqual({
       ip: "10.0.0.7",
       time: iso(at(10 * MINUTE)),

@@ -206,7 +206,10 @@ describe("DirectorySource", () => {
     const uncertain = source.store.writesBlockedBy?.(ref("EdgeTenant", "web"));
     expect(uncertain?.reason).toBe("SourceInvalid");
     expect(uncertain?.message).toContain(`${join(dir, "manifests", "edges.yaml")}:`);
-    expect(source.store.writesBlockedBy?.(ref("NSXManager", "nsx")), "other files are certain").toBeUndefined();
+    expect(
+      source.store.writesBlockedBy?.(ref("NSXManager", "nsx")),
+      "other files are certain",
+    ).toBeUndefined();
     const error = lines.find((l) => l.level === "error");
     expect(error?.fields.file).toBe(join(dir, "manifests", "edges.yaml"));
     expect(error?.message).toMatch(/invalid YAML.*last good version/);
