@@ -10,7 +10,8 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { pino, type Logger as PinoLogger } from "pino";
 import { CodedError } from "../util/errors.ts";
 import type { ClusterSourceConfig, LeaseConfig } from "./run-cluster.ts";
-import { parseDuration } from "../api/duration.ts";
+import { formatDuration, parseDuration } from "../api/duration.ts";
+import { RECONCILER_DEFAULTS } from "../reconcile/reconciler.ts";
 import { DirectorySource } from "../source/directory.ts";
 import { LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
 import {
@@ -264,6 +265,8 @@ function runOptions(): Option[] {
     return o;
   };
   const duration = (minMs: number, minText: string) => durationAtLeast(minMs, minText);
+  // a duration's default as --help shows it, from the one number
+  const shown = (ms: number): [number, string] => [ms, formatDuration(ms)];
   return [
     option(
       "--kubeconfig <file>",
@@ -283,9 +286,9 @@ function runOptions(): Option[] {
     ),
     option(
       "--sync-interval <duration>",
-      "drift check of objects without spec.syncInterval, ±10 %",
+      `drift check of objects without spec.syncInterval, ±${RECONCILER_DEFAULTS.jitterFraction * 100} %`,
       duration(1000, "1s"),
-      [d.syncIntervalMs, "5m"],
+      shown(d.syncIntervalMs),
     ),
     option(
       "--leader-elect",
@@ -303,19 +306,19 @@ function runOptions(): Option[] {
       "--leader-election-lease-duration <duration>",
       "how long standbys wait before taking over",
       duration(1000, "1s"),
-      [le.leaseDurationMs, "15s"],
+      shown(le.leaseDurationMs),
     ),
     option(
       "--leader-election-renew-deadline <duration>",
       "the leader gives up when it could not renew for this long",
       duration(1000, "1s"),
-      [le.renewDeadlineMs, "10s"],
+      shown(le.renewDeadlineMs),
     ),
     option(
       "--leader-election-retry-period <duration>",
       "between attempts to acquire or renew",
       duration(100, "100ms"),
-      [le.retryPeriodMs, "2s"],
+      shown(le.retryPeriodMs),
     ),
     option("--metrics-bind-address <address>", 'address of /metrics; "0" for none', bindAddress, [
       d.metricsBindAddress,
@@ -331,7 +334,7 @@ function runOptions(): Option[] {
       "--shutdown-timeout <duration>",
       "on SIGTERM, how long running reconciles may take",
       duration(0, "0s"),
-      [d.shutdownTimeoutMs, "30s"],
+      shown(d.shutdownTimeoutMs),
     ),
     option(
       "--manifests <dir>",

@@ -8,6 +8,7 @@
 import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
+  DEPENDENT_KINDS,
   SPEC_DEFAULTS,
   SECRET_BINDING_ANNOTATION,
   type EdgeTenant,
@@ -217,7 +218,7 @@ export class ReconcilerState {
       refOf(object).namespace === namespace &&
       object.kind !== "NSXManager" &&
       object.spec?.managerRef?.name === name;
-    return [...this.store.list("EdgeTenant"), ...this.store.list("IPPoolAllocations")].filter(names) as (
+    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(names) as (
       EdgeTenant | IPPoolAllocations
     )[];
   }

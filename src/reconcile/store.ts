@@ -4,7 +4,7 @@
  * beside the interface, for tests and for a directory of manifests already read.
  */
 import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
-import type { Kind, NsxvObject, Secret } from "../api/types.ts";
+import { perKind, type Kind, type NsxvObject, type Secret } from "../api/types.ts";
 import type { Failure } from "./conditions.ts";
 
 export type Awaitable<T> = T | Promise<T>;
@@ -73,12 +73,8 @@ export interface MemoryStore extends DesiredStateStore {
 export function memoryStore(
   init: { objects?: readonly NsxvObject[]; secrets?: readonly Secret[] } = {},
 ): MemoryStore {
-  const objects: Record<Kind, Map<string, NsxvObject>> = {
-    NSXManager: new Map(),
-    EdgeTenant: new Map(),
-    IPPoolAllocations: new Map(),
-  };
-  const revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
+  const objects = perKind(() => new Map<string, NsxvObject>());
+  const revisions = perKind(() => 0);
   const secrets = new Map<string, Secret>();
   const store: MemoryStore = {
     get: (ref) => objects[ref.kind].get(`${ref.namespace}/${ref.name}`),

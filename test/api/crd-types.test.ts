@@ -17,6 +17,8 @@ import {
   type SchemaNode,
 } from "../../src/api/schema.ts";
 import {
+  DEPENDENT_KINDS,
+  KINDS,
   SPEC_DEFAULTS,
   type EdgeTenant,
   type IPPoolAllocations,
@@ -164,7 +166,7 @@ function valuePaths(value: unknown, path = ""): string[] {
 
 describe("types.ts and crds/ agree", () => {
   it("crds/ defines exactly the three kinds", () => {
-    expect(crds.map((c) => c.kind).sort()).toEqual(["EdgeTenant", "IPPoolAllocations", "NSXManager"]);
+    expect(crds.map((c) => c.kind).sort()).toEqual([...KINDS].sort());
   });
 
   const permissive = ResourceValidator.fromCrds(
@@ -208,7 +210,7 @@ describe("types.ts and crds/ agree", () => {
   });
 
   it("the syncInterval floor and the release history are the values of SPEC_DEFAULTS", () => {
-    for (const kind of ["EdgeTenant", "IPPoolAllocations"] as const) {
+    for (const kind of DEPENDENT_KINDS) {
       const rules = nodeAt(kind, "spec.syncInterval")?.["x-kubernetes-validations"] ?? [];
       expect(rules.map((r) => r.rule)).toEqual([
         `duration(self) >= duration('${SPEC_DEFAULTS.minSyncIntervalSeconds}s')`,
