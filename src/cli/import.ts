@@ -19,6 +19,7 @@ import {
 } from "./import-manifests.ts";
 import { mapBounded } from "./oneshot.ts";
 import { EXIT, processIo, type CliIo } from "./output.ts";
+import { DNS_LABEL_MAX_LENGTH, isDnsLabel } from "../api/names.ts";
 
 export interface ImportFlags {
   url: string;
@@ -196,11 +197,9 @@ function positiveInteger(text: string): number {
   return Number(text);
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 function dnsLabel(text: string): string {
-  if (!DNS_LABEL.test(text))
-    throw new InvalidArgumentError("must be a DNS label: a-z, 0-9 and -, at most 63");
+  if (!isDnsLabel(text))
+    throw new InvalidArgumentError(`must be a DNS label: a-z, 0-9 and -, at most ${DNS_LABEL_MAX_LENGTH}`);
   return text;
 }
 

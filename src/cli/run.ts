@@ -21,6 +21,7 @@ import {
   type OperatorExit,
 } from "../operator/operator.ts";
 import { parseBindAddress } from "../controller/probes.ts";
+import { DNS_SUBDOMAIN_PATTERN, isDnsLabel, isDnsSubdomain } from "../api/names.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
 export interface RunFlags {
@@ -64,10 +65,8 @@ export class RunFlagError extends CodedError {
 }
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_NAME = "([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)";
-const LABEL_KEY = `((${DNS_SUBDOMAIN.source.slice(1, -1)})/)?${LABEL_NAME}`;
+const LABEL_KEY = `((${DNS_SUBDOMAIN_PATTERN.slice(1, -1)})/)?${LABEL_NAME}`;
 const LABEL_VALUE = `(${LABEL_NAME})?`;
 const REQUIREMENT = new RegExp(
   `^(!?${LABEL_KEY}|${LABEL_KEY}\\s*(=|==|!=)\\s*${LABEL_VALUE}|${LABEL_KEY}\\s+(in|notin)\\s*\\(\\s*${LABEL_VALUE}(\\s*,\\s*${LABEL_VALUE})*\\s*\\))$`,
@@ -106,14 +105,12 @@ function bindAddress(text: string): string {
 }
 
 function namespace(text: string): string {
-  if (text.length > 63 || !DNS_LABEL.test(text))
-    throw new InvalidArgumentError("not a namespace name (RFC 1123 label)");
+  if (!isDnsLabel(text)) throw new InvalidArgumentError("not a namespace name (RFC 1123 label)");
   return text;
 }
 
 function leaseName(text: string): string {
-  if (text.length > 253 || !DNS_SUBDOMAIN.test(text))
-    throw new InvalidArgumentError("not a Lease name (RFC 1123 subdomain)");
+  if (!isDnsSubdomain(text)) throw new InvalidArgumentError("not a Lease name (RFC 1123 subdomain)");
   return text;
 }
 

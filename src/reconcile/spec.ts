@@ -18,9 +18,7 @@ import {
 import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolvePolicy } from "./policy.ts";
-
-const EDGE_ID = /^edge-[0-9]+$/;
-const POOL_ID = /^ipaddresspool-[0-9]+$/;
+import { isEdgeId, isPoolId } from "../nsx/ids.ts";
 
 interface DependentConfig {
   managerName: string;
@@ -62,7 +60,7 @@ export interface ManagerConfig {
 
 export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
   const { spec } = object;
-  if (typeof spec.edgeId !== "string" || !EDGE_ID.test(spec.edgeId)) {
+  if (!isEdgeId(spec.edgeId)) {
     throw ReconcileError.invalidSpec(`spec.edgeId: ${JSON.stringify(spec.edgeId)} is not edge-<n>`);
   }
   if (typeof spec.tenant !== "string") throw ReconcileError.invalidSpec("spec.tenant: must be a string");
@@ -81,7 +79,7 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
   if ((id === undefined) === (name === undefined)) {
     throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
   }
-  if (id !== undefined && !POOL_ID.test(id)) {
+  if (id !== undefined && !isPoolId(id)) {
     throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
   }
   if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");

@@ -19,6 +19,7 @@ import { GLOBAL_SCOPE, Pool, type AllocateResult, type AllocationRecord, type Sc
 import { SETTINGS_DEFAULTS, type SimulatorSettings } from "./settings.ts";
 import { validateStateInput, type SimulatorStateInput, type ValidatedPool } from "./state-file.ts";
 import { withDefaults } from "../util/options.ts";
+import { isEdgeId } from "../nsx/ids.ts";
 
 export type { StoredEdge } from "./edge-store.ts";
 
@@ -311,8 +312,7 @@ export function parseEdge(xml: string, path: string): EdgeModel {
   } catch (cause) {
     throw new SimulatorInputError(path, cause instanceof Error ? cause.message : String(cause), { cause });
   }
-  if (!/^edge-\d+$/.test(doc.id))
-    throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
+  if (!isEdgeId(doc.id)) throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
   const version = doc.getField("version");
   if (version !== undefined && !/^\d+$/.test(version.trim())) {
     throw new SimulatorInputError(path, `version ${JSON.stringify(version)} is not an integer`);

@@ -9,6 +9,13 @@
 import { describe, expect, it } from "vitest";
 import { CEL_COUNTERPARTS } from "../../src/api/cel-rules.ts";
 import { DURATION_PATTERN } from "../../src/api/duration.ts";
+import { DNS_SUBDOMAIN_MAX_LENGTH } from "../../src/api/names.ts";
+import {
+  EDGE_ID_MAX_LENGTH,
+  EDGE_ID_PATTERN,
+  POOL_ID_MAX_LENGTH,
+  POOL_ID_PATTERN,
+} from "../../src/nsx/ids.ts";
 import {
   readCrds,
   ResourceValidator,
@@ -228,6 +235,43 @@ describe("types.ts and crds/ agree", () => {
         .map((e) => e.node.pattern),
     );
     expect(durations).toEqual([DURATION_PATTERN, DURATION_PATTERN, DURATION_PATTERN]);
+  });
+});
+
+describe("identifiers: crds/ bounds them as the TypeScript that checks them does", () => {
+  it.each([
+    {
+      name: "EdgeId",
+      reason: "spec.edgeId is what resolveEdgeTenant accepts and the client puts in a path (isEdgeId)",
+      kind: "EdgeTenant" as const,
+      path: "spec.edgeId",
+      want: { pattern: EDGE_ID_PATTERN, maxLength: EDGE_ID_MAX_LENGTH },
+    },
+    {
+      name: "PoolId",
+      reason: "spec.pool.id is what resolvePool accepts and the client puts in a path (isPoolId)",
+      kind: "IPPoolAllocations" as const,
+      path: "spec.pool.id",
+      want: { pattern: POOL_ID_PATTERN, maxLength: POOL_ID_MAX_LENGTH },
+    },
+  ])("$name: $reason", ({ kind, path, want }) => {
+    const node = nodeAt(kind, path);
+    expect({ pattern: node?.pattern, maxLength: node?.maxLength }).toEqual(want);
+  });
+
+  it("every reference to an object by name is bounded as a DNS subdomain (an object's name) is", () => {
+    const refs = crds.flatMap((crd) =>
+      schemaEntries(crd.schema)
+        .filter((e) => /Ref\.name$/.test(e.path))
+        .map((e) => ({ at: `${crd.kind} ${e.path}`, maxLength: e.node.maxLength })),
+    );
+    expect(refs.map((r) => r.at).sort()).toEqual([
+      "EdgeTenant spec.managerRef.name",
+      "IPPoolAllocations spec.managerRef.name",
+      "NSXManager spec.credentialsSecretRef.name",
+      "NSXManager spec.tls.caSecretRef.name",
+    ]);
+    for (const ref of refs) expect(ref.maxLength, ref.at).toBe(DNS_SUBDOMAIN_MAX_LENGTH);
   });
 });
 

@@ -104,9 +104,7 @@ export function maxPassesWithin(
 export function assertCallsWithin(
   sim: RunningSimulator,
   budget: RetryBudget,
-  passes: Partial<
-    Record<Kind, { passes: number; releases?: number }>
-  >,
+  passes: Partial<Record<Kind, { passes: number; releases?: number }>>,
 ): void {
   const bound: Partial<Record<ApiRoute, number>> = {};
   for (const [kind, { passes: n, releases }] of Object.entries(passes)) {
