@@ -173,7 +173,7 @@ export function resolveClientOptions(options: ManagerClientOptions): ResolvedCli
     integer: false,
     zero: false,
   });
-  const int = (name: string, value: number, zero = false): number =>
+  const int = (name: keyof typeof CLIENT_DEFAULTS, value: number, zero = false): number =>
     positive(name, value, { integer: true, zero });
   return {
     auth,
