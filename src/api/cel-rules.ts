@@ -7,7 +7,7 @@
  */
 import { AddressSetError, parseAddressEntry, RANGE_REVERSED } from "./address-set.ts";
 import { DurationError, parseDuration } from "./duration.ts";
-import { DEFAULTS, type Kind } from "./types.ts";
+import { SPEC_DEFAULTS, type Kind } from "./types.ts";
 
 export interface CelCounterpart {
   kind: Kind;
@@ -42,7 +42,7 @@ function syncIntervalFloor(value: unknown): true | string | undefined {
   if (typeof value !== "string") return undefined;
   const ms = durationOf(value);
   if (typeof ms === "string") return ms;
-  return ms >= DEFAULTS.minSyncIntervalSeconds * 1000 ? undefined : true;
+  return ms >= SPEC_DEFAULTS.minSyncIntervalSeconds * 1000 ? undefined : true;
 }
 
 /** why parseAddressEntry refuses an entry; undefined when it accepts it (or it is no string) */

@@ -22,6 +22,7 @@ import {
   type ObjectMeta,
   type Secret,
 } from "./types.ts";
+import { DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH, isDnsLabel, isDnsSubdomain } from "./names.ts";
 
 export interface ManifestSource {
   file: string;
@@ -118,8 +119,6 @@ export class ManifestError extends CodedError {
   }
 }
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const OBJECT_META_FIELDS = new Set([
@@ -360,22 +359,19 @@ function metadataIssues(metadata: unknown): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const { name, namespace } = metadata as Partial<Record<keyof ObjectMeta, unknown>>;
   if (name === undefined || name === "") issues.push(issue("name", "Required value"));
-  else if (typeof name !== "string" || name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+  else if (!isDnsSubdomain(name)) {
     issues.push(
       issue(
         "name",
-        `Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 subdomain of at most 253 characters`,
+        `Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 subdomain of at most ${DNS_SUBDOMAIN_MAX_LENGTH} characters`,
       ),
     );
   }
-  if (
-    namespace !== undefined &&
-    (typeof namespace !== "string" || namespace.length > 63 || !DNS_LABEL.test(namespace))
-  ) {
+  if (namespace !== undefined && !isDnsLabel(namespace)) {
     issues.push(
       issue(
         "namespace",
-        `Invalid value: ${JSON.stringify(namespace)}: a lowercase RFC 1123 label of at most 63 characters`,
+        `Invalid value: ${JSON.stringify(namespace)}: a lowercase RFC 1123 label of at most ${DNS_LABEL_MAX_LENGTH} characters`,
       ),
     );
   }

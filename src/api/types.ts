@@ -13,6 +13,14 @@ export const PAUSED_ANNOTATION = "nsxv.io/paused";
 export const KINDS = ["NSXManager", "EdgeTenant", "IPPoolAllocations"] as const;
 export type Kind = (typeof KINDS)[number];
 
+/** The kinds that name an NSXManager (spec.managerRef) and act on it: every kind but NSXManager. */
+export const DEPENDENT_KINDS = ["EdgeTenant", "IPPoolAllocations"] as const satisfies readonly Kind[];
+
+/** A record with one entry per kind, made from KINDS: a kind added there gets its entry here too. */
+export function perKind<V>(value: (kind: Kind) => V): Record<Kind, V> {
+  return Object.fromEntries(KINDS.map((kind) => [kind, value(kind)])) as Record<Kind, V>;
+}
+
 /** The plural of each kind, as the API server's paths and RBAC name it (crds/ declares the same). */
 export const PLURALS: Readonly<Record<Kind, string>> = {
   NSXManager: "nsxmanagers",
@@ -227,8 +235,8 @@ export interface Secret {
   stringData?: Record<string, string>;
 }
 
-/** Every default in one place; `crds/` declares the same values. */
-export const DEFAULTS = {
+/** The defaults of the kinds' specs, in one place; `crds/` declares the same values (test/api/crd-types.test.ts checks that). */
+export const SPEC_DEFAULTS = {
   managementPolicy: "Enforce" as ManagementPolicy,
   deletionPolicy: "Orphan" as DeletionPolicy,
   poolScope: "globalroot-0",

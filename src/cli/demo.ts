@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { AddressSet } from "../api/address-set.ts";
 import { loadManifests } from "../api/manifests.ts";
-import { DEFAULTS, type NsxvObject } from "../api/types.ts";
+import { SPEC_DEFAULTS, type NsxvObject } from "../api/types.ts";
 import { isPaused } from "../reconcile/index.ts";
 import {
   loadStateFile,
@@ -23,6 +23,7 @@ import {
 import { EXIT, processIo, type CliIo } from "./output.ts";
 import { useColour } from "./output-text.ts";
 import { runOneShotCommand, type OneShotFlags } from "./plan-apply.ts";
+import { withDefaults } from "../util/options.ts";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples/demo/", import.meta.url));
 
@@ -35,7 +36,7 @@ export interface DemoOptions {
   managerName?: string;
 }
 
-export const DEFAULT_DEMO_OPTIONS = Object.freeze({
+export const DEMO_DEFAULTS = Object.freeze({
   stateFile: `${EXAMPLES}simulator-state.yaml`,
   manifestsDir: `${EXAMPLES}manifests`,
   managerName: "lab",
@@ -67,7 +68,7 @@ interface Check {
 }
 
 export async function runDemo(io: CliIo, options: DemoOptions = {}): Promise<number> {
-  const o = { ...DEFAULT_DEMO_OPTIONS, ...options };
+  const o = withDefaults(DEMO_DEFAULTS, options);
   const colour = useColour(io.stdout, io.env);
   const bold = (text: string) => (colour ? `\u001b[1m${text}\u001b[22m` : text);
   const mark = (ok: boolean) =>
@@ -156,7 +157,7 @@ function poolChecks(
   const allowedByPool = new Map<string, AddressSet>();
   for (const object of objects) {
     if (object.kind !== "IPPoolAllocations") continue;
-    const { id, name, scope = DEFAULTS.poolScope } = object.spec.pool;
+    const { id, name, scope = SPEC_DEFAULTS.poolScope } = object.spec.pool;
     const pool = before.pools.find((p) =>
       id !== undefined ? p.id === id : p.name === name && p.scopeId === scope,
     );

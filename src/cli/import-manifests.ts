@@ -6,14 +6,19 @@
 import { Document, isScalar, isSeq } from "yaml";
 import { AddressSet } from "../api/address-set.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
-import { API_VERSION, SECRET_BINDING_ANNOTATION, type Kind, type ManagementPolicy } from "../api/types.ts";
+import {
+  API_VERSION,
+  SECRET_BINDING_ANNOTATION,
+  SPEC_DEFAULTS,
+  type Kind,
+  type ManagementPolicy,
+} from "../api/types.ts";
 import type { Allocation, EdgeSummary, IpPool } from "../nsx/types.ts";
 import { normalizeIp, tryParseIp } from "../util/ip.ts";
 
 export const EDGE_ID_LABEL = "nsxv.io/edge-id";
 export const EDGE_NAME_ANNOTATION = "nsxv.io/edge-name";
 export const POOL_NAME_ANNOTATION = "nsxv.io/pool-name";
-const DEFAULT_SCOPE = "globalroot-0";
 /** as the CRDs bound them (crds/): what does not fit cannot be declared, so it is skipped and said */
 const TENANT_MAX_LENGTH = 256;
 const ALLOWED_MAX_ITEMS = 5000;
@@ -192,7 +197,7 @@ function poolObject(
     metadata: { name, namespace: o.namespace, annotations: { [POOL_NAME_ANNOTATION]: poolName } },
     spec: {
       managerRef: { name: o.managerName },
-      pool: { id: objectId, ...(o.scope !== DEFAULT_SCOPE ? { scope: o.scope } : {}) },
+      pool: { id: objectId, ...(o.scope !== SPEC_DEFAULTS.poolScope ? { scope: o.scope } : {}) },
       allowed,
       managementPolicy: o.managementPolicy,
     },

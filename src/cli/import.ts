@@ -6,8 +6,8 @@
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
-import type { ManagementPolicy } from "../api/types.ts";
-import { DEFAULT_CLIENT_OPTIONS, ManagerClient } from "../nsx/client.ts";
+import { SPEC_DEFAULTS, type ManagementPolicy } from "../api/types.ts";
+import { CLIENT_DEFAULTS, ManagerClient } from "../nsx/client.ts";
 import { insecureTransport, type ManagerClientOptions } from "../nsx/client-options.ts";
 import type { EdgeSummary } from "../nsx/types.ts";
 import {
@@ -19,6 +19,7 @@ import {
 } from "./import-manifests.ts";
 import { mapBounded } from "./oneshot.ts";
 import { EXIT, processIo, type CliIo } from "./output.ts";
+import { DNS_LABEL_MAX_LENGTH, isDnsLabel } from "../api/names.ts";
 
 export interface ImportFlags {
   url: string;
@@ -35,7 +36,7 @@ export interface ImportFlags {
   caFile?: string;
   insecureSkipVerify: boolean;
   auth: "basic" | "token";
-  /** the client's pace; default its own (DEFAULT_CLIENT_OPTIONS.requestsPerSecond) */
+  /** the client's pace; default its own (CLIENT_DEFAULTS.requestsPerSecond) */
   requestsPerSecond?: number;
 }
 
@@ -196,11 +197,9 @@ function positiveInteger(text: string): number {
   return Number(text);
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 function dnsLabel(text: string): string {
-  if (!DNS_LABEL.test(text))
-    throw new InvalidArgumentError("must be a DNS label: a-z, 0-9 and -, at most 63");
+  if (!isDnsLabel(text))
+    throw new InvalidArgumentError(`must be a DNS label: a-z, 0-9 and -, at most ${DNS_LABEL_MAX_LENGTH}`);
   return text;
 }
 
@@ -221,7 +220,7 @@ export function importCommand(): Command {
     .option("--edge-name <regex>", "import only edges whose name matches", regex)
     .option("--datacenter <moid>", "import only edges of this datacenter (datacenter-21)")
     .option("--pool-name <regex>", "import only pools whose name matches", regex)
-    .option("--scope <scope>", "scope whose pools are read", "globalroot-0")
+    .option("--scope <scope>", "scope whose pools are read", SPEC_DEFAULTS.poolScope)
     .addOption(
       new Option("--layout <layout>", "one file per kind, or one per object")
         .choices(["kind", "object"])
@@ -230,7 +229,7 @@ export function importCommand(): Command {
     .option("--force", "overwrite files that exist", false)
     .option(
       "--requests-per-second <n>",
-      `calls per second at most (default ${DEFAULT_CLIENT_OPTIONS.requestsPerSecond}, as the operator's own pace)`,
+      `calls per second at most (default ${CLIENT_DEFAULTS.requestsPerSecond}, as the operator's own pace)`,
       positiveInteger,
     )
     .option("--ca-file <file>", "PEM bundle of CAs to trust (self-signed managers)")

@@ -13,7 +13,7 @@ import {
   type SkippedDocument,
   type SkippedFile,
 } from "../api/manifests.ts";
-import { DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
+import { SPEC_DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
 import {
   createReconciler,
@@ -26,7 +26,7 @@ import {
   type ReconcileReport,
 } from "../reconcile/index.ts";
 import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
-import { omitUndefined } from "../reconcile/plan.ts";
+import { withDefaults } from "../util/options.ts";
 import { CodedError } from "../util/errors.ts";
 import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { realClock, type Clock } from "../util/clock.ts";
@@ -58,7 +58,7 @@ export interface OneShotOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_ONE_SHOT_OPTIONS = Object.freeze({
+export const ONE_SHOT_DEFAULTS = Object.freeze({
   releaseStrays: false,
   createClient: (options: ManagerClientOptions): ClosableManagerApi => new ManagerClient(options),
   clock: realClock,
@@ -130,7 +130,7 @@ export function parseManagerUrls(texts: readonly string[]): Map<string, string> 
  * bad; throws CliInputError for bad flags or when no object was found.
  */
 export async function runOneShot(options: OneShotOptions): Promise<OneShotResult> {
-  const o = { ...DEFAULT_ONE_SHOT_OPTIONS, env: process.env, ...omitUndefined(options) };
+  const o = withDefaults({ ...ONE_SHOT_DEFAULTS, env: process.env }, options);
   const set = await loadManifests(o.paths);
   const errors = [...set.errors, ...missingManagers(set.objects, set.errors)];
   const { skipped, skippedFiles } = set;
@@ -288,7 +288,7 @@ function credentialSecrets(
 /** The sum of the managers' request caps: each client queues beyond its own cap anyway. */
 function concurrencyLimit(managers: readonly NSXManager[]): number {
   const sum = managers.reduce(
-    (n, m) => n + (m.spec.maxConcurrentRequests ?? DEFAULTS.maxConcurrentRequests),
+    (n, m) => n + (m.spec.maxConcurrentRequests ?? SPEC_DEFAULTS.maxConcurrentRequests),
     0,
   );
   return Math.max(1, sum);

@@ -10,7 +10,8 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { pino, type Logger as PinoLogger } from "pino";
 import { CodedError } from "../util/errors.ts";
 import type { ClusterSourceConfig, LeaseConfig } from "./run-cluster.ts";
-import { parseDuration } from "../api/duration.ts";
+import { formatDuration, parseDuration } from "../api/duration.ts";
+import { RECONCILER_DEFAULTS } from "../reconcile/reconciler.ts";
 import { DirectorySource } from "../source/directory.ts";
 import { LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
 import {
@@ -20,6 +21,7 @@ import {
   type OperatorExit,
 } from "../operator/operator.ts";
 import { parseBindAddress } from "../controller/probes.ts";
+import { DNS_SUBDOMAIN_PATTERN, isDnsLabel, isDnsSubdomain } from "../api/names.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
 export interface RunFlags {
@@ -65,10 +67,8 @@ export class RunFlagError extends CodedError {
 }
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_NAME = "([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)";
-const LABEL_KEY = `((${DNS_SUBDOMAIN.source.slice(1, -1)})/)?${LABEL_NAME}`;
+const LABEL_KEY = `((${DNS_SUBDOMAIN_PATTERN.slice(1, -1)})/)?${LABEL_NAME}`;
 const LABEL_VALUE = `(${LABEL_NAME})?`;
 const REQUIREMENT = new RegExp(
   `^(!?${LABEL_KEY}|${LABEL_KEY}\\s*(=|==|!=)\\s*${LABEL_VALUE}|${LABEL_KEY}\\s+(in|notin)\\s*\\(\\s*${LABEL_VALUE}(\\s*,\\s*${LABEL_VALUE})*\\s*\\))$`,
@@ -107,14 +107,12 @@ function bindAddress(text: string): string {
 }
 
 function namespace(text: string): string {
-  if (text.length > 63 || !DNS_LABEL.test(text))
-    throw new InvalidArgumentError("not a namespace name (RFC 1123 label)");
+  if (!isDnsLabel(text)) throw new InvalidArgumentError("not a namespace name (RFC 1123 label)");
   return text;
 }
 
 function leaseName(text: string): string {
-  if (text.length > 253 || !DNS_SUBDOMAIN.test(text))
-    throw new InvalidArgumentError("not a Lease name (RFC 1123 subdomain)");
+  if (!isDnsSubdomain(text)) throw new InvalidArgumentError("not a Lease name (RFC 1123 subdomain)");
   return text;
 }
 
@@ -268,6 +266,8 @@ function runOptions(): Option[] {
     return o;
   };
   const duration = (minMs: number, minText: string) => durationAtLeast(minMs, minText);
+  // a duration's default as --help shows it, from the one number
+  const shown = (ms: number): [number, string] => [ms, formatDuration(ms)];
   return [
     option(
       "--kubeconfig <file>",
@@ -287,9 +287,9 @@ function runOptions(): Option[] {
     ),
     option(
       "--sync-interval <duration>",
-      "drift check of objects without spec.syncInterval, ±10 %",
+      `drift check of objects without spec.syncInterval, ±${RECONCILER_DEFAULTS.jitterFraction * 100} %`,
       duration(1000, "1s"),
-      [d.syncIntervalMs, "5m"],
+      shown(d.syncIntervalMs),
     ),
     option(
       "--full-read-interval <duration>",
@@ -313,19 +313,19 @@ function runOptions(): Option[] {
       "--leader-election-lease-duration <duration>",
       "how long standbys wait before taking over",
       duration(1000, "1s"),
-      [le.leaseDurationMs, "15s"],
+      shown(le.leaseDurationMs),
     ),
     option(
       "--leader-election-renew-deadline <duration>",
       "the leader gives up when it could not renew for this long",
       duration(1000, "1s"),
-      [le.renewDeadlineMs, "10s"],
+      shown(le.renewDeadlineMs),
     ),
     option(
       "--leader-election-retry-period <duration>",
       "between attempts to acquire or renew",
       duration(100, "100ms"),
-      [le.retryPeriodMs, "2s"],
+      shown(le.retryPeriodMs),
     ),
     option("--metrics-bind-address <address>", 'address of /metrics; "0" for none', bindAddress, [
       d.metricsBindAddress,
@@ -341,7 +341,7 @@ function runOptions(): Option[] {
       "--shutdown-timeout <duration>",
       "on SIGTERM, how long running reconciles may take",
       duration(0, "0s"),
-      [d.shutdownTimeoutMs, "30s"],
+      shown(d.shutdownTimeoutMs),
     ),
     option(
       "--manifests <dir>",

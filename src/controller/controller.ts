@@ -11,6 +11,7 @@ import { realClock } from "../util/clock.ts";
 import type { ControllerMetrics, ReconcileResultLabel, RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { WorkQueue } from "./workqueue.ts";
+import { withDefaults } from "../util/options.ts";
 
 /** The part of pino's logger the controller uses; a pino Logger fits as is. */
 export interface Logger {
@@ -92,8 +93,9 @@ export class Controller<T = string> {
     this.#queue = options.queue;
     this.#reconcile = options.reconcile;
     this.#describe = options.describe ?? ((item) => ({ key: String(item) }));
-    this.#concurrency = options.concurrency ?? CONTROLLER_DEFAULTS.concurrency;
-    this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? CONTROLLER_DEFAULTS.shutdownTimeoutMs;
+    const o = withDefaults(CONTROLLER_DEFAULTS, options);
+    this.#concurrency = o.concurrency;
+    this.#shutdownTimeoutMs = o.shutdownTimeoutMs;
     this.#clock = options.clock ?? realClock;
     this.#metrics = (options.metrics ?? nopMetrics).controller(options.name);
     this.#logger = options.logger ?? nopLogger;

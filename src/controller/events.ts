@@ -14,6 +14,7 @@ import { realClock } from "../util/clock.ts";
 import { TokenBucket } from "../util/token-bucket.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
+import { withDefaults } from "../util/options.ts";
 
 /** Any Kubernetes-shaped object: the custom resources, or a manifest read from a file. */
 export interface EventObject {
@@ -129,14 +130,14 @@ export class SinkEventRecorder implements EventRecorder {
   #pending = 0;
 
   constructor(options: SinkEventRecorderOptions) {
-    const d = EVENT_DEFAULTS;
+    const o = withDefaults(EVENT_DEFAULTS, options);
     this.#sink = options.sink;
-    this.#source = { component: options.component ?? d.component, host: options.host ?? hostname() };
-    this.#burst = options.burst ?? d.burst;
-    this.#refillIntervalMs = options.refillIntervalMs ?? d.refillIntervalMs;
-    this.#cacheSize = options.cacheSize ?? d.cacheSize;
-    this.#maxPendingWrites = options.maxPendingWrites ?? d.maxPendingWrites;
-    this.#maxMessageLength = options.maxMessageLength ?? d.maxMessageLength;
+    this.#source = { component: o.component, host: options.host ?? hostname() };
+    this.#burst = o.burst;
+    this.#refillIntervalMs = o.refillIntervalMs;
+    this.#cacheSize = o.cacheSize;
+    this.#maxPendingWrites = o.maxPendingWrites;
+    this.#maxMessageLength = o.maxMessageLength;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
   }

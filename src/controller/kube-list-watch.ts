@@ -9,6 +9,7 @@ import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-
 import { fetch, type Response } from "undici";
 import { decodeStatus } from "./kube-errors.ts";
 import { WatchError, type KubeObject, type ListWatchApi, type Query } from "./kube-watch.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface KubeListWatchOptions {
   /** a watch that delivers nothing (not even a bookmark, sent every minute) this long is dead; default 90000 */
@@ -21,7 +22,7 @@ export const KUBE_LIST_WATCH_DEFAULTS = { inactivityTimeoutMs: 90_000, requestTi
 
 /** Lists and watches through the kubeconfig's current cluster. */
 export function kubeListWatchApi(kc: KubeConfig, options: KubeListWatchOptions = {}): ListWatchApi {
-  const settings = { ...KUBE_LIST_WATCH_DEFAULTS, ...options };
+  const settings = withDefaults(KUBE_LIST_WATCH_DEFAULTS, options);
   return {
     async list(path, query, signal) {
       const timeout = AbortSignal.any([signal, AbortSignal.timeout(settings.requestTimeoutMs)]);

@@ -15,6 +15,7 @@ import { realClock } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
 import { SyncedLatch } from "./synced-latch.ts";
+import { withDefaults } from "../util/options.ts";
 
 /** What the loop needs of an object: its identity and version. */
 export interface KubeObject {
@@ -125,13 +126,10 @@ export class ResourceWatch {
 
   constructor(options: ResourceWatchOptions) {
     this.name = options.name;
-    this.#o = {
-      ...WATCH_DEFAULTS,
-      clock: realClock,
-      random: Math.random,
-      logger: nopLogger,
-      ...options,
-    };
+    this.#o = withDefaults(
+      { ...WATCH_DEFAULTS, clock: realClock, random: Math.random, logger: nopLogger },
+      options,
+    );
     this.#down = { sinceMs: this.#o.clock.now(), why: "not listed yet" };
   }
 

@@ -15,6 +15,7 @@ import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
 import type { RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
+import { withDefaults } from "../util/options.ts";
 
 export class LeaderElectionError extends CodedError {}
 
@@ -142,14 +143,14 @@ export class LeaderElector {
   #leading = false;
 
   constructor(options: LeaderElectorOptions) {
-    const d = LEADER_ELECTION_DEFAULTS;
+    const o = withDefaults(LEADER_ELECTION_DEFAULTS, options);
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
     this.#store = options.store;
-    this.#name = options.name ?? d.name;
-    this.#leaseDurationMs = options.leaseDurationMs ?? d.leaseDurationMs;
-    this.#renewDeadlineMs = options.renewDeadlineMs ?? d.renewDeadlineMs;
-    this.#retryPeriodMs = options.retryPeriodMs ?? d.retryPeriodMs;
-    this.#jitterFactor = options.jitterFactor ?? d.jitterFactor;
+    this.#name = o.name;
+    this.#leaseDurationMs = o.leaseDurationMs;
+    this.#renewDeadlineMs = o.renewDeadlineMs;
+    this.#retryPeriodMs = o.retryPeriodMs;
+    this.#jitterFactor = o.jitterFactor;
     this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? realClock;
     this.#metrics = options.metrics ?? nopMetrics;

@@ -12,6 +12,7 @@ import type { Clock } from "../util/clock.ts";
 import { realClock, withTimeout } from "../util/clock.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
+import { withDefaults } from "../util/options.ts";
 
 /** Returns nothing when healthy, or why not; a thrown error counts as failing with its message. */
 export type Check = () => string | undefined | Promise<string | undefined>;
@@ -144,10 +145,11 @@ export class ProbeServer {
   readonly #ready = new Map<string, Check>();
 
   constructor(options: ProbeServerOptions = {}) {
-    this.#checkTimeoutMs = options.checkTimeoutMs ?? PROBE_DEFAULTS.checkTimeoutMs;
+    const o = withDefaults(PROBE_DEFAULTS, options);
+    this.#checkTimeoutMs = o.checkTimeoutMs;
     this.#clock = options.clock ?? realClock;
     this.#endpoint = new Endpoint(
-      options.bindAddress ?? PROBE_DEFAULTS.bindAddress,
+      o.bindAddress,
       (req, res) => this.#handle(req, res),
       options.logger ?? nopLogger,
     );
@@ -217,7 +219,7 @@ export class MetricsServer {
   constructor(options: MetricsServerOptions) {
     const registry = options.registry;
     this.#endpoint = new Endpoint(
-      options.bindAddress ?? METRICS_DEFAULTS.bindAddress,
+      withDefaults(METRICS_DEFAULTS, options).bindAddress,
       async (req, res) => {
         if (pathOf(req).path !== "/metrics") return send(res, 404, "not found\n");
         if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "method not allowed\n");

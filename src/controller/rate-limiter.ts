@@ -4,6 +4,8 @@
  * bucket of the event recorder is util/token-bucket.ts, shared with the manager client.
  */
 
+import { withDefaults } from "../util/options.ts";
+
 /** What the work queue asks when a key fails. */
 export interface RateLimiter {
   /** the delay before the key's next attempt; counts one more failure */
@@ -30,8 +32,9 @@ export class ExponentialBackoff implements RateLimiter {
   readonly #failures = new Map<string, number>();
 
   constructor(options: ExponentialBackoffOptions = {}) {
-    this.#baseDelayMs = options.baseDelayMs ?? BACKOFF_DEFAULTS.baseDelayMs;
-    this.#maxDelayMs = options.maxDelayMs ?? BACKOFF_DEFAULTS.maxDelayMs;
+    const o = withDefaults(BACKOFF_DEFAULTS, options);
+    this.#baseDelayMs = o.baseDelayMs;
+    this.#maxDelayMs = o.maxDelayMs;
   }
 
   when(key: string): number {

@@ -1,5 +1,5 @@
 /**
- * The options of `ManagerClient`: their types, every default in DEFAULT_CLIENT_OPTIONS, and the
+ * The options of `ManagerClient`: their types, every default in CLIENT_DEFAULTS, and the
  * check that turns what a caller gave into complete, valid settings (the caller's object is only
  * read). Also the shape of the per-attempt event the metrics layer counts, and the one judgement
  * of whether a connection is open to whoever sits on its network path.
@@ -7,6 +7,7 @@
 import { NsxDocumentError } from "./errors.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 import { isLoopbackHost } from "../util/ip.ts";
+import { withDefaults } from "../util/options.ts";
 
 /** The route names the `onRequest` hook reports; one per call, plus the token request. */
 export type RouteName =
@@ -46,7 +47,7 @@ export interface ManagerClientOptions {
   connectTimeoutMs?: number;
   maxConcurrentRequests?: number;
   requestsPerSecond?: number;
-  /** token bucket size; defaults to requestsPerSecond (see DEFAULT_CLIENT_OPTIONS.burst) */
+  /** token bucket size; defaults to requestsPerSecond (see CLIENT_DEFAULTS.burst) */
   burst?: number;
   /** repeats after the first attempt, for what may be repeated */
   maxRetries?: number;
@@ -72,7 +73,7 @@ export interface ManagerClientOptions {
 }
 
 /** Every default of ManagerClientOptions, in one place. */
-export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
+export const CLIENT_DEFAULTS = Object.freeze({
   /** Basic on every request: works on every 6.x manager; "token" needs 6.4 */
   auth: "basic" as "basic" | "token",
   /** certificates are verified unless switched off explicitly */
@@ -141,7 +142,7 @@ function positive(
 
 /** Applies the defaults and checks every value; throws NsxDocumentError, never echoing the URL. */
 export function resolveClientOptions(options: ManagerClientOptions): ResolvedClientOptions {
-  const d = DEFAULT_CLIENT_OPTIONS;
+  const o = withDefaults(CLIENT_DEFAULTS, options);
   let url: URL;
   try {
     url = new URL(options.url);
@@ -165,34 +166,34 @@ export function resolveClientOptions(options: ManagerClientOptions): ResolvedCli
   }
   if (typeof options.password !== "string")
     throw new NsxDocumentError("client options: password must be a string");
-  const auth = options.auth ?? d.auth;
+  const auth = o.auth;
   if (auth !== "basic" && auth !== "token")
     throw new NsxDocumentError('client options: auth must be "basic" or "token"');
-  const rps = positive("requestsPerSecond", options.requestsPerSecond ?? d.requestsPerSecond, {
+  const rps = positive("requestsPerSecond", o.requestsPerSecond, {
     integer: false,
     zero: false,
   });
-  const int = (name: keyof typeof d, value: number | undefined, zero = false): number =>
-    positive(name, value ?? (d[name] as number), { integer: true, zero });
+  const int = (name: keyof typeof CLIENT_DEFAULTS, value: number, zero = false): number =>
+    positive(name, value, { integer: true, zero });
   return {
     auth,
     origin: url.origin,
     basePath: url.pathname.replace(/\/+$/, ""),
-    insecureSkipVerify: options.insecureSkipVerify ?? d.insecureSkipVerify,
-    requestTimeoutMs: int("requestTimeoutMs", options.requestTimeoutMs),
-    connectTimeoutMs: int("connectTimeoutMs", options.connectTimeoutMs),
-    maxConcurrentRequests: int("maxConcurrentRequests", options.maxConcurrentRequests),
+    insecureSkipVerify: o.insecureSkipVerify,
+    requestTimeoutMs: int("requestTimeoutMs", o.requestTimeoutMs),
+    connectTimeoutMs: int("connectTimeoutMs", o.connectTimeoutMs),
+    maxConcurrentRequests: int("maxConcurrentRequests", o.maxConcurrentRequests),
     requestsPerSecond: rps,
-    burst: int("burst", options.burst ?? d.burst ?? (Number.isFinite(rps) ? Math.max(1, Math.ceil(rps)) : 1)),
-    maxRetries: int("maxRetries", options.maxRetries, true),
-    baseDelayMs: int("baseDelayMs", options.baseDelayMs, true),
-    maxDelayMs: int("maxDelayMs", options.maxDelayMs, true),
-    maxRetryAfterMs: int("maxRetryAfterMs", options.maxRetryAfterMs, true),
-    maxResponseBytes: int("maxResponseBytes", options.maxResponseBytes),
-    tokenRefreshMarginMs: int("tokenRefreshMarginMs", options.tokenRefreshMarginMs, true),
-    tokenLifetimeMs: int("tokenLifetimeMs", options.tokenLifetimeMs),
-    circuitBreakerFailures: int("circuitBreakerFailures", options.circuitBreakerFailures, true),
-    circuitBreakerCoolDownMs: int("circuitBreakerCoolDownMs", options.circuitBreakerCoolDownMs, true),
+    burst: int("burst", o.burst ?? (Number.isFinite(rps) ? Math.max(1, Math.ceil(rps)) : 1)),
+    maxRetries: int("maxRetries", o.maxRetries, true),
+    baseDelayMs: int("baseDelayMs", o.baseDelayMs, true),
+    maxDelayMs: int("maxDelayMs", o.maxDelayMs, true),
+    maxRetryAfterMs: int("maxRetryAfterMs", o.maxRetryAfterMs, true),
+    maxResponseBytes: int("maxResponseBytes", o.maxResponseBytes),
+    tokenRefreshMarginMs: int("tokenRefreshMarginMs", o.tokenRefreshMarginMs, true),
+    tokenLifetimeMs: int("tokenLifetimeMs", o.tokenLifetimeMs),
+    circuitBreakerFailures: int("circuitBreakerFailures", o.circuitBreakerFailures, true),
+    circuitBreakerCoolDownMs: int("circuitBreakerCoolDownMs", o.circuitBreakerCoolDownMs, true),
     clock: options.clock ?? realClock,
     random: options.random ?? Math.random,
   };

@@ -53,12 +53,11 @@ import type {
   ManagerApi,
   ReleaseAnswer,
 } from "./types.ts";
+import { isEdgeId, isPoolId } from "./ids.ts";
 
-export { DEFAULT_CLIENT_OPTIONS } from "./client-options.ts";
+export { CLIENT_DEFAULTS } from "./client-options.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client-options.ts";
 
-const EDGE_ID = /^edge-[0-9]+$/;
-const POOL_ID = /^ipaddresspool-[0-9]+$/;
 const SCOPE_ID = /^[A-Za-z0-9_.:-]+$/;
 const TOKEN_PATH = "/api/2.0/services/auth/token";
 /** 200 pages: 200 000 edges in pages of 1024, 50 000 from a manager that caps pages at 256 */
@@ -66,8 +65,8 @@ export const MAX_EDGE_LIST_PAGES = 200;
 /** tokens remembered for redaction after they were replaced: a late answer may still echo one */
 const TOKENS_REMEMBERED = 8;
 
-function requireId(what: string, value: string, pattern: RegExp, form: string): void {
-  if (typeof value !== "string" || !pattern.test(value)) {
+function requireId(what: string, value: string, valid: (value: unknown) => boolean, form: string): void {
+  if (typeof value !== "string" || !valid(value)) {
     throw new NsxDocumentError(`${what} ${JSON.stringify(value)?.slice(0, 80)} is not of the form ${form}`);
   }
 }
@@ -154,7 +153,7 @@ export class ManagerClient implements ManagerApi {
   }
 
   async getEdge(edgeId: string, options?: CallOptions): Promise<EdgeDocument> {
-    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    requireId("edge id", edgeId, isEdgeId, "edge-<n>");
     const call = this.#get("getEdge", `/api/4.0/edges/${edgeId}`, options);
     return this.#read(call, ({ body }) => {
       const doc = EdgeDocument.parse(body);
@@ -169,7 +168,7 @@ export class ManagerClient implements ManagerApi {
 
   /** Sends the whole document; any 2xx is success. */
   async putEdge(edgeId: string, doc: EdgeDocument, options?: CallOptions): Promise<void> {
-    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    requireId("edge id", edgeId, isEdgeId, "edge-<n>");
     if (doc.id.trim() !== edgeId) {
       throw new NsxDocumentError(
         `putEdge ${edgeId}: the document is for edge ${JSON.stringify(doc.id.slice(0, 80))}`,
@@ -245,14 +244,19 @@ export class ManagerClient implements ManagerApi {
   }
 
   async getEdgeSummary(edgeId: string, options?: CallOptions): Promise<EdgeSummary> {
-    requireId("edge id", edgeId, EDGE_ID, "edge-<n>");
+    requireId("edge id", edgeId, isEdgeId, "edge-<n>");
     return this.#read(this.#get("getEdgeSummary", `/api/4.0/edges/${edgeId}/summary`, options), ({ body }) =>
       parseEdgeSummary(body),
     );
   }
 
   async listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]> {
-    requireId("scope id", scopeId, SCOPE_ID, "[A-Za-z0-9_.:-]+");
+    requireId(
+      "scope id",
+      scopeId,
+      (value) => typeof value === "string" && SCOPE_ID.test(value),
+      "[A-Za-z0-9_.:-]+",
+    );
     return this.#read(
       this.#get("listPools", `/api/2.0/services/ipam/pools/scope/${scopeId}`, options),
       ({ body }) => parsePoolList(body),
@@ -260,7 +264,7 @@ export class ManagerClient implements ManagerApi {
   }
 
   async listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]> {
-    requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
+    requireId("pool id", poolId, isPoolId, "ipaddresspool-<n>");
     return this.#read(
       this.#get("listAllocations", `/api/2.0/services/ipam/pools/${poolId}/ipaddresses`, options),
       ({ body }) => parseAllocationList(body),
@@ -269,7 +273,7 @@ export class ManagerClient implements ManagerApi {
 
   /** Released only when the manager answered `true` or `<boolean>true</boolean>`. */
   async releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<ReleaseAnswer> {
-    requireId("pool id", poolId, POOL_ID, "ipaddresspool-<n>");
+    requireId("pool id", poolId, isPoolId, "ipaddresspool-<n>");
     if (typeof ip !== "string" || tryParseIp(ip) === undefined) {
       throw new NsxDocumentError(`address ${JSON.stringify(ip)?.slice(0, 80)} is not an IP address`);
     }

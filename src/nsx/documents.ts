@@ -11,6 +11,7 @@ import { NsxResponseError } from "./errors.ts";
 import { tryParseIp } from "../util/ip.ts";
 import type { Allocation, EdgePage, EdgeSummary, IpPool, IpRange, ReleaseAnswer } from "./types.ts";
 import { parseXmlObject } from "./xml.ts";
+import { isEdgeId } from "./ids.ts";
 
 /** What parseXmlObject gives for one element: its text, or its children by name. */
 type XmlObject = Record<string, unknown>;
@@ -157,8 +158,7 @@ const EDGES_WHAT = "edge list";
 function readEdgeSummary(element: unknown, label: string): EdgeSummary {
   const fields = new FieldReader(element, label);
   const id = fields.optionalString("objectId") ?? fields.requiredString("id");
-  if (!/^edge-[0-9]+$/.test(id))
-    fields.fail("objectId", `is not edge-<n>: ${JSON.stringify(id.slice(0, 60))}`);
+  if (!isEdgeId(id)) fields.fail("objectId", `is not edge-<n>: ${JSON.stringify(id.slice(0, 60))}`);
   const summary: EdgeSummary = { id };
   const optional = {
     name: fields.optionalString("name"),

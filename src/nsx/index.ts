@@ -5,7 +5,7 @@
  * errors are NsxError subclasses with stable codes. Transport, limiter and document readers stay
  * internal.
  */
-export { DEFAULT_CLIENT_OPTIONS, ManagerClient } from "./client.ts";
+export { CLIENT_DEFAULTS, ManagerClient } from "./client.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client.ts";
 export { EdgeDocument } from "./edge-document.ts";
 export { NsxApiError, NsxDocumentError, NsxError, NsxResponseError, NsxTransportError } from "./errors.ts";

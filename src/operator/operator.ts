@@ -9,10 +9,22 @@
  */
 import { objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { KINDS, type NsxvObject } from "../api/types.ts";
-import { Controller, nopLogger, type Logger, type Result } from "../controller/controller.ts";
+import {
+  Controller,
+  CONTROLLER_DEFAULTS,
+  nopLogger,
+  type Logger,
+  type Result,
+} from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { LeaderElector, type LeaseStore } from "../controller/leader-election.ts";
-import { MetricsServer, ProbeServer, type BoundAddress } from "../controller/probes.ts";
+import {
+  METRICS_DEFAULTS,
+  MetricsServer,
+  PROBE_DEFAULTS,
+  ProbeServer,
+  type BoundAddress,
+} from "../controller/probes.ts";
 import { WorkQueue } from "../controller/workqueue.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
 import { insecureTransport } from "../nsx/client-options.ts";
@@ -23,7 +35,7 @@ import {
 } from "../reconcile/connections.ts";
 import {
   createReconciler,
-  DEFAULT_RECONCILER_OPTIONS,
+  RECONCILER_DEFAULTS,
   type Reconcile,
   type ReconcilerDeps,
 } from "../reconcile/reconciler.ts";
@@ -33,6 +45,7 @@ import { realClock, withTimeout, type Clock } from "../util/clock.ts";
 import { CodedError } from "../util/errors.ts";
 import { createOperatorMetrics, type OperatorMetricsBundle } from "./metrics.ts";
 import { ReportRecorder } from "./record.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface LeaderElectionConfig {
   store: LeaseStore;
@@ -86,12 +99,12 @@ export interface OperatorOptions {
 
 export const OPERATOR_DEFAULTS = {
   name: "nsxv-operator",
-  concurrency: 4,
-  syncIntervalMs: 300_000,
-  fullReadIntervalMs: DEFAULT_RECONCILER_OPTIONS.fullReadIntervalMs,
-  shutdownTimeoutMs: 30_000,
-  metricsBindAddress: ":8080",
-  healthProbeBindAddress: ":8081",
+  concurrency: CONTROLLER_DEFAULTS.concurrency,
+  syncIntervalMs: RECONCILER_DEFAULTS.defaultSyncIntervalMs,
+  fullReadIntervalMs: RECONCILER_DEFAULTS.fullReadIntervalMs,
+  shutdownTimeoutMs: CONTROLLER_DEFAULTS.shutdownTimeoutMs,
+  metricsBindAddress: METRICS_DEFAULTS.bindAddress,
+  healthProbeBindAddress: PROBE_DEFAULTS.bindAddress,
   /** how long shutdown waits for Events still being written */
   eventFlushTimeoutMs: 2_000,
 } as const;
@@ -143,13 +156,13 @@ export class Operator {
   readonly #metricsServer: MetricsServer | undefined;
 
   constructor(options: OperatorOptions) {
-    const d = OPERATOR_DEFAULTS;
+    const o = withDefaults(OPERATOR_DEFAULTS, options);
     this.#source = options.source;
-    this.#name = options.name ?? d.name;
-    this.#concurrency = options.concurrency ?? d.concurrency;
+    this.#name = o.name;
+    this.#concurrency = o.concurrency;
     this.#concurrencyPerManager =
       options.concurrencyPerManager ?? defaultConcurrencyPerManager(this.#concurrency);
-    this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? d.shutdownTimeoutMs;
+    this.#shutdownTimeoutMs = o.shutdownTimeoutMs;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
     this.#bundle = options.metrics ?? createOperatorMetrics();
@@ -175,15 +188,15 @@ export class Operator {
       store: this.#source.store,
       connections: this.#connections,
       clock: this.#clock,
-      defaultSyncIntervalMs: options.syncIntervalMs ?? d.syncIntervalMs,
-      fullReadIntervalMs: options.fullReadIntervalMs ?? d.fullReadIntervalMs,
+      defaultSyncIntervalMs: o.syncIntervalMs,
+      fullReadIntervalMs: o.fullReadIntervalMs,
     });
     const le = options.leaderElection;
     this.#elector =
       le === undefined
         ? undefined
         : new LeaderElector({ ...le, clock: this.#clock, metrics, logger: this.#logger });
-    const probeAddress = options.healthProbeBindAddress ?? d.healthProbeBindAddress;
+    const probeAddress = o.healthProbeBindAddress;
     const logger = this.#logger;
     this.#probes =
       probeAddress === "0"
@@ -191,7 +204,7 @@ export class Operator {
         : new ProbeServer({ bindAddress: probeAddress, clock: this.#clock, logger })
             .addHealthCheck("ping", () => undefined)
             .addReadyCheck("source", () => this.#source.notReady());
-    const metricsAddress = options.metricsBindAddress ?? d.metricsBindAddress;
+    const metricsAddress = o.metricsBindAddress;
     this.#metricsServer =
       metricsAddress === "0"
         ? undefined

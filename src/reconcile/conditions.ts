@@ -53,7 +53,7 @@ export const FAILURE_REASONS = [
   "Unreachable",
   "ReleaseFailed",
   "ConcurrentModification",
-  // the desired state is uncertain: writes are held (see Hold)
+  // the desired state is uncertain: every write is blocked (PassContext.writesBlockedBy)
   "SourceInvalid",
   "ConflictUndecided",
   // a remembered original tenant belongs to another edge or manager than the spec names now
@@ -227,9 +227,9 @@ export function failureUpdates(failure: Failure): ConditionUpdate[] {
   ];
 }
 
-/** Synced and Stalled after a pass that observed the manager: in sync, or held back by `hold` (a failure reason). */
-export function syncedUpdates(hold: Failure | undefined): ConditionUpdate[] {
-  if (hold !== undefined) return failureUpdates(hold);
+/** Synced and Stalled after a pass that observed the manager: in sync, or its writes blocked by `writesBlockedBy`. */
+export function syncedUpdates(writesBlockedBy: Failure | undefined): ConditionUpdate[] {
+  if (writesBlockedBy !== undefined) return failureUpdates(writesBlockedBy);
   return [
     { type: "Synced", status: "True", reason: "ReconcileSuccess", message: "" },
     { type: "Stalled", remove: true },

@@ -12,7 +12,7 @@
  */
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
-  DEFAULTS,
+  SPEC_DEFAULTS,
   type EdgeTenant,
   type IPPoolAllocations,
   type NSXManager,
@@ -136,7 +136,7 @@ function addPool(pools: Map<string, ManagerPools>, manager: string, object: IPPo
     entry = { byId: new Map(), byName: [], nameScopes: new Set() };
     pools.set(manager, entry);
   }
-  const { id, scope = DEFAULTS.poolScope } = object.spec.pool;
+  const { id, scope = SPEC_DEFAULTS.poolScope } = object.spec.pool;
   if (id !== undefined) append(entry.byId, id, object);
   else {
     entry.byName.push(object);
@@ -204,7 +204,7 @@ function targetKey(object: Dependent, managers: ReadonlyMap<string, string>): st
   if (object.kind === "EdgeTenant") {
     return typeof object.spec.edgeId === "string" ? `${manager} edge ${object.spec.edgeId}` : undefined;
   }
-  const { id, name, scope = DEFAULTS.poolScope } = object.spec.pool ?? {};
+  const { id, name, scope = SPEC_DEFAULTS.poolScope } = object.spec.pool ?? {};
   if ((id === undefined) === (name === undefined)) return undefined;
   return id !== undefined ? `${manager} pool-id ${id}` : `${manager} pool-name ${scope} ${name}`;
 }

@@ -22,7 +22,8 @@ import {
   type ReconcileEvent,
 } from "./conditions.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/options.ts";
+import type { SetTenantAction, Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
 
@@ -48,8 +49,8 @@ export interface EdgeTenantPlanInput {
   now: Date;
   /** metadata.generation of the object */
   generation: number | undefined;
-  /** the desired state is uncertain (a manifest that does not load): the correction is withheld */
-  hold?: Failure | undefined;
+  /** why every write is blocked (the desired state is uncertain): the correction is withheld */
+  writesBlockedBy?: Failure | undefined;
   /** the run keeps status between passes (the operator): the original is recorded before the first write */
   recordsOriginal: boolean;
   /** the object holds the restore finalizer */
@@ -66,14 +67,17 @@ const AT_ONCE_MS = 0;
 export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAction> {
   const drift = driftOf(input);
   const moved = movedFrom(input);
-  const hold =
-    input.hold ?? (moved !== undefined && input.config.deletionPolicy === "Restore" ? moved : undefined);
+  // a move under a remembered original blocks writes as an uncertain desired state does
+  const writesBlockedBy =
+    input.writesBlockedBy ??
+    (moved !== undefined && input.config.deletionPolicy === "Restore" ? moved : undefined);
   const original = originalOf(input, moved);
   const lost = lostOriginal(input, original);
-  const policyHold = allows(input.config.policy, "updateEdge")
+  const policyWithholds = allows(input.config.policy, "updateEdge")
     ? undefined
     : `managementPolicy ${input.config.policy}: not changed`;
-  const why = policyHold ?? (hold === undefined ? undefined : `held: ${hold.message}`);
+  const why =
+    policyWithholds ?? (writesBlockedBy === undefined ? undefined : `held: ${writesBlockedBy.message}`);
   // record before you act: the original (and the finalizer Restore needs) before the first write
   const record =
     drift !== undefined &&
@@ -94,14 +98,20 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   // or its write failed), a list that lags must not call it settled: a read does
   const observeFully =
     input.observed.via === "list" &&
-    ((drift !== undefined && why === undefined) || (policyHold === undefined && sawDriftToCorrect(input)));
+    ((drift !== undefined && why === undefined) ||
+      (policyWithholds === undefined && sawDriftToCorrect(input)));
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,
     observeFully,
     requeueAfterMs: record ? AT_ONCE_MS : undefined,
     settle: (results, failure) =>
-      settle(input, { drift, hold, why: withheldWhy, recording: record, recorded, lost }, results, failure),
+      settle(
+        input,
+        { drift, writesBlockedBy, why: withheldWhy, recording: record, recorded, lost },
+        results,
+        failure,
+      ),
   };
 }
 
@@ -117,7 +127,7 @@ function sawDriftToCorrect(input: EdgeTenantPlanInput): boolean {
 
 interface Decision {
   drift: SetTenantAction | undefined;
-  hold: Failure | undefined;
+  writesBlockedBy: Failure | undefined;
   /** why the correction is not made this pass */
   why: string | undefined;
   recording: boolean;
@@ -153,7 +163,7 @@ function settle(
     const pending = decision.recording && failure === undefined;
     ready = { type: "Ready", status: "False", reason: pending ? "CorrectionPending" : "Drifted", message };
   }
-  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.hold);
+  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.writesBlockedBy);
   const updates: ConditionUpdate[] = [ready, ...synced];
   if (decision.recording && failure === undefined) {
     const message = `${edge}: the original tenant ${quote(drift?.from)} is recorded; the correction follows`;
@@ -165,10 +175,13 @@ function settle(
       : { type: "OriginalTenantLost", status: "True", reason: "StatusLost", message: lost },
   );
   const events: ReconcileEvent[] = [];
-  const { hold } = decision;
+  const { writesBlockedBy: blocked } = decision;
   // a move under a remembered original needs a person: said once, when it starts
-  if (hold?.reason === "EdgeMoved" && findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved")
-    events.push({ type: "Warning", reason: hold.reason, message: hold.message });
+  if (
+    blocked?.reason === "EdgeMoved" &&
+    findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved"
+  )
+    events.push({ type: "Warning", reason: blocked.reason, message: blocked.message });
   if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
     events.push({ type: "Warning", reason: "StatusLost", message: lost });
   const read = observed.via === "read";

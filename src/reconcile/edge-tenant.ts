@@ -60,7 +60,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
       previous: object.status,
       now: ctx.now,
       generation: ctx.generation,
-      hold: ctx.hold,
+      writesBlockedBy: ctx.writesBlockedBy,
       // only a run that keeps status and writes records before it writes: not plan, not a one-shot apply
       recordsOriginal: ctx.state.oneShot === undefined && ctx.state.mode === "apply",
       finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),

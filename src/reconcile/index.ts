@@ -4,12 +4,7 @@
  * The handlers, planners and the conflict index are internals, exported from their modules for
  * tests and for tools that print plans.
  */
-export {
-  createReconciler,
-  DEFAULT_RECONCILER_OPTIONS,
-  type Reconcile,
-  type ReconcilerDeps,
-} from "./reconciler.ts";
+export { createReconciler, RECONCILER_DEFAULTS, type Reconcile, type ReconcilerDeps } from "./reconciler.ts";
 export type { Outcome, PoolUsage, ReconcileChanges, ReconcileReport } from "./report.ts";
 export type { ExecutionMode } from "./state.ts";
 export {

@@ -4,14 +4,14 @@
  * spec.allowed) to release and what status follows. Releasing is the one destructive thing this
  * project does, so the rules are narrow: a stray is released only after it has been stray for
  * minStrayAge (the clock lives in status, so a restart does not reset it), at most maxPerSync per
- * pass, oldest first, never while the desired state is uncertain (a hold), never an address the
+ * pass, oldest first, never while writes are blocked (the desired state is uncertain), never an address the
  * spec allows (checked here and again by `assertReleasable` at the moment of the call), never an
  * address whose text cannot be parsed (that one address is left alone; the others are decided as
  * usual).
  */
 import type { AddressSet } from "../api/address-set.ts";
 import { formatDuration } from "../api/duration.ts";
-import { DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
+import { SPEC_DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
 import { formatIp, tryParseIp, type IpAddress } from "../util/ip.ts";
 import type { Allocation, IpPool } from "../nsx/types.ts";
 import {
@@ -26,7 +26,8 @@ import {
 import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/options.ts";
+import type { ReleaseAction, Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { PoolConfig } from "./spec.ts";
 
@@ -43,10 +44,10 @@ export interface IpPoolPlanInput {
   /** metadata.generation of the object */
   generation: number | undefined;
   /**
-   * The desired state is uncertain (a manifest that does not load, a pool owner not decided):
-   * nothing is released, and Synced says why.
+   * Why every write is blocked, when it is: the desired state is uncertain (a manifest that does
+   * not load, a pool owner not decided). Nothing is released, and Synced says why.
    */
-  hold?: Failure | undefined;
+  writesBlockedBy?: Failure | undefined;
   /**
    * A one-shot run (the CLI's `apply`) cannot wait out minStrayAge: it releases only when
    * `releaseStrays` is true, then without grace period, still capped by maxPerSync.
@@ -55,7 +56,7 @@ export interface IpPoolPlanInput {
 }
 
 /** Strays due but held back by maxPerSync are looked at again after this long (the syncInterval floor). */
-export const CAPPED_REQUEUE_MS = DEFAULTS.minSyncIntervalSeconds * 1000;
+export const CAPPED_REQUEUE_MS = SPEC_DEFAULTS.minSyncIntervalSeconds * 1000;
 
 interface Stray {
   /** canonical text, or the manager's text when it is not an address */
@@ -175,31 +176,31 @@ function decide(input: IpPoolPlanInput): Decisions {
   let counted = 0;
   for (const stray of strays) {
     const action = toAction(input.observed.pool.objectId, stray);
-    const hold = (why: string, pending = false): void => {
+    const withhold = (why: string, pending = false): void => {
       decisions.withheld.push({ action, why });
       if (pending && releasing) decisions.pending.add(stray.key);
     };
     const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
-    if (stray.parsed === undefined) hold("never released: the manager's text is not an IP address");
-    else if (config.maxPerSync === 0) hold("never released: spec.release.maxPerSync is 0");
+    if (stray.parsed === undefined) withhold("never released: the manager's text is not an IP address");
+    else if (config.maxPerSync === 0) withhold("never released: spec.release.maxPerSync is 0");
     else if (oneShot !== undefined && !oneShot.releaseStrays)
-      hold("held back: rerun with --release-strays (one pass cannot wait out minStrayAge)");
+      withhold("held back: rerun with --release-strays (one pass cannot wait out minStrayAge)");
     else if (oneShot === undefined && nowMs < dueAtMs) {
-      hold(
+      withhold(
         `held back: stray since ${stray.firstSeen}, due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
         true,
       );
       if (releasing)
         decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, dueAtMs - nowMs);
     } else if (counted >= config.maxPerSync) {
-      hold(`held back: spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
+      withhold(`held back: spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
       // due now: the next pass comes soon rather than after the whole sync interval
       if (releasing && oneShot === undefined)
         decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, CAPPED_REQUEUE_MS);
     } else {
       counted++;
-      if (!releasing) hold(`would release: managementPolicy ${config.policy} changes nothing`);
-      else if (input.hold !== undefined) hold(`held: ${input.hold.message}`);
+      if (!releasing) withhold(`would release: managementPolicy ${config.policy} changes nothing`);
+      else if (input.writesBlockedBy !== undefined) withhold(`held: ${input.writesBlockedBy.message}`);
       else {
         assertReleasable(config.allowed, action);
         decisions.actions.push(action);
@@ -230,7 +231,7 @@ function settle(
   );
   const used = [...decisions.allocated.keys()].filter((key) => !done.has(key)).length;
   const exhausted = pool.totalAddressCount > 0 && used >= pool.totalAddressCount;
-  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(input.hold);
+  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(input.writesBlockedBy);
   // synced first: it drops Reconciling, which the strays may set again
   const updates: ConditionUpdate[] = [
     ...synced,
@@ -256,7 +257,7 @@ function settle(
     released: [
       ...(previous?.released ?? []),
       ...results.done.map((a) => omitUndefined({ ip: a.ip, note: a.note, time: formatTime(now) })),
-    ].slice(-DEFAULTS.releasedHistory),
+    ].slice(-SPEC_DEFAULTS.releasedHistory),
     conditions: setConditions(previous?.conditions, updates, { now, generation }),
   });
   const usage = { poolId: pool.objectId, usedAddressCount: used, totalAddressCount: pool.totalAddressCount };

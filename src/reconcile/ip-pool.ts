@@ -27,7 +27,7 @@ interface PoolTarget {
   /** the pool the selection names, once the first look found it */
   pool: IpPool | undefined;
   /** an older object that may own the pool, while that cannot be decided: releases are held */
-  undecided: Failure | undefined;
+  ownerUndecided: Failure | undefined;
 }
 
 export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservation, ReleaseAction> = {
@@ -37,7 +37,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
     const selection = id ?? `named ${JSON.stringify(name)} in scope ${scope}`;
     const index = await ctx.state.assertOwnTarget(ctx.object, `pool ${selection}`);
     const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
-    return { config, connection, index, pool: undefined, undecided: undefined };
+    return { config, connection, index, pool: undefined, ownerUndecided: undefined };
   },
   async observe(target, ctx) {
     // the pool and its owner are decided on the first look; a fresh read lists the allocations again
@@ -53,7 +53,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
       now: ctx.now,
       generation: ctx.generation,
       oneShot: ctx.state.oneShot,
-      hold: ctx.hold ?? target.undecided,
+      writesBlockedBy: ctx.writesBlockedBy ?? target.ownerUndecided,
     }),
   async execute(action, target, ctx) {
     assertReleasable(target.config.allowed, action);
@@ -73,7 +73,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
   describe: (action) => `release of ${action.ip} from ${action.poolId}`,
 };
 
-/** The pool the selection names, and that no older object owns; an undecided owner holds releases. */
+/** The pool the selection names, and that no older object owns; an undecided owner blocks releases. */
 async function ownPool(target: PoolTarget, ctx: PassContext<IPPoolAllocations>): Promise<IpPool> {
   const { config, connection, index } = target;
   const pool = selectPool(await ctx.state.poolList(connection, config.pool.scope), config.pool);
@@ -82,7 +82,7 @@ async function ownPool(target: PoolTarget, ctx: PassContext<IPPoolAllocations>):
     throw conflictError(`pool ${pool.objectId} (${pool.name})`, ownership.owner);
   if (ownership.undecided !== undefined) {
     const message = `${formatRef(ownership.undecided)} is older and selects its pool by name in a scope that cannot be listed now: it may own ${pool.objectId}, so nothing is released until that is decided`;
-    target.undecided = { reason: "ConflictUndecided", message };
+    target.ownerUndecided = { reason: "ConflictUndecided", message };
   }
   return pool;
 }

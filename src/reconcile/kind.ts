@@ -21,8 +21,11 @@ export interface PassContext<T extends NsxvObject = NsxvObject> {
   /** metadata.generation of the object, copied to the conditions written */
   generation: number | undefined;
   signal: AbortSignal | undefined;
-  /** the desired state is uncertain (a manifest that does not load): observe, write nothing */
-  hold: Failure | undefined;
+  /**
+   * Why every write of this pass is blocked, when it is: the desired state is uncertain (a
+   * manifest that does not load; store.writesBlockedBy). The pass observes and writes nothing.
+   */
+  writesBlockedBy: Failure | undefined;
   /** why the status the object had may have been lost, when it may (store.statusLost) */
   statusLost: string | undefined;
   state: ReconcilerState;
@@ -65,7 +68,7 @@ export interface Settled {
 /** What a planner decides from one observation. Pure data and a pure function. */
 export interface KindPlan<A extends Action> {
   actions: A[];
-  /** actions not carried out this pass, and why (Observe, a grace period, a cap, a hold, ...) */
+  /** actions not carried out this pass, and why (Observe, a grace period, a cap, writes blocked, ...) */
   withheld: Withheld<A>[];
   /** the observation cannot decide: observe at depth `full` and plan again */
   observeFully?: boolean;

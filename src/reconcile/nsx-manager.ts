@@ -8,7 +8,7 @@
  * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
  * when that starts or its reason changes.
  */
-import { DEFAULTS, type EdgeTenant, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
+import { SPEC_DEFAULTS, type EdgeTenant, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
 import { insecureTransport } from "../nsx/client-options.ts";
 import { NsxError } from "../nsx/errors.ts";
 import {
@@ -25,7 +25,7 @@ import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
-import { omitUndefined } from "./plan.ts";
+import { omitUndefined } from "../util/options.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
@@ -62,7 +62,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   },
   async observe(target, ctx) {
     const { connection } = target;
-    const pools = await ctx.state.refreshPoolList(connection, DEFAULTS.poolScope);
+    const pools = await ctx.state.refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
     const edgeList =
       target.edgeTenants.length === 0
         ? undefined
@@ -75,7 +75,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   plan(target, observed, ctx) {
     const previous = ctx.object.status;
     const { edgeList } = observed;
-    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${DEFAULTS.poolScope}`;
+    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${SPEC_DEFAULTS.poolScope}`;
     const listed =
       edgeList === undefined
         ? ""
@@ -100,7 +100,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
               reason: "Available",
               message: `reachable and authenticated: ${count}${listed}`,
             },
-            ...syncedUpdates(ctx.hold),
+            ...syncedUpdates(ctx.writesBlockedBy),
           ],
           { now: ctx.now, generation: ctx.generation },
         ),

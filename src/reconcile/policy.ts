@@ -4,7 +4,7 @@
  * SUPPORTED_COMBINATIONS exist. Planners ask `allows(policy, action)`; nothing else decides
  * whether a write may happen. Pausing is separate: a paused object makes no manager call at all.
  */
-import { DEFAULTS, PAUSED_ANNOTATION, type ManagementPolicy, type ObjectMeta } from "../api/types.ts";
+import { SPEC_DEFAULTS, PAUSED_ANNOTATION, type ManagementPolicy, type ObjectMeta } from "../api/types.ts";
 import { ReconcileError } from "./errors.ts";
 
 /** What the operator may do for an object. */
@@ -41,7 +41,7 @@ const ALLOWED: ReadonlyMap<ManagementPolicy, ReadonlySet<PolicyAction>> = new Ma
 
 /** The object's policy, defaulted; throws a terminal InvalidSpec error for an unknown name. */
 export function resolvePolicy(name: string | undefined): ManagementPolicy {
-  const policy = name ?? DEFAULTS.managementPolicy;
+  const policy = name ?? SPEC_DEFAULTS.managementPolicy;
   if (!ALLOWED.has(policy as ManagementPolicy)) {
     const known = [...ALLOWED.keys()].join(", ");
     throw ReconcileError.invalidSpec(

@@ -7,6 +7,7 @@
  */
 import type { IpPool, ManagerApi } from "../nsx/types.ts";
 import { realClock, type Clock } from "../util/clock.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface PoolListCacheOptions {
   /** how long a fetched list is served, from when it arrived; Infinity = as long as the cache lives. Default 30000 */
@@ -15,7 +16,7 @@ export interface PoolListCacheOptions {
   clock?: Pick<Clock, "now">;
 }
 
-const DEFAULT_OPTIONS = { ttlMs: 30_000, clock: realClock };
+export const POOL_LIST_DEFAULTS = Object.freeze({ ttlMs: 30_000, clock: realClock });
 
 interface Entry {
   list: Promise<readonly IpPool[]>;
@@ -29,8 +30,9 @@ export class PoolListCache {
   readonly #entries = new Map<string, Entry>();
 
   constructor(options: PoolListCacheOptions = {}) {
-    this.#ttlMs = options.ttlMs ?? DEFAULT_OPTIONS.ttlMs;
-    this.#clock = options.clock ?? DEFAULT_OPTIONS.clock;
+    const o = withDefaults(POOL_LIST_DEFAULTS, options);
+    this.#ttlMs = o.ttlMs;
+    this.#clock = o.clock;
   }
 
   /** `managerKey` names the manager and its client (a new Secret, a new key): lists never cross clients. */

@@ -32,7 +32,9 @@ import { ipPoolPass } from "./ip-pool.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import { insecureConditions, managerFacts, managerReleasePass, nsxManagerPass } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
-import { omitUndefined, type Action } from "./plan.ts";
+import { withDefaults } from "../util/options.ts";
+import { POOL_LIST_DEFAULTS } from "./pool-lists.ts";
+import type { Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
 import {
   changeEvent,
@@ -47,13 +49,13 @@ import { managerRefOf, ReconcilerState, type ReconcilerOptions } from "./state.t
 
 export type { ReconcilerOptions as ReconcilerDeps } from "./state.ts";
 
-export const DEFAULT_RECONCILER_OPTIONS = Object.freeze({
+export const RECONCILER_DEFAULTS = Object.freeze({
   clock: realClock,
   random: Math.random,
   mode: "apply" as const,
   defaultSyncIntervalMs: 300_000,
   jitterFraction: 0.1,
-  poolListTtlMs: 30_000,
+  poolListTtlMs: POOL_LIST_DEFAULTS.ttlMs,
   maxAttempts: 3,
   fullReadIntervalMs: 3_600_000,
 });
@@ -120,7 +122,7 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
 };
 
 export function createReconciler(options: ReconcilerOptions): Reconcile {
-  const o = { ...DEFAULT_RECONCILER_OPTIONS, ...omitUndefined(options) };
+  const o = withDefaults(RECONCILER_DEFAULTS, options);
   const state = new ReconcilerState(o);
   const { store, connections } = o;
 
@@ -130,8 +132,14 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       object === undefined ? undefined : (KIND_HANDLERS[object.kind] as KindHandler<NsxvObject>);
     const deleting = object?.metadata.deletionTimestamp !== undefined;
     const finalizer = handler?.finalizer;
-    const held = finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
-    if (object === undefined || handler === undefined || object.kind !== ref.kind || (deleting && !held)) {
+    const finalizerPresent =
+      finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
+    if (
+      object === undefined ||
+      handler === undefined ||
+      object.kind !== ref.kind ||
+      (deleting && !finalizerPresent)
+    ) {
       // gone, or going with nothing to do on delete (orphan); a manager's client is closed
       state.forgetObject(ref);
       if (ref.kind === "NSXManager") await connections.forget(ref.namespace, ref.name);
@@ -143,7 +151,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       now,
       generation: object.metadata.generation,
       signal: callOptions.signal,
-      hold: store.uncertainty?.(ref),
+      writesBlockedBy: store.writesBlockedBy?.(ref),
       statusLost: store.statusLost?.(ref),
       state,
     };
@@ -156,7 +164,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
       const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
-      draft.finalizer = present === held ? undefined : { name: finalizer.name, present };
+      draft.finalizer = present === finalizerPresent ? undefined : { name: finalizer.name, present };
     }
     return toReport(ref, object, draft);
   };

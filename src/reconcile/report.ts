@@ -108,7 +108,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
   const ready = findCondition(draft.status?.conditions, "Ready");
   const madeChanges = changes.tenantCorrections.length > 0 || changes.releases.length > 0;
   const driftDetected = !wasDrifted && (madeChanges || DRIFT_REASONS.has(ready?.reason ?? ""));
-  // a correction has its own event; drift left in place (Observe, grace period, a hold) gets this one
+  // a correction has its own event; drift left in place (Observe, grace period, writes blocked) gets this one
   if (driftDetected && !madeChanges && ready?.reason === "Drifted") {
     events.push({ type: "Warning", reason: "Drifted", message: ready.message });
   }

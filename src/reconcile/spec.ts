@@ -7,7 +7,7 @@
 import { AddressSet, AddressSetError } from "../api/address-set.ts";
 import { parseDuration } from "../api/duration.ts";
 import {
-  DEFAULTS,
+  SPEC_DEFAULTS,
   type DeletionPolicy,
   type EdgeTenant,
   type IPPoolAllocations,
@@ -18,9 +18,7 @@ import {
 import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolvePolicy } from "./policy.ts";
-
-const EDGE_ID = /^edge-[0-9]+$/;
-const POOL_ID = /^ipaddresspool-[0-9]+$/;
+import { isEdgeId, isPoolId } from "../nsx/ids.ts";
 
 interface DependentConfig {
   managerName: string;
@@ -62,11 +60,11 @@ export interface ManagerConfig {
 
 export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
   const { spec } = object;
-  if (typeof spec.edgeId !== "string" || !EDGE_ID.test(spec.edgeId)) {
+  if (!isEdgeId(spec.edgeId)) {
     throw ReconcileError.invalidSpec(`spec.edgeId: ${JSON.stringify(spec.edgeId)} is not edge-<n>`);
   }
   if (typeof spec.tenant !== "string") throw ReconcileError.invalidSpec("spec.tenant: must be a string");
-  const deletionPolicy = spec.deletionPolicy ?? DEFAULTS.deletionPolicy;
+  const deletionPolicy = spec.deletionPolicy ?? SPEC_DEFAULTS.deletionPolicy;
   if (deletionPolicy !== "Orphan" && deletionPolicy !== "Restore") {
     throw ReconcileError.invalidSpec(
       `spec.deletionPolicy: ${JSON.stringify(deletionPolicy)} is not Orphan or Restore`,
@@ -77,11 +75,11 @@ export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
 
 export function resolvePool(object: IPPoolAllocations): PoolConfig {
   const { spec } = object;
-  const { id, name, scope = DEFAULTS.poolScope } = spec.pool ?? {};
+  const { id, name, scope = SPEC_DEFAULTS.poolScope } = spec.pool ?? {};
   if ((id === undefined) === (name === undefined)) {
     throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
   }
-  if (id !== undefined && !POOL_ID.test(id)) {
+  if (id !== undefined && !isPoolId(id)) {
     throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
   }
   if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");
@@ -93,7 +91,7 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
     if (error instanceof AddressSetError) throw ReconcileError.invalidSpec(error.message, error);
     throw error;
   }
-  const maxPerSync = spec.release?.maxPerSync ?? DEFAULTS.maxPerSync;
+  const maxPerSync = spec.release?.maxPerSync ?? SPEC_DEFAULTS.maxPerSync;
   if (!Number.isSafeInteger(maxPerSync) || maxPerSync < 0) {
     throw ReconcileError.invalidSpec(`spec.release.maxPerSync: ${String(maxPerSync)} is not an integer >= 0`);
   }
@@ -101,7 +99,10 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
     ...dependent(spec),
     pool: { ...(id !== undefined ? { id } : { name }), scope },
     allowed,
-    minStrayAgeMs: duration("spec.release.minStrayAge", spec.release?.minStrayAge ?? DEFAULTS.minStrayAge),
+    minStrayAgeMs: duration(
+      "spec.release.minStrayAge",
+      spec.release?.minStrayAge ?? SPEC_DEFAULTS.minStrayAge,
+    ),
     maxPerSync,
   };
 }
@@ -130,7 +131,7 @@ export function resolveManager(object: NSXManager): ManagerConfig {
     throw ReconcileError.invalidSpec("spec.credentialsSecretRef.name: must be set");
   }
   const caRef = spec.tls?.caSecretRef;
-  const auth = spec.auth ?? DEFAULTS.auth;
+  const auth = spec.auth ?? SPEC_DEFAULTS.auth;
   if (auth !== "Basic" && auth !== "Token") {
     throw ReconcileError.invalidSpec(`spec.auth: ${JSON.stringify(auth)} is not Basic or Token`);
   }
@@ -139,16 +140,23 @@ export function resolveManager(object: NSXManager): ManagerConfig {
     credentialsSecret,
     auth,
     ...(caRef !== undefined ? { ca: { secret: caRef.name, key: caRef.key } } : {}),
-    insecureSkipVerify: spec.tls?.insecureSkipVerify ?? DEFAULTS.insecureSkipVerify,
+    insecureSkipVerify: spec.tls?.insecureSkipVerify ?? SPEC_DEFAULTS.insecureSkipVerify,
     maxConcurrentRequests: positive(
       "spec.maxConcurrentRequests",
       spec.maxConcurrentRequests,
-      DEFAULTS.maxConcurrentRequests,
+      SPEC_DEFAULTS.maxConcurrentRequests,
     ),
-    requestsPerSecond: positive("spec.requestsPerSecond", spec.requestsPerSecond, DEFAULTS.requestsPerSecond),
+    requestsPerSecond: positive(
+      "spec.requestsPerSecond",
+      spec.requestsPerSecond,
+      SPEC_DEFAULTS.requestsPerSecond,
+    ),
     requestTimeoutMs:
-      positive("spec.requestTimeoutSeconds", spec.requestTimeoutSeconds, DEFAULTS.requestTimeoutSeconds) *
-      1000,
+      positive(
+        "spec.requestTimeoutSeconds",
+        spec.requestTimeoutSeconds,
+        SPEC_DEFAULTS.requestTimeoutSeconds,
+      ) * 1000,
   };
 }
 
@@ -166,7 +174,7 @@ function dependent(spec: EdgeTenant["spec"] | IPPoolAllocations["spec"]): Depend
   if (typeof managerName !== "string" || managerName === "") {
     throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");
   }
-  const floorMs = DEFAULTS.minSyncIntervalSeconds * 1000;
+  const floorMs = SPEC_DEFAULTS.minSyncIntervalSeconds * 1000;
   const syncIntervalMs =
     spec.syncInterval === undefined
       ? undefined

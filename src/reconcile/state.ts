@@ -8,7 +8,8 @@
 import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
-  DEFAULTS,
+  DEPENDENT_KINDS,
+  SPEC_DEFAULTS,
   SECRET_BINDING_ANNOTATION,
   type EdgeTenant,
   type IPPoolAllocations,
@@ -217,7 +218,7 @@ export class ReconcilerState {
       refOf(object).namespace === namespace &&
       object.kind !== "NSXManager" &&
       object.spec?.managerRef?.name === name;
-    return [...this.store.list("EdgeTenant"), ...this.store.list("IPPoolAllocations")].filter(names) as (
+    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(names) as (
       EdgeTenant | IPPoolAllocations
     )[];
   }
@@ -251,7 +252,7 @@ export class ReconcilerState {
       lists.set(scope, await this.poolList(connection, scope).catch(() => undefined));
     }
     return index.poolWinner(object, pool.objectId, (other) => {
-      const { id, name, scope = DEFAULTS.poolScope } = other.spec.pool;
+      const { id, name, scope = SPEC_DEFAULTS.poolScope } = other.spec.pool;
       if (id !== undefined) return id;
       const list = lists.get(scope);
       if (list === undefined || name === undefined) return undefined;

@@ -4,7 +4,7 @@
  * beside the interface, for tests and for a directory of manifests already read.
  */
 import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
-import type { Kind, NsxvObject, Secret } from "../api/types.ts";
+import { perKind, type Kind, type NsxvObject, type Secret } from "../api/types.ts";
 import type { Failure } from "./conditions.ts";
 
 export type Awaitable<T> = T | Promise<T>;
@@ -31,12 +31,12 @@ export interface DesiredStateStore {
    */
   revision?(kind: Kind): number;
   /**
-   * Why the desired state of this object is uncertain right now (its manifest file does not
-   * load, ...), as a failure reason and a message naming file and line; undefined when it is
-   * what the user declared. The reconcile observes and reports such an object but writes
-   * nothing for it: no tenant, no release.
+   * Why every write for this object is blocked right now: its desired state is uncertain (its
+   * manifest file does not load, ...), as a failure reason and a message naming file and line;
+   * undefined when it is what the user declared. The reconcile observes and reports such an
+   * object but writes nothing for it: no tenant, no release.
    */
-  uncertainty?(ref: ObjectRef): Failure | undefined;
+  writesBlockedBy?(ref: ObjectRef): Failure | undefined;
   /**
    * Why the status this object had may have been lost (a status file that could not be read and
    * was set aside), naming what was lost and when; undefined when its status is what the
@@ -73,12 +73,8 @@ export interface MemoryStore extends DesiredStateStore {
 export function memoryStore(
   init: { objects?: readonly NsxvObject[]; secrets?: readonly Secret[] } = {},
 ): MemoryStore {
-  const objects: Record<Kind, Map<string, NsxvObject>> = {
-    NSXManager: new Map(),
-    EdgeTenant: new Map(),
-    IPPoolAllocations: new Map(),
-  };
-  const revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
+  const objects = perKind(() => new Map<string, NsxvObject>());
+  const revisions = perKind(() => 0);
   const secrets = new Map<string, Secret>();
   const store: MemoryStore = {
     get: (ref) => objects[ref.kind].get(`${ref.namespace}/${ref.name}`),

@@ -11,6 +11,7 @@
 import { DEFAULT_RELEASE, DEFAULT_VSM_UUID, managerIdentity, releaseText } from "./manager.ts";
 import { createRandom, type Random } from "./random.ts";
 import { el, renderDocument, renderElement, type XmlNode } from "./xml.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface GenerateEdgeOptions {
   /** n of `edge-<n>` */
@@ -31,7 +32,7 @@ export interface GenerateEdgeOptions {
   edgeSummary?: boolean;
 }
 
-const DEFAULTS = {
+const GENERATE_DEFAULTS = {
   tenant: "default",
   firewallRules: 20,
   version: 1,
@@ -61,7 +62,7 @@ const SERVICES: readonly [protocol: string, port: string][] = [
 const ACTIONS = ["accept", "accept", "accept", "deny", "reject"];
 
 export function generateEdgeXml(options: GenerateEdgeOptions): string {
-  const o = { ...DEFAULTS, ...options };
+  const o = withDefaults(GENERATE_DEFAULTS, options);
   const random = createRandom(o.seed ?? o.edgeNumber);
   const n = o.edgeNumber;
   const ruleCount = Math.max(0, o.firewallRules);

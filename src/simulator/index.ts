@@ -10,12 +10,13 @@ import { listen } from "./server.ts";
 import type { SimulatorSettings } from "./settings.ts";
 import type { SimulatorStateInput } from "./state-file.ts";
 import { SimulatorState } from "./state.ts";
+import { withDefaults } from "../util/options.ts";
 
 export { loadStateFile, validateStateInput } from "./state-file.ts";
 export type { SimulatorStateInput, PoolInput, ScopeInput } from "./state-file.ts";
 export type { EdgeInput, GenerateEdgesInput } from "./edge-input.ts";
 export { SimulatorState, type StateDump, type StoredEdge } from "./state.ts";
-export { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
+export { SETTINGS_DEFAULTS, type SimulatorSettings } from "./settings.ts";
 export { SimulatorInputError } from "./input.ts";
 export { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
 export { API_ROUTES, type ApiRoute, type FaultSpec, type FaultView } from "./faults.ts";
@@ -46,11 +47,11 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-const DEFAULT_OPTIONS = { host: "127.0.0.1", port: 0 } as const;
+const SERVER_DEFAULTS = { host: "127.0.0.1", port: 0 } as const;
 
 /** Builds the state (throws SimulatorInputError naming the field) and starts serving it. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const o = { ...DEFAULT_OPTIONS, ...options };
+  const o = withDefaults(SERVER_DEFAULTS, options);
   const credentials: Credentials | undefined = o.credentials;
   const state = new SimulatorState(o.state, {
     ...(credentials !== undefined ? { credentials } : {}),

@@ -28,7 +28,7 @@ export interface SimulatorSettings {
   maxRequestBytes: number;
 }
 
-export const DEFAULT_SETTINGS: Readonly<SimulatorSettings> = Object.freeze({
+export const SETTINGS_DEFAULTS: Readonly<SimulatorSettings> = Object.freeze({
   latencyMs: 0,
   tokenTtlMs: 90 * 60_000,
   basicAuthEnabled: true,
@@ -39,7 +39,7 @@ export const DEFAULT_SETTINGS: Readonly<SimulatorSettings> = Object.freeze({
   maxRequestBytes: 64 * 1024 * 1024,
 });
 
-const KEYS = Object.keys(DEFAULT_SETTINGS);
+const KEYS = Object.keys(SETTINGS_DEFAULTS);
 
 /** The settings given; absent ones stay absent so that a partial update keeps the others. */
 export function parseSettings(value: unknown, path: string): Partial<SimulatorSettings> {

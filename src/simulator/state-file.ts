@@ -22,7 +22,7 @@ import {
   reqString,
   type JsonObject,
 } from "./input.ts";
-import { DEFAULT_RELEASE, parseRelease, type ManagerRelease } from "./manager.ts";
+import { DEFAULT_RELEASE, parseRelease, releaseText, type ManagerRelease } from "./manager.ts";
 import { GLOBAL_SCOPE, type PoolConfig, type PoolRange, type ScopeInfo } from "./pools.ts";
 import { parseSettings, type SimulatorSettings } from "./settings.ts";
 
@@ -179,7 +179,7 @@ function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
   const version = optString(obj, "managerVersion", "");
   const build = optInt(obj, "managerBuild", "", 0, 999_999_999);
   if (version === undefined && build === undefined) return undefined;
-  const release = parseRelease(version ?? "6.4.6", build ?? DEFAULT_RELEASE.build);
+  const release = parseRelease(version ?? releaseText(DEFAULT_RELEASE), build ?? DEFAULT_RELEASE.build);
   if (release === undefined)
     throw new SimulatorInputError("managerVersion", "must be major.minor.patch, e.g. 6.4.6");
   return release;

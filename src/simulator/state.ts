@@ -16,8 +16,10 @@ import { FaultSet } from "./faults.ts";
 import { SimulatorInputError } from "./input.ts";
 import { DEFAULT_RELEASE, managerIdentity, type ManagerIdentity } from "./manager.ts";
 import { GLOBAL_SCOPE, Pool, type AllocateResult, type AllocationRecord, type ScopeInfo } from "./pools.ts";
-import { DEFAULT_SETTINGS, type SimulatorSettings } from "./settings.ts";
+import { SETTINGS_DEFAULTS, type SimulatorSettings } from "./settings.ts";
 import { validateStateInput, type SimulatorStateInput, type ValidatedPool } from "./state-file.ts";
+import { withDefaults } from "../util/options.ts";
+import { isEdgeId } from "../nsx/ids.ts";
 
 export type { StoredEdge } from "./edge-store.ts";
 
@@ -70,7 +72,7 @@ export class SimulatorState {
   /** Validates the input (errors name the field) and builds the state from it. */
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
     const valid = validateStateInput(input ?? {});
-    this.#settings = { ...DEFAULT_SETTINGS, ...valid.settings, ...overrides.settings };
+    this.#settings = withDefaults(withDefaults(SETTINGS_DEFAULTS, valid.settings), overrides.settings);
     this.auth = new AuthStore(
       overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS,
       valid.auditor,
@@ -310,8 +312,7 @@ export function parseEdge(xml: string, path: string): EdgeModel {
   } catch (cause) {
     throw new SimulatorInputError(path, cause instanceof Error ? cause.message : String(cause), { cause });
   }
-  if (!/^edge-\d+$/.test(doc.id))
-    throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
+  if (!isEdgeId(doc.id)) throw new SimulatorInputError(path, `id ${JSON.stringify(doc.id)} is not edge-<n>`);
   const version = doc.getField("version");
   if (version !== undefined && !/^\d+$/.test(version.trim())) {
     throw new SimulatorInputError(path, `version ${JSON.stringify(version)} is not an integer`);

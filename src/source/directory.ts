@@ -3,7 +3,7 @@
  * without a cluster. Files are read with loadManifests (validated and defaulted as the API server
  * would) and read again when they change: fs.watch, plus a periodic rescan for file systems where
  * it misses changes. A file that does not load is reported and the last good version of its
- * objects is kept, but they are uncertain (`store.uncertainty`: SourceInvalid, naming file and
+ * objects is kept, but their writes are blocked (`store.writesBlockedBy`: SourceInvalid, naming file and
  * line): the reconcile observes and reports them and writes nothing for them (no tenant, no
  * release) until the file loads again. Each object gets a generation that rises when its spec
  * changes. Status lives in memory, is logged when it changes and, with `statusFile`, persists
@@ -19,7 +19,7 @@ import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
-import { omitUndefined } from "../reconcile/plan.ts";
+import { omitUndefined } from "../util/options.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
@@ -30,6 +30,7 @@ import {
   type StatusWriteOutcome,
 } from "./source.ts";
 import { StatusMemory } from "./status-memory.ts";
+import { withDefaults } from "../util/options.ts";
 
 export interface DirectorySourceOptions {
   /** the directory (or a single file) of manifests */
@@ -104,8 +105,9 @@ export class DirectorySource implements DesiredStateSource {
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
     const statusFile = options.statusFile === undefined ? undefined : resolve(options.statusFile);
-    this.#rescanIntervalMs = options.rescanIntervalMs ?? DIRECTORY_DEFAULTS.rescanIntervalMs;
-    this.#debounceMs = options.debounceMs ?? DIRECTORY_DEFAULTS.debounceMs;
+    const o = withDefaults(DIRECTORY_DEFAULTS, options);
+    this.#rescanIntervalMs = o.rescanIntervalMs;
+    this.#debounceMs = o.debounceMs;
     this.#validator = options.validator;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
@@ -119,7 +121,7 @@ export class DirectorySource implements DesiredStateSource {
       list: (kind) => this.#all().filter((o) => o.kind === kind),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
       revision: () => this.#revision,
-      uncertainty: (ref) => {
+      writesBlockedBy: (ref) => {
         const entry = this.#objects.get(objectKey(ref));
         const error = entry === undefined ? undefined : this.#invalidFor(entry.file);
         if (error === undefined) return undefined;

@@ -17,7 +17,16 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { namespacedName, refOf, type ObjectRef } from "../api/refs.ts";
-import { GROUP, KINDS, PLURALS, VERSION, type Kind, type NsxvObject, type Secret } from "../api/types.ts";
+import {
+  GROUP,
+  KINDS,
+  perKind,
+  PLURALS,
+  VERSION,
+  type Kind,
+  type NsxvObject,
+  type Secret,
+} from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import { SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
 import { decodeApiError } from "../controller/kube-errors.ts";
@@ -34,6 +43,7 @@ import {
   type Status,
   type StatusWriteOutcome,
 } from "./source.ts";
+import { withDefaults } from "../util/options.ts";
 
 export type StatusApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
 /** finalizers live in metadata: a patch of the object itself, not of /status */
@@ -112,7 +122,7 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #overlays = new Map<string, NsxvObject>();
   readonly #watches: ResourceWatch[];
   /** the store's revision per kind: moves when an object comes, goes, or changes other than in status */
-  readonly #revisions: Record<Kind, number> = { NSXManager: 0, EdgeTenant: 0, IPPoolAllocations: 0 };
+  readonly #revisions: Record<Kind, number> = perKind(() => 0);
 
   constructor(options: KubernetesSourceOptions) {
     const kc = options.kubeConfig;
@@ -134,14 +144,10 @@ export class KubernetesSource implements DesiredStateSource {
       new ObjectCache(kind, onChange, () => {
         for (const key of this.#overlays.keys()) if (key.startsWith(`${kind}/`)) this.#overlays.delete(key);
       });
-    this.#caches = {
-      NSXManager: cache("NSXManager"),
-      EdgeTenant: cache("EdgeTenant"),
-      IPPoolAllocations: cache("IPPoolAllocations"),
-    };
+    this.#caches = perKind(cache);
     this.#secrets = new SecretReader({
       read: (namespace, name) => this.#readSecret(namespace, name),
-      maxAgeMs: options.secretMaxAgeMs ?? KUBERNETES_SOURCE_DEFAULTS.secretMaxAgeMs,
+      maxAgeMs: withDefaults(KUBERNETES_SOURCE_DEFAULTS, options).secretMaxAgeMs,
       clock,
       onChange: (namespace, name) => this.#secretChanged(namespace, name),
     });

@@ -3,12 +3,19 @@
  * every field of the types (DeepRequired: `npm run typecheck` fails when types.ts gains a field
  * the fixture lacks, or the fixture has one types.ts lacks) validates against the CRD schemas
  * with no unknown field, and covers every schema field: a field added to one side only fails.
- * Also: every schema field is described, the schemas are structural, defaults match DEFAULTS,
+ * Also: every schema field is described, the schemas are structural, defaults match SPEC_DEFAULTS,
  * and every CEL rule has its TypeScript counterpart.
  */
 import { describe, expect, it } from "vitest";
 import { CEL_COUNTERPARTS } from "../../src/api/cel-rules.ts";
 import { DURATION_PATTERN } from "../../src/api/duration.ts";
+import { DNS_SUBDOMAIN_MAX_LENGTH } from "../../src/api/names.ts";
+import {
+  EDGE_ID_MAX_LENGTH,
+  EDGE_ID_PATTERN,
+  POOL_ID_MAX_LENGTH,
+  POOL_ID_PATTERN,
+} from "../../src/nsx/ids.ts";
 import {
   readCrds,
   ResourceValidator,
@@ -17,7 +24,9 @@ import {
   type SchemaNode,
 } from "../../src/api/schema.ts";
 import {
-  DEFAULTS,
+  DEPENDENT_KINDS,
+  KINDS,
+  SPEC_DEFAULTS,
   type EdgeTenant,
   type IPPoolAllocations,
   type Kind,
@@ -164,7 +173,7 @@ function valuePaths(value: unknown, path = ""): string[] {
 
 describe("types.ts and crds/ agree", () => {
   it("crds/ defines exactly the three kinds", () => {
-    expect(crds.map((c) => c.kind).sort()).toEqual(["EdgeTenant", "IPPoolAllocations", "NSXManager"]);
+    expect(crds.map((c) => c.kind).sort()).toEqual([...KINDS].sort());
   });
 
   const permissive = ResourceValidator.fromCrds(
@@ -183,13 +192,13 @@ describe("types.ts and crds/ agree", () => {
     expect(new Set(valuePaths(FIXTURES[kind]))).toEqual(new Set(schemaPaths));
   });
 
-  it("the schema's defaults are the values of DEFAULTS, and there are no others", () => {
+  it("the schema's defaults are the values of SPEC_DEFAULTS, and there are no others", () => {
     const defaults = crds.flatMap((crd) =>
       schemaEntries(crd.schema)
         .filter((e) => e.node.default !== undefined && JSON.stringify(e.node.default) !== "{}")
         .map((e) => `${crd.kind} ${e.path}=${JSON.stringify(e.node.default)}`),
     );
-    const d = DEFAULTS;
+    const d = SPEC_DEFAULTS;
     expect(defaults.sort()).toEqual(
       [
         `NSXManager spec.auth="${d.auth}"`,
@@ -207,15 +216,15 @@ describe("types.ts and crds/ agree", () => {
     );
   });
 
-  it("the syncInterval floor and the release history are the values of DEFAULTS", () => {
-    for (const kind of ["EdgeTenant", "IPPoolAllocations"] as const) {
+  it("the syncInterval floor and the release history are the values of SPEC_DEFAULTS", () => {
+    for (const kind of DEPENDENT_KINDS) {
       const rules = nodeAt(kind, "spec.syncInterval")?.["x-kubernetes-validations"] ?? [];
       expect(rules.map((r) => r.rule)).toEqual([
-        `duration(self) >= duration('${DEFAULTS.minSyncIntervalSeconds}s')`,
+        `duration(self) >= duration('${SPEC_DEFAULTS.minSyncIntervalSeconds}s')`,
       ]);
     }
     expect(nodeAt("IPPoolAllocations", "status.released")?.description).toContain(
-      `last ${DEFAULTS.releasedHistory}`,
+      `last ${SPEC_DEFAULTS.releasedHistory}`,
     );
   });
 
@@ -226,6 +235,43 @@ describe("types.ts and crds/ agree", () => {
         .map((e) => e.node.pattern),
     );
     expect(durations).toEqual([DURATION_PATTERN, DURATION_PATTERN, DURATION_PATTERN]);
+  });
+});
+
+describe("identifiers: crds/ bounds them as the TypeScript that checks them does", () => {
+  it.each([
+    {
+      name: "EdgeId",
+      reason: "spec.edgeId is what resolveEdgeTenant accepts and the client puts in a path (isEdgeId)",
+      kind: "EdgeTenant" as const,
+      path: "spec.edgeId",
+      want: { pattern: EDGE_ID_PATTERN, maxLength: EDGE_ID_MAX_LENGTH },
+    },
+    {
+      name: "PoolId",
+      reason: "spec.pool.id is what resolvePool accepts and the client puts in a path (isPoolId)",
+      kind: "IPPoolAllocations" as const,
+      path: "spec.pool.id",
+      want: { pattern: POOL_ID_PATTERN, maxLength: POOL_ID_MAX_LENGTH },
+    },
+  ])("$name: $reason", ({ kind, path, want }) => {
+    const node = nodeAt(kind, path);
+    expect({ pattern: node?.pattern, maxLength: node?.maxLength }).toEqual(want);
+  });
+
+  it("every reference to an object by name is bounded as a DNS subdomain (an object's name) is", () => {
+    const refs = crds.flatMap((crd) =>
+      schemaEntries(crd.schema)
+        .filter((e) => /Ref\.name$/.test(e.path))
+        .map((e) => ({ at: `${crd.kind} ${e.path}`, maxLength: e.node.maxLength })),
+    );
+    expect(refs.map((r) => r.at).sort()).toEqual([
+      "EdgeTenant spec.managerRef.name",
+      "IPPoolAllocations spec.managerRef.name",
+      "NSXManager spec.credentialsSecretRef.name",
+      "NSXManager spec.tls.caSecretRef.name",
+    ]);
+    for (const ref of refs) expect(ref.maxLength, ref.at).toBe(DNS_SUBDOMAIN_MAX_LENGTH);
   });
 });
 

@@ -37,7 +37,7 @@ export interface ControlPlaneOptions {
   tempDirParent?: string;
 }
 
-const DEFAULTS = {
+const CONTROL_PLANE_DEFAULTS = {
   users: [{ name: "nsxv-test-user" }] as readonly ControlPlaneUser[],
   startTimeoutMs: 60_000,
   stopGraceMs: 2_000,
@@ -45,7 +45,7 @@ const DEFAULTS = {
   logTailLines: 30,
 };
 
-type Resolved = typeof DEFAULTS & { binDir: string };
+type Resolved = typeof CONTROL_PLANE_DEFAULTS & { binDir: string };
 
 /** How kube-apiserver is launched; the same on a restart. */
 interface ApiServerLaunch {
@@ -128,11 +128,11 @@ export function tokenFor(info: Pick<ControlPlaneInfo, "tokens">, user: string): 
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const opts: Resolved = {
-    ...DEFAULTS,
+    ...CONTROL_PLANE_DEFAULTS,
     binDir: options.binDir,
-    users: options.users ?? DEFAULTS.users,
-    startTimeoutMs: options.startTimeoutMs ?? DEFAULTS.startTimeoutMs,
-    stopGraceMs: options.stopGraceMs ?? DEFAULTS.stopGraceMs,
+    users: options.users ?? CONTROL_PLANE_DEFAULTS.users,
+    startTimeoutMs: options.startTimeoutMs ?? CONTROL_PLANE_DEFAULTS.startTimeoutMs,
+    stopGraceMs: options.stopGraceMs ?? CONTROL_PLANE_DEFAULTS.stopGraceMs,
   };
   const dir = await mkdtemp(join(options.tempDirParent ?? tmpdir(), "nsxv-controlplane-"));
   const removeDirOnExit = onExitSync(() => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }));

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import type { Kind } from "../../src/api/types.ts";
 import { REASONS } from "../../src/reconcile/conditions.ts";
 import { IN_CI, lookupTool, readRepoFile } from "./tools.ts";
 
@@ -20,7 +21,7 @@ interface ConditionFixture {
 interface Case {
   name: string;
   reason: string;
-  kind?: "NSXManager" | "EdgeTenant" | "IPPoolAllocations";
+  kind?: Kind;
   generation?: number;
   annotations?: Record<string, string>;
   /** undefined: no status at all */

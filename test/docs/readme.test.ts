@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
-import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client-options.ts";
+import { CLIENT_DEFAULTS } from "../../src/nsx/client-options.ts";
 import { CHANGE_REASONS, EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
 import { cells } from "./markdown.ts";
 
@@ -130,7 +130,7 @@ describe("docs/metrics.md", () => {
 describe("docs/client.md", () => {
   const rows = tableAfter(read("docs/client.md"), "Options and defaults");
 
-  it.each(Object.entries(DEFAULT_CLIENT_OPTIONS))("shows the default of %s", (option, value) => {
+  it.each(Object.entries(CLIENT_DEFAULTS))("shows the default of %s", (option, value) => {
     const row = rows.find((r) => codeNames(r[0] ?? "").includes(option));
     expect(row, `no row for ${option}`).toBeDefined();
     expect(codeNames(row?.[1] ?? "")).toContain(String(value));

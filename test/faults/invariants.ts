@@ -7,6 +7,7 @@
  */
 import { expect } from "vitest";
 import { AddressSet } from "../../src/api/address-set.ts";
+import type { Kind } from "../../src/api/types.ts";
 import { BACKOFF_DEFAULTS } from "../../src/controller/rate-limiter.ts";
 import type { ApiRoute, RunningSimulator } from "../../src/simulator/index.ts";
 
@@ -64,7 +65,7 @@ export interface RetryBudget {
  * when it provably was not acted on, which the bound includes).
  */
 export function maxCallsPerPass(
-  kind: "NSXManager" | "EdgeTenant" | "IPPoolAllocations",
+  kind: Kind,
   budget: RetryBudget,
   options: { releases?: number } = {},
 ): Partial<Record<ApiRoute, number>> {
@@ -103,9 +104,7 @@ export function maxPassesWithin(
 export function assertCallsWithin(
   sim: RunningSimulator,
   budget: RetryBudget,
-  passes: Partial<
-    Record<"NSXManager" | "EdgeTenant" | "IPPoolAllocations", { passes: number; releases?: number }>
-  >,
+  passes: Partial<Record<Kind, { passes: number; releases?: number }>>,
 ): void {
   const bound: Partial<Record<ApiRoute, number>> = {};
   for (const [kind, { passes: n, releases }] of Object.entries(passes)) {

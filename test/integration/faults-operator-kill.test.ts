@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import type { IPPoolAllocationsStatus } from "../../src/api/types.ts";
-import { DEFAULT_CLIENT_OPTIONS } from "../../src/nsx/client.ts";
-import { DEFAULT_RECONCILER_OPTIONS } from "../../src/reconcile/reconciler.ts";
+import { CLIENT_DEFAULTS } from "../../src/nsx/client.ts";
+import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { startSimulator, type ApiRoute, type RunningSimulator } from "../../src/simulator/index.ts";
 import { waitFor } from "../controlplane/testing.ts";
 import {
@@ -39,8 +39,8 @@ import {
 
 /** what `run` uses: the client's and the reconciler's defaults */
 const BUDGET = {
-  maxRetries: DEFAULT_CLIENT_OPTIONS.maxRetries,
-  maxAttempts: DEFAULT_RECONCILER_OPTIONS.maxAttempts,
+  maxRetries: CLIENT_DEFAULTS.maxRetries,
+  maxAttempts: RECONCILER_DEFAULTS.maxAttempts,
 };
 /** the controller's log lines that end a pass */
 const PASS_ENDS = new Set([

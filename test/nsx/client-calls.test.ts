@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_CLIENT_OPTIONS,
+  CLIENT_DEFAULTS,
   ManagerClient,
   MAX_EDGE_LIST_PAGES,
   type ManagerClientOptions,
@@ -340,8 +340,8 @@ describe("options and lifecycle", () => {
     const copy = structuredClone(options);
     new ManagerClient(options);
     expect(options).toEqual(copy);
-    expect(Object.isFrozen(DEFAULT_CLIENT_OPTIONS)).toBe(true);
-    expect(DEFAULT_CLIENT_OPTIONS).toMatchObject({
+    expect(Object.isFrozen(CLIENT_DEFAULTS)).toBe(true);
+    expect(CLIENT_DEFAULTS).toMatchObject({
       requestTimeoutMs: 30_000,
       maxConcurrentRequests: 8,
       requestsPerSecond: 20,

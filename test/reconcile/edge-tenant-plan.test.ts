@@ -31,7 +31,7 @@ interface Case {
   reason: string;
   spec?: Partial<EdgeTenantSpec>;
   tenant: string | undefined;
-  hold?: Failure;
+  writesBlockedBy?: Failure;
   want: {
     synced?: string;
     actions: { from: string | undefined; to: string }[];
@@ -48,7 +48,7 @@ const cases: Case[] = [
     reason:
       "While the manifest that declares the object does not load, the correction is withheld: Ready=False Drifted (what was observed), Synced=False says why.",
     tenant: "red",
-    hold: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
+    writesBlockedBy: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
     want: {
       synced: "SourceInvalid",
       actions: [],
@@ -61,9 +61,9 @@ const cases: Case[] = [
   {
     name: "HoldWithoutDrift",
     reason:
-      "A hold with nothing to write: Ready=True (the manager matches), Synced=False (the file does not load).",
+      "Writes blocked with nothing to write: Ready=True (the manager matches), Synced=False (the file does not load).",
     tenant: "blue",
-    hold: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
+    writesBlockedBy: { reason: "SourceInvalid", message: "edges.yaml:4: invalid YAML" },
     want: {
       synced: "SourceInvalid",
       actions: [],
@@ -164,7 +164,7 @@ describe("planEdgeTenant", () => {
         observed: observed(c.tenant),
         previous,
         now: T0,
-        hold: c.hold,
+        writesBlockedBy: c.writesBlockedBy,
       }),
     );
     expect(

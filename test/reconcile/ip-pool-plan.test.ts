@@ -36,7 +36,7 @@ interface Case {
   previous?: IPPoolAllocationsStatus;
   now?: Date;
   oneShot?: { releaseStrays: boolean };
-  hold?: Failure;
+  writesBlockedBy?: Failure;
   want: {
     /** canonical addresses of the release actions, in order */
     released: string[];
@@ -371,7 +371,7 @@ const cases: Case[] = [
     allocated: ["10.0.0.1", "10.0.0.4", "10.0.0.5", "10.0.0.6"],
     previous: strays(["10.0.0.4", T0], ["10.0.0.5", T0], ["10.0.0.6", T0]),
     now: at(MINUTE * 600),
-    hold: { reason: "SourceInvalid", message: "pools.yaml:7: invalid YAML" },
+    writesBlockedBy: { reason: "SourceInvalid", message: "pools.yaml:7: invalid YAML" },
     want: {
       released: [],
       withheld: { "10.0.0.4": "held: pools.yaml:7", "10.0.0.5": "held", "10.0.0.6": "held" },
@@ -388,7 +388,7 @@ const cases: Case[] = [
     spec: { allowed: [] },
     allocated: ["10.0.0.4"],
     now: T0,
-    hold: { reason: "ConflictUndecided", message: "older object undecided" },
+    writesBlockedBy: { reason: "ConflictUndecided", message: "older object undecided" },
     want: { released: [], withheld: { "10.0.0.4": "due at" }, synced: "ConflictUndecided", stalled: false },
   },
   {
@@ -526,7 +526,7 @@ function input(c: Case): IpPoolPlanInput {
     previous: c.previous,
     now: c.now ?? T0,
     oneShot: c.oneShot,
-    hold: c.hold,
+    writesBlockedBy: c.writesBlockedBy,
   });
 }
 
@@ -667,7 +667,7 @@ describe("pool status across passes", () => {
       { released: history, stray: [recordedStray("10.0.0.7", iso(T0))] },
       at(10 * MINUTE),
     );
-    expect(plan.status.released, "capped at DEFAULTS.releasedHistory").toHaveLength(20);
+    expect(plan.status.released, "capped at SPEC_DEFAULTS.releasedHistory").toHaveLength(20);
     expect(plan.status.released?.at(-1), "newest last").toEqual({
       ip: "10.0.0.7",
       time: iso(at(10 * MINUTE)),

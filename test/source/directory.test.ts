@@ -193,7 +193,7 @@ describe("DirectorySource", () => {
   it("keeps the last good version of a file that does not load, marks its objects uncertain, and clears that once it loads", async () => {
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
     const { source, enqueued, lines } = await open();
-    expect(source.store.uncertainty?.(ref("EdgeTenant", "web"))).toBeUndefined();
+    expect(source.store.writesBlockedBy?.(ref("EdgeTenant", "web"))).toBeUndefined();
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "green") + "\n  bad: [indent\n" });
     await source.reload();
@@ -203,10 +203,13 @@ describe("DirectorySource", () => {
       spec: { tenant: string };
     };
     expect(kept.spec.tenant).toBe("blue");
-    const uncertain = source.store.uncertainty?.(ref("EdgeTenant", "web"));
+    const uncertain = source.store.writesBlockedBy?.(ref("EdgeTenant", "web"));
     expect(uncertain?.reason).toBe("SourceInvalid");
     expect(uncertain?.message).toContain(`${join(dir, "manifests", "edges.yaml")}:`);
-    expect(source.store.uncertainty?.(ref("NSXManager", "nsx")), "other files are certain").toBeUndefined();
+    expect(
+      source.store.writesBlockedBy?.(ref("NSXManager", "nsx")),
+      "other files are certain",
+    ).toBeUndefined();
     const error = lines.find((l) => l.level === "error");
     expect(error?.fields.file).toBe(join(dir, "manifests", "edges.yaml"));
     expect(error?.message).toMatch(/invalid YAML.*last good version/);
@@ -215,7 +218,7 @@ describe("DirectorySource", () => {
     await files({ "edges.yaml": EDGE("web", "green") });
     await source.reload();
     expect(enqueued).toEqual(["EdgeTenant/default/web"]);
-    expect(source.store.uncertainty?.(ref("EdgeTenant", "web"))).toBeUndefined();
+    expect(source.store.writesBlockedBy?.(ref("EdgeTenant", "web"))).toBeUndefined();
   });
 
   it("reads files again when they change (fs.watch)", async () => {

@@ -106,7 +106,10 @@ describe("run --manifests while a file does not load", () => {
       "pool.yaml",
       POOL(["10.0.0.1-10.0.0.3", "10.0.0.4", "10.0.0.5-10.0.0.6"], "  syncIntervall: 10s\n"),
     );
-    await until("the hold to show", async () => (await condition("Synced"))?.reason === "SourceInvalid");
+    await until(
+      "the blocked writes to show",
+      async () => (await condition("Synced"))?.reason === "SourceInvalid",
+    );
     expect(await condition("Stalled")).toMatchObject({ status: "True", reason: "SourceInvalid" });
     expect((await condition("Synced"))?.message).toContain(join(dir, "manifests", "pool.yaml"));
     // well past every stray's grace period: nothing is released, not even g

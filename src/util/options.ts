@@ -1,0 +1,24 @@
+/**
+ * Options objects and their defaults, merged one way everywhere: a module keeps every default of
+ * its options in one frozen `<THING>_DEFAULTS` object, and `withDefaults` lays the caller's
+ * options over it. A key the caller set to `undefined` counts as left out (a plain spread would
+ * let it erase the default), and the caller's object is never changed.
+ */
+
+/** The options once defaulted: every key of the defaults is set, the caller's other keys as given. */
+export type WithDefaults<D extends object, O extends object> = Omit<O, keyof D> & {
+  -readonly [K in keyof D]: K extends keyof O ? Exclude<O[K], undefined> | D[K] : D[K];
+};
+
+/** A copy without the keys whose value is undefined, so that objects compare and print cleanly. */
+export function omitUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** `options` over `defaults`, a new object; a key of `options` that is undefined keeps the default. */
+export function withDefaults<D extends object, O extends object>(
+  defaults: D,
+  options: O | undefined,
+): WithDefaults<D, O> {
+  return { ...defaults, ...omitUndefined(options ?? ({} as O)) } as WithDefaults<D, O>;
+}
