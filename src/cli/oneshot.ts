@@ -26,7 +26,7 @@ import {
   type ReconcileReport,
 } from "../reconcile/index.ts";
 import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
-import { omitUndefined } from "../reconcile/plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import { CodedError } from "../util/errors.ts";
 import { hideUrlCredentials } from "../util/url-credentials.ts";
 import { realClock, type Clock } from "../util/clock.ts";

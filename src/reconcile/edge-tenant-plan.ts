@@ -22,7 +22,8 @@ import {
   type ReconcileEvent,
 } from "./conditions.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type SetTenantAction, type Withheld } from "./plan.ts";
+import type { SetTenantAction, Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import { allows } from "./policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
 

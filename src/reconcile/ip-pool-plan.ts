@@ -26,7 +26,8 @@ import {
 import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined, type ReleaseAction, type Withheld } from "./plan.ts";
+import type { ReleaseAction, Withheld } from "./plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import { allows } from "./policy.ts";
 import type { PoolConfig } from "./spec.ts";
 

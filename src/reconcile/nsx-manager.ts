@@ -25,7 +25,7 @@ import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode } from "./errors.ts";
 import type { PassHandler } from "./kind.ts";
-import { omitUndefined } from "./plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */

@@ -61,8 +61,3 @@ export function plannedActions(actions: readonly Action[], withheld: readonly Wi
     ...withheld.map((w) => ({ action: w.action, withheld: w.why })),
   ];
 }
-
-/** A copy without the keys whose value is undefined, so that statuses compare and print cleanly. */
-export function omitUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}

@@ -32,7 +32,8 @@ import { ipPoolPass } from "./ip-pool.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import { insecureConditions, managerFacts, managerReleasePass, nsxManagerPass } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
-import { omitUndefined, type Action } from "./plan.ts";
+import type { Action } from "./plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import { isPaused } from "./policy.ts";
 import {
   changeEvent,

@@ -19,7 +19,7 @@ import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
-import { omitUndefined } from "../reconcile/plan.ts";
+import { omitUndefined } from "../util/objects.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { formatTime, realClock, type Clock, type Timer } from "../util/clock.ts";
 import {
