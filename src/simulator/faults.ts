@@ -291,11 +291,11 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
   const route =
     optEnum(obj, "route", path, [...API_ROUTES, "*"] as const) ?? (kind === "conflict" ? "putEdge" : "*");
   const base: FaultBase = { route };
-  const count = optInt(obj, "count", path, 0);
+  const count = optInt(obj, "count", path, { min: 0 });
   if (count !== undefined) base.count = count;
   const rate = optNumber(obj, "rate", path, { min: 0, max: 1, integer: false });
   if (rate !== undefined) base.rate = rate;
-  const seed = optInt(obj, "seed", path, 0, 2 ** 32 - 1);
+  const seed = optInt(obj, "seed", path, { min: 0, max: 2 ** 32 - 1 });
   if (seed !== undefined) base.seed = seed;
   const shape = optEnum(obj, "shape", path, ERROR_SHAPES);
   switch (kind) {
@@ -303,11 +303,11 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
       return {
         ...base,
         kind,
-        latencyMs: optInt(obj, "latencyMs", path, 0, 600_000) ?? 0,
-        jitterMs: optInt(obj, "jitterMs", path, 0, 600_000) ?? 0,
+        latencyMs: optInt(obj, "latencyMs", path, { min: 0, max: 600_000 }) ?? 0,
+        jitterMs: optInt(obj, "jitterMs", path, { min: 0, max: 600_000 }) ?? 0,
       };
     case "status": {
-      const status = optInt(obj, "status", path, 400, 599);
+      const status = optInt(obj, "status", path, { min: 400, max: 599 });
       if (status === undefined) throw new SimulatorInputError(fieldPath(path, "status"), "is required");
       const errors =
         obj.errors === undefined ? undefined : parseErrors(obj.errors, fieldPath(path, "errors"));
@@ -323,8 +323,8 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
       return {
         ...base,
         kind,
-        bytesPerInterval: optInt(obj, "bytesPerInterval", path, 1) ?? 64,
-        intervalMs: optInt(obj, "intervalMs", path, 1, 60_000) ?? 100,
+        bytesPerInterval: optInt(obj, "bytesPerInterval", path, { min: 1 }) ?? 64,
+        intervalMs: optInt(obj, "intervalMs", path, { min: 1, max: 60_000 }) ?? 100,
       };
     case "errorShape":
       if (shape === undefined) throw new SimulatorInputError(fieldPath(path, "shape"), "is required");
@@ -336,7 +336,7 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
           "a stale list is listEdges, getEdgeSummary or *",
         );
       }
-      const lagMs = optInt(obj, "lagMs", path, 0, 86_400_000);
+      const lagMs = optInt(obj, "lagMs", path, { min: 0, max: 86_400_000 });
       return { ...base, kind, ...(lagMs !== undefined ? { lagMs } : {}) };
     }
   }

@@ -122,8 +122,7 @@ const WRITES: ReadonlySet<ApiRoute> = new Set([
 /** Runs one call; `caller` is undefined only for the calls that take credentials in the body. */
 export function handleApi(
   state: SimulatorState,
-  route: ApiRoute,
-  params: string[],
+  { route, params }: { route: ApiRoute; params: string[] },
   req: ApiRequest,
   caller: Caller | undefined,
 ): ApiResponse {

@@ -177,7 +177,7 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
 
 function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
   const version = optString(obj, "managerVersion", "");
-  const build = optInt(obj, "managerBuild", "", 0, 999_999_999);
+  const build = optInt(obj, "managerBuild", "", { min: 0, max: 999_999_999 });
   if (version === undefined && build === undefined) return undefined;
   const release = parseRelease(version ?? "6.4.6", build ?? DEFAULT_RELEASE.build);
   if (release === undefined)
@@ -261,7 +261,7 @@ export function parsePool(value: unknown, path: string, scopes: readonly ScopeIn
     revision: optInt(obj, "revision", path) ?? 1,
     ranges,
   };
-  const prefixLength = optInt(obj, "prefixLength", path, 0, family === 4 ? 32 : 128);
+  const prefixLength = optInt(obj, "prefixLength", path, { min: 0, max: family === 4 ? 32 : 128 });
   if (prefixLength !== undefined) config.prefixLength = prefixLength;
   for (const key of ["gateway", "dnsSuffix", "dnsServer1", "dnsServer2"] as const) {
     const text = optString(obj, key, path)?.trim();
