@@ -67,7 +67,7 @@ async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
     case "directory":
       return new DirectorySource({ dir: source.dir });
     case "cluster": {
-      const { SharedConnectionsKubeConfig } = await import("../../src/controller/kube-config.ts");
+      const { SharedConnectionsKubeConfig } = await import("../../src/kube/config.ts");
       const { KubernetesSource } = await import("../../src/source/kubernetes.ts");
       // as `run` builds it (src/cli/run-cluster.ts)
       const kubeConfig = new SharedConnectionsKubeConfig();

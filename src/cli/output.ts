@@ -178,7 +178,8 @@ function objectView(
   const policy = object.kind === "NSXManager" ? undefined : (object.spec.managementPolicy ?? "Enforce");
   const changes = report.planned.map((p) => changeView(p, report, mode, policy));
   const target = targetOf(object, status);
-  const { state, message, error } = stateOf(object, report, status?.conditions ?? [], changes, sourceOf);
+  const conditions = status?.conditions ?? [];
+  const { state, message, error } = stateOf({ object, report, conditions, changes }, sourceOf);
   const warnings = (status?.conditions ?? [])
     .filter((c) => c.type === "Insecure" && c.status === "True")
     .map(({ reason, message }) => ({ reason, message }));
@@ -198,11 +199,17 @@ function objectView(
   };
 }
 
+/** What the pass did to one object, as the summary of an object's view needs it. */
+interface ObjectPass {
+  object: NsxvObject;
+  report: ReconcileReport;
+  /** of the status after the pass */
+  conditions: readonly Condition[];
+  changes: readonly ChangeView[];
+}
+
 function stateOf(
-  object: NsxvObject,
-  report: ReconcileReport,
-  conditions: readonly Condition[],
-  changes: readonly ChangeView[],
+  { object, report, conditions, changes }: ObjectPass,
   sourceOf: (ref: ObjectRef) => ManifestSource | undefined,
 ): { state: ObjectState; message: string; error?: ErrorView } {
   if (report.outcome.type === "failed") {
@@ -325,11 +332,16 @@ export function renderJson(view: PassView): string {
 
 /** The same document when the manifests were refused: no object ran, manifestErrors says why. */
 export function renderInvalidJson(
-  command: ExecutionMode,
-  releaseStrays: boolean,
-  errors: readonly ManifestError[],
-  skipped: readonly SkippedDocument[],
-  skippedFiles: readonly SkippedFile[],
+  { command, releaseStrays }: { command: ExecutionMode; releaseStrays: boolean },
+  {
+    errors,
+    skipped,
+    skippedFiles,
+  }: {
+    errors: readonly ManifestError[];
+    skipped: readonly SkippedDocument[];
+    skippedFiles: readonly SkippedFile[];
+  },
 ): string {
   const manifestErrors = errors.map((e) => ({
     file: e.file,

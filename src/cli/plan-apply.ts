@@ -45,9 +45,11 @@ export async function runOneShotCommand(
     return EXIT.error;
   }
   if (result.type === "invalid") {
-    const { errors, skipped, skippedFiles } = result;
+    const { errors, skippedFiles } = result;
     if (json)
-      io.stdout.write(renderInvalidJson(mode, flags.releaseStrays ?? false, errors, skipped, skippedFiles));
+      io.stdout.write(
+        renderInvalidJson({ command: mode, releaseStrays: flags.releaseStrays ?? false }, result),
+      );
     else {
       io.stderr.write(renderSkipped([], skippedFiles));
       io.stderr.write(renderManifestErrors(errors, { colour: useColour(io.stderr, io.env) }));

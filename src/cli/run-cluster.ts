@@ -1,12 +1,11 @@
 /**
  * The parts of `run` that talk to a cluster: the kubeconfig, the Kubernetes source and the Lease
- * of leader election. `run.ts` imports this module only when no --manifests is given, so that a
- * run without a cluster never loads @kubernetes/client-node.
+ * of leader election, from the adapters in src/kube/. `run.ts` imports this module only when no
+ * --manifests is given, so that a run without a cluster never loads @kubernetes/client-node.
  */
-import { CoordinationV1Api } from "@kubernetes/client-node";
-import { SharedConnectionsKubeConfig } from "../controller/kube-config.ts";
+import { SharedConnectionsKubeConfig } from "../kube/config.ts";
 import type { Logger } from "../controller/controller.ts";
-import { KubernetesLeaseStore } from "../controller/kube-lease-store.ts";
+import { clusterLeaseStore } from "../kube/lease-store.ts";
 import type { LeaderElectionConfig } from "../operator/operator.ts";
 import { KubernetesSource } from "../source/kubernetes.ts";
 import type { DesiredStateSource } from "../source/source.ts";
@@ -47,11 +46,7 @@ export async function clusterParts(
       ? undefined
       : {
           name: le.id,
-          store: new KubernetesLeaseStore({
-            api: kc.makeApiClient(CoordinationV1Api),
-            namespace: le.namespace,
-            name: le.id,
-          }),
+          store: clusterLeaseStore(kc, { namespace: le.namespace, name: le.id }),
           leaseDurationMs: le.leaseDurationMs,
           renewDeadlineMs: le.renewDeadlineMs,
           retryPeriodMs: le.retryPeriodMs,

@@ -2,7 +2,7 @@
  * `nsxv-operator run`: the operator. Against a cluster (kubeconfig, or the in-cluster config) it
  * watches the custom resources and the Secrets their managers reference; with `--manifests DIR`
  * it runs the same controller on a directory of manifests. Flag parsing and wiring only: every
- * flag is checked here with a message naming it, the work is in src/controller/operator.ts.
+ * flag is checked here with a message naming it, the work is in src/operator/operator.ts.
  * Exit status: 0 after SIGTERM/SIGINT; 1 for bad flags, a fatal error, or a lost lease (the pod
  * restarts, as controller-runtime's do).
  */

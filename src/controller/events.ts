@@ -5,7 +5,7 @@
  * blocks or throws. `SinkEventRecorder` does what client-go's correlator does: identical events
  * (same object, type, reason, message) become one Event whose `count` and `lastTimestamp` are
  * patched, and each object gets a token bucket (burst 25, then 1 per 5 min). Writes go to an
- * `EventSink`: `KubernetesEventSink` (kube-event-sink.ts: core/v1 Events through client-node) or
+ * `EventSink`: `KubernetesEventSink` (src/kube/event-sink.ts: core/v1 Events through client-node) or
  * `MemoryEventSink`.
  */
 import { hostname } from "node:os";

@@ -6,7 +6,7 @@
  * at all, or after the Retry-After it sent); relist on 410 Gone and every ~10 min; report
  * not-ready while the watch is down. The handler receives the full list after each (re)list and
  * each event after.
- * `kubeListWatchApi` (kube-list-watch.ts) is the thin adapter to a cluster (client-node's auth,
+ * `kubeListWatchApi` (src/kube/list-watch.ts) is the thin adapter to a cluster (client-node's auth,
  * undici's fetch).
  */
 import { CodedError } from "../util/errors.ts";

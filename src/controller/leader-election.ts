@@ -4,7 +4,8 @@
  * retry period, stop leading when renewal fails for the renew deadline, release on shutdown.
  * Writes carry the observed resourceVersion, so of two replicas racing only one wins (409).
  * The Lease API sits behind `LeaseStore`; `InMemoryLeaseStore` is its fake, `KubernetesLeaseStore`
- * (kube-lease-store.ts) the thin adapter to client-node, loaded only by code that talks to a cluster.
+ * (src/kube/lease-store.ts) the thin adapter to client-node, loaded only by code that talks to a
+ * cluster.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";

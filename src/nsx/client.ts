@@ -1,5 +1,8 @@
 /**
- * `ManagerClient`: the five manager calls over HTTP(S) for one NSX-v manager. It validates ids
+ * `ManagerClient`: the manager calls over HTTP(S) for one NSX-v manager, one method each (the
+ * routes of `RouteName` in client-options.ts: the edge list by page or whole, an edge, its
+ * summary, its PUT, the pools of a scope, a pool's allocations, a release, and the 6.4 token
+ * that the other calls carry under `auth: "token"`). It validates ids
  * before building paths, authenticates (Basic, or the 6.4 token scheme), sends every attempt
  * through the manager's limiter, repeats what is safe to repeat, turns every non-2xx into an
  * NsxApiError, and refuses bodies that are not safe XML. It reads and writes; it never decides.

@@ -1,9 +1,10 @@
 /**
- * The NSX-v manager client: everything the rest of the operator needs to read and write one
- * manager, and nothing about Kubernetes. `ManagerClient` (the five calls over HTTP, with limits,
- * retries and errors) implements `ManagerApi`; `EdgeDocument` is the lossless edge document;
- * errors are NsxError subclasses with stable codes. Transport, limiter and document readers stay
- * internal.
+ * The NSX-v manager client's entry point for code outside the operator (docs/client.md's
+ * example imports it; test/docs/client-example.test.ts runs that example): everything needed to
+ * read and write one manager, and nothing about Kubernetes. `ManagerClient` (the manager calls
+ * over HTTP, with limits, retries and errors) implements `ManagerApi`; `EdgeDocument` is the
+ * lossless edge document; errors are NsxError subclasses with stable codes. Transport, limiter
+ * and document readers stay internal. Modules in src/ import the client's files directly.
  */
 export { CLIENT_DEFAULTS, ManagerClient } from "./client.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client.ts";

@@ -1,6 +1,13 @@
 /**
- * XML for the manager client: a strict well-formedness and safety check, a lossless tree for the
- * edge document, and a plain-object parser for the small documents (pools, allocations, errors).
+ * XML for the manager client: one tokenizer, which is also the strict well-formedness and safety
+ * check, read in three modes:
+ * - the lossless tree (parseXmlDocument): every token kept as written, for a document we write
+ *   back whole;
+ * - a scan (ParseOptions.materializeDepth): elements kept only down to a depth, the rest checked
+ *   as thoroughly but kept as one raw span under a `partial` parent (the edge document keeps its
+ *   top level; assertSafeXml keeps only the root);
+ * - a sink without a tree (parseXmlObject): each element's start, text and end go straight into
+ *   plain objects, for the small documents (pools, allocations, errors, `<boolean>`).
  *
  * Why a tokenizer of our own for the lossless tree: fast-xml-parser 5 (preserveOrder, no entity
  * processing) with its XMLBuilder does not give back what it read. Measured: `<e/>` becomes
@@ -11,7 +18,6 @@
  * serialising is concatenation, which makes "nothing lost" true by construction. The tokenizer is
  * also the safety check, because it refuses every DOCTYPE and entity declaration (XXE and
  * billion-laughs safe: nothing is ever expanded) and every entity reference without a DTD.
- * The small documents are read from the same tree (parseXmlObject).
  */
 import { NsxResponseError } from "./errors.ts";
 
@@ -524,8 +530,8 @@ export interface XmlObjectOptions {
 
 /**
  * Parses a small manager document (pool list, allocation list, error body, `<boolean>`) into
- * plain JS, with the same checks as every document here (one pass of the tokenizer, then one
- * walk of its tree). The result is `{ [rootName]: value }` where a value is: the element's text
+ * plain JS, with the same checks as every document here (one pass of the tokenizer, into a sink:
+ * no tree is built). The result is `{ [rootName]: value }` where a value is: the element's text
  * (entities decoded, CDATA as is, trimmed; "" for an empty element) when it has no child
  * elements; otherwise an object keyed by child name, with a name that occurs more than once, or
  * is listed in `options.arrays`, mapped to an array in document order, and any text beside the

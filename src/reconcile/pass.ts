@@ -42,7 +42,7 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
       // a fresh read since this plan was made: act on the fresh plan's version of the action
       const action = run.latest === plan ? planned : findAction(handler, run.latest, planned);
       if (action === undefined) run.results.dropped.push(planned);
-      else await carryOut(handler, ctx, target, action, run, planFresh);
+      else await carryOut({ handler, ctx, target, run, planFresh }, action);
     }
   } catch (error) {
     run.error = error;
@@ -50,16 +50,23 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
   return run;
 }
 
+/** What a pass carries from one action to the next. */
+interface PassInProgress<T extends NsxvObject, Target, Observation, A extends Action> {
+  handler: PassHandler<T, Target, Observation, A>;
+  ctx: PassContext<T>;
+  target: Target;
+  run: PassRun<A>;
+  /** reads the manager again and plans on that read */
+  planFresh: (depth: "full") => Promise<KindPlan<A>>;
+}
+
 /** One action, through the manager's answers that call for a fresh read (bounded). */
 async function carryOut<T extends NsxvObject, Target, Observation, A extends Action>(
-  handler: PassHandler<T, Target, Observation, A>,
-  ctx: PassContext<T>,
-  target: Target,
+  pass: PassInProgress<T, Target, Observation, A>,
   first: A,
-  run: PassRun<A>,
-  planFresh: (depth: "full") => Promise<KindPlan<A>>,
 ): Promise<void> {
-  const { results } = run;
+  const { handler, ctx, target, planFresh } = pass;
+  const { results } = pass.run;
   let action = first;
   for (let attempt = 1; ; attempt++) {
     try {

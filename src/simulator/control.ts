@@ -185,7 +185,7 @@ function fail(status: number, error: string): ControlResponse {
 function advanceClock(state: SimulatorState, _params: string[], body: () => JsonObject): ControlResponse {
   const obj = body();
   rejectUnknownKeys(obj, ["advanceMs"], "");
-  state.clock.advance(optInt(obj, "advanceMs", "", 0) ?? 0);
+  state.clock.advance(optInt(obj, "advanceMs", "", { min: 0 }) ?? 0);
   return ok({ nowMs: state.clock.now() });
 }
 

@@ -69,8 +69,8 @@ export function parseEdgeEntry(value: unknown, path: string, baseDir: string): V
 function generateEdges(value: unknown, path: string): ValidatedEdge[] {
   const obj = asObject(value, path);
   rejectUnknownKeys(obj, ["count", "idStart", ...GENERATE_KEYS], path);
-  const count = optInt(obj, "count", path, 0, 10_000) ?? 1;
-  const idStart = optInt(obj, "idStart", path, 0, 1_000_000_000) ?? 1;
+  const count = optInt(obj, "count", path, { min: 0, max: 10_000 }) ?? 1;
+  const idStart = optInt(obj, "idStart", path, { min: 0, max: 1_000_000_000 }) ?? 1;
   const { count: _count, idStart: _idStart, ...rest } = obj;
   return Array.from({ length: count }, (_, i) => {
     const options = parseGenerateOptions(rest, path, idStart + i);
@@ -102,11 +102,11 @@ export function parseGenerateOptions(
   const options: Omit<GenerateEdgeOptions, "pretty" | "edgeSummary"> = { edgeNumber };
   const tenant = optString(obj, "tenant", path);
   if (tenant !== undefined) options.tenant = tenant;
-  const firewallRules = optInt(obj, "firewallRules", path, 0, 100_000);
+  const firewallRules = optInt(obj, "firewallRules", path, { min: 0, max: 100_000 });
   if (firewallRules !== undefined) options.firewallRules = firewallRules;
-  const targetBytes = optInt(obj, "targetBytes", path, 0, 64 * 1024 * 1024);
+  const targetBytes = optInt(obj, "targetBytes", path, { min: 0, max: 64 * 1024 * 1024 });
   if (targetBytes !== undefined) options.targetBytes = targetBytes;
-  const seed = optInt(obj, "seed", path, 0, 2 ** 31);
+  const seed = optInt(obj, "seed", path, { min: 0, max: 2 ** 31 });
   if (seed !== undefined) options.seed = seed;
   return options;
 }

@@ -24,6 +24,7 @@ import { ERROR_CODES, errorEntry, faultCode } from "./error-codes.ts";
 import type { EdgeListing } from "./edge-summary.ts";
 import { createRandom, type Random } from "./random.ts";
 import { StaleListing } from "./stale-list.ts";
+import { omitUndefined } from "../util/options.ts";
 import { ERROR_SHAPES, type ErrorShape, type NsxErrorEntry } from "./xml.ts";
 
 export const API_ROUTES = [
@@ -288,31 +289,13 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
   const kind = optEnum(obj, "kind", path, FAULT_KINDS);
   if (kind === undefined) throw new SimulatorInputError(fieldPath(path, "kind"), "is required");
   rejectUnknownKeys(obj, [...COMMON_KEYS, ...KIND_KEYS[kind]], path);
-  const route =
-    optEnum(obj, "route", path, [...API_ROUTES, "*"] as const) ?? (kind === "conflict" ? "putEdge" : "*");
-  const base: FaultBase = { route };
-  const count = optInt(obj, "count", path, 0);
-  if (count !== undefined) base.count = count;
-  const rate = optNumber(obj, "rate", path, { min: 0, max: 1, integer: false });
-  if (rate !== undefined) base.rate = rate;
-  const seed = optInt(obj, "seed", path, 0, 2 ** 32 - 1);
-  if (seed !== undefined) base.seed = seed;
+  const base = parseFaultBase(obj, kind, path);
   const shape = optEnum(obj, "shape", path, ERROR_SHAPES);
   switch (kind) {
     case "latency":
-      return {
-        ...base,
-        kind,
-        latencyMs: optInt(obj, "latencyMs", path, 0, 600_000) ?? 0,
-        jitterMs: optInt(obj, "jitterMs", path, 0, 600_000) ?? 0,
-      };
-    case "status": {
-      const status = optInt(obj, "status", path, 400, 599);
-      if (status === undefined) throw new SimulatorInputError(fieldPath(path, "status"), "is required");
-      const errors =
-        obj.errors === undefined ? undefined : parseErrors(obj.errors, fieldPath(path, "errors"));
-      return { ...base, kind, status, ...(errors ? { errors } : {}), ...(shape ? { shape } : {}) };
-    }
+      return { ...base, ...parseLatencyFault(obj, path) };
+    case "status":
+      return { ...base, ...parseStatusFault(obj, path), ...(shape ? { shape } : {}) };
     case "conflict":
       return { ...base, kind, ...(shape ? { shape } : {}) };
     case "reset":
@@ -320,26 +303,66 @@ export function parseFaultSpec(value: unknown, path = ""): FaultSpec {
     case "malformed":
       return { ...base, kind };
     case "trickle":
-      return {
-        ...base,
-        kind,
-        bytesPerInterval: optInt(obj, "bytesPerInterval", path, 1) ?? 64,
-        intervalMs: optInt(obj, "intervalMs", path, 1, 60_000) ?? 100,
-      };
+      return { ...base, ...parseTrickleFault(obj, path) };
     case "errorShape":
       if (shape === undefined) throw new SimulatorInputError(fieldPath(path, "shape"), "is required");
       return { ...base, kind, shape };
-    case "staleList": {
-      if (!SUMMARY_ROUTES.includes(route)) {
-        throw new SimulatorInputError(
-          fieldPath(path, "route"),
-          "a stale list is listEdges, getEdgeSummary or *",
-        );
-      }
-      const lagMs = optInt(obj, "lagMs", path, 0, 86_400_000);
-      return { ...base, kind, ...(lagMs !== undefined ? { lagMs } : {}) };
-    }
+    case "staleList":
+      return { ...base, ...parseStaleListFault(obj, base.route, path) };
   }
+}
+
+function parseLatencyFault(
+  obj: JsonObject,
+  path: string,
+): { kind: "latency"; latencyMs: number; jitterMs: number } {
+  return {
+    kind: "latency",
+    latencyMs: optInt(obj, "latencyMs", path, { min: 0, max: 600_000 }) ?? 0,
+    jitterMs: optInt(obj, "jitterMs", path, { min: 0, max: 600_000 }) ?? 0,
+  };
+}
+
+function parseTrickleFault(
+  obj: JsonObject,
+  path: string,
+): { kind: "trickle"; bytesPerInterval: number; intervalMs: number } {
+  return {
+    kind: "trickle",
+    bytesPerInterval: optInt(obj, "bytesPerInterval", path, { min: 1 }) ?? 64,
+    intervalMs: optInt(obj, "intervalMs", path, { min: 1, max: 60_000 }) ?? 100,
+  };
+}
+
+/** The fields every kind has: where, how often, and the seed of `rate`. */
+function parseFaultBase(obj: JsonObject, kind: FaultKind, path: string): FaultBase {
+  const route =
+    optEnum(obj, "route", path, [...API_ROUTES, "*"] as const) ?? (kind === "conflict" ? "putEdge" : "*");
+  const count = optInt(obj, "count", path, { min: 0 });
+  const rate = optNumber(obj, "rate", path, { min: 0, max: 1, integer: false });
+  const seed = optInt(obj, "seed", path, { min: 0, max: 2 ** 32 - 1 });
+  return omitUndefined({ route, count, rate, seed });
+}
+
+function parseStatusFault(
+  obj: JsonObject,
+  path: string,
+): { kind: "status"; status: number; errors?: NsxErrorEntry[] } {
+  const status = optInt(obj, "status", path, { min: 400, max: 599 });
+  if (status === undefined) throw new SimulatorInputError(fieldPath(path, "status"), "is required");
+  if (obj.errors === undefined) return { kind: "status", status };
+  return { kind: "status", status, errors: parseErrors(obj.errors, fieldPath(path, "errors")) };
+}
+
+function parseStaleListFault(
+  obj: JsonObject,
+  route: FaultBase["route"],
+  path: string,
+): { kind: "staleList"; lagMs?: number } {
+  if (!SUMMARY_ROUTES.includes(route))
+    throw new SimulatorInputError(fieldPath(path, "route"), "a stale list is listEdges, getEdgeSummary or *");
+  const lagMs = optInt(obj, "lagMs", path, { min: 0, max: 86_400_000 });
+  return { kind: "staleList", ...(lagMs !== undefined ? { lagMs } : {}) };
 }
 
 function parseErrors(value: unknown, path: string): NsxErrorEntry[] {

@@ -91,7 +91,12 @@ export function optNumber(
   return value;
 }
 
-export function optInt(obj: JsonObject, key: string, path: string, min = 0, max = Number.MAX_SAFE_INTEGER) {
+export function optInt(
+  obj: JsonObject,
+  key: string,
+  path: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {},
+) {
   return optNumber(obj, key, path, { min, max, integer: true });
 }
 

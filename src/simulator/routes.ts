@@ -122,8 +122,7 @@ const WRITES: ReadonlySet<ApiRoute> = new Set([
 /** Runs one call; `caller` is undefined only for the calls that take credentials in the body. */
 export function handleApi(
   state: SimulatorState,
-  route: ApiRoute,
-  params: string[],
+  { route, params }: { route: ApiRoute; params: string[] },
   req: ApiRequest,
   caller: Caller | undefined,
 ): ApiResponse {
@@ -247,33 +246,46 @@ function release(state: SimulatorState, pool: Pool, ip: string): ApiResponse {
   return { status: 200, body: booleanDocument(true) };
 }
 
-function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiResponse {
-  const body = readXmlBody(req);
-  if ("refused" in body) return body.refused;
-  let request: Record<string, unknown>;
+function parseIpAddressRequest(
+  text: string,
+): { request: Record<string, unknown> } | { refused: ApiResponse } {
   try {
-    const parsed = parseXmlObject(body.text, "ipAddressRequest");
+    const parsed = parseXmlObject(text, "ipAddressRequest");
     if (typeof parsed.ipAddressRequest !== "object" || parsed.ipAddressRequest === null) {
-      return badRequest("The request body must be an <ipAddressRequest> document.");
+      return { refused: badRequest("The request body must be an <ipAddressRequest> document.") };
     }
-    request = parsed.ipAddressRequest as Record<string, unknown>;
+    return { request: parsed.ipAddressRequest as Record<string, unknown> };
   } catch (error) {
-    return badRequest(error instanceof Error ? error.message : String(error));
+    return { refused: badRequest(error instanceof Error ? error.message : String(error)) };
   }
+}
+
+/** The fields of an `<ipAddressRequest>` body, or the 400 that refuses it. */
+function readAllocationRequest(
+  req: ApiRequest,
+): { mode: "ALLOCATE" | "RESERVE"; ipAddress?: string; note?: string } | { refused: ApiResponse } {
+  const body = readXmlBody(req);
+  if ("refused" in body) return body;
+  const parsed = parseIpAddressRequest(body.text);
+  if ("refused" in parsed) return parsed;
+  const { request } = parsed;
   const mode = typeof request.allocationMode === "string" ? request.allocationMode : "ALLOCATE";
   const ipAddress = typeof request.ipAddress === "string" ? request.ipAddress : undefined;
   const note = typeof request.allocationNote === "string" ? request.allocationNote : undefined;
   if (mode !== "ALLOCATE" && mode !== "RESERVE") {
-    return badRequest(`allocationMode must be ALLOCATE or RESERVE, not ${mode}.`);
+    return { refused: badRequest(`allocationMode must be ALLOCATE or RESERVE, not ${mode}.`) };
   }
   if (mode === "RESERVE" && (ipAddress === undefined || ipAddress === "")) {
-    return badRequest("RESERVE needs an <ipAddress>.");
+    return { refused: badRequest("RESERVE needs an <ipAddress>.") };
   }
-  const result = state.allocate(pool.id, {
-    mode,
-    ...(ipAddress ? { ipAddress } : {}),
-    ...(note ? { note } : {}),
-  });
+  return { mode, ...(ipAddress ? { ipAddress } : {}), ...(note ? { note } : {}) };
+}
+
+function allocate(state: SimulatorState, pool: Pool, req: ApiRequest): ApiResponse {
+  const request = readAllocationRequest(req);
+  if ("refused" in request) return request.refused;
+  const { ipAddress } = request;
+  const result = state.allocate(pool.id, request);
   if (result === undefined)
     return codedBadRequest(ERROR_CODES.poolNotFound, `The IP pool ${pool.id} does not exist.`);
   if (result.ok) {

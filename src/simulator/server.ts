@@ -24,7 +24,7 @@ import {
 import { CONTROL_UNAUTHORIZED, controlAuthorized, handleControl } from "./control.ts";
 import type { ApiRoute, FaultPlan } from "./faults.ts";
 import { CREDENTIALS_IN_BODY } from "./manager-routes.ts";
-import { handleApi, matchRoute, unknownRouteResponse } from "./routes.ts";
+import { handleApi, matchRoute, unknownRouteResponse, type RouteMatch } from "./routes.ts";
 import type { SimulatorState } from "./state.ts";
 import { booleanDocument, errorDocument } from "./xml.ts";
 
@@ -49,16 +49,18 @@ export async function listen(state: SimulatorState, options: ServerOptions): Pro
   // aborted on close, so that pending latency and trickle timers do not keep the process alive
   const lifetime = new AbortController();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    serve(state, req, res, lifetime.signal, options.controlToken).catch((error: unknown) => {
-      if (lifetime.signal.aborted) return;
-      // a bug in the simulator: answer 500 rather than hang the client
-      if (!res.headersSent) {
-        res.writeHead(500, { "Content-Type": "text/plain" });
-        res.end(`simulator error: ${error instanceof Error ? error.message : String(error)}`);
-      } else {
-        res.destroy();
-      }
-    });
+    serve({ state, signal: lifetime.signal, controlToken: options.controlToken }, req, res).catch(
+      (error: unknown) => {
+        if (lifetime.signal.aborted) return;
+        // a bug in the simulator: answer 500 rather than hang the client
+        if (!res.headersSent) {
+          res.writeHead(500, { "Content-Type": "text/plain" });
+          res.end(`simulator error: ${error instanceof Error ? error.message : String(error)}`);
+        } else {
+          res.destroy();
+        }
+      },
+    );
   };
   const server: Server = options.tls ? createHttpsServer(options.tls, handler) : createHttpServer(handler);
   await new Promise<void>((resolve, reject) => {
@@ -82,13 +84,16 @@ export async function listen(state: SimulatorState, options: ServerOptions): Pro
   };
 }
 
-async function serve(
-  state: SimulatorState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  signal: AbortSignal,
-  controlToken: string | undefined,
-) {
+/** What every request to one listening simulator shares. */
+interface ServerContext {
+  state: SimulatorState;
+  /** aborted when the server closes */
+  signal: AbortSignal;
+  controlToken: string | undefined;
+}
+
+async function serve(server: ServerContext, req: IncomingMessage, res: ServerResponse) {
+  const { state, signal } = server;
   const method = req.method ?? "GET";
   const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
   const segments = decodeSegments(rawPath);
@@ -102,15 +107,7 @@ async function serve(
     return;
   }
   if (segments[0] === "_simulator") {
-    const result = controlAuthorized(req.headers.authorization, controlToken)
-      ? handleControl(state, method, segments.slice(1), body.toString("utf8"))
-      : CONTROL_UNAUTHORIZED;
-    const text = JSON.stringify(result.json);
-    res.writeHead(result.status, {
-      "Content-Type": "application/json",
-      "Content-Length": Buffer.byteLength(text),
-    });
-    res.end(text);
+    serveControl(server, req, res, { method, segments: segments.slice(1), body });
     return;
   }
   const match = matchRoute(method, segments, state.manager.release);
@@ -123,34 +120,70 @@ async function serve(
     req.socket.destroy();
     return;
   }
-  let response: ApiResponse;
   const mediaType = negotiate(req.headers.accept);
-  if (plan.outcome?.kind === "status") {
-    response = { status: plan.outcome.status, errors: plan.outcome.errors };
-  } else if (match.route === "unknown") {
-    response = unknownRouteResponse(match, rawPath);
-  } else {
-    const request: ApiRequest = {
-      method,
-      segments,
-      query: new URLSearchParams(rawQuery),
-      contentType: req.headers["content-type"],
-      authorization: req.headers.authorization,
-      body,
-      ...(plan.staleListing !== undefined ? { staleListing: plan.staleListing } : {}),
-    };
-    const auth = authenticate(state, match.route, request);
-    if ("refused" in auth) response = auth.refused;
-    else if (mediaType === undefined) response = notAcceptable(req.headers.accept ?? "");
-    else response = handleApi(state, match.route, match.params, request, auth.caller);
-  }
+  const request: ApiRequest = {
+    method,
+    segments,
+    query: new URLSearchParams(rawQuery),
+    contentType: req.headers["content-type"],
+    authorization: req.headers.authorization,
+    body,
+    ...(plan.staleListing !== undefined ? { staleListing: plan.staleListing } : {}),
+  };
+  const response = apiResponse(state, {
+    match,
+    plan,
+    request,
+    rawPath,
+    mediaType,
+    accept: req.headers.accept,
+  });
   if (plan.resetAfterAction) {
     state.counters.count(routeName, "reset");
     req.socket.destroy();
     return;
   }
   state.counters.count(routeName, response.status);
-  await send(state, res, response, { plan, mediaType: mediaType ?? "application/xml" }, signal);
+  await send(server, res, response, { plan, mediaType: mediaType ?? "application/xml" });
+}
+
+function serveControl(
+  { state, controlToken }: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  call: { method: string; segments: string[]; body: Buffer },
+): void {
+  const result = controlAuthorized(req.headers.authorization, controlToken)
+    ? handleControl(state, call.method, call.segments, call.body.toString("utf8"))
+    : CONTROL_UNAUTHORIZED;
+  const text = JSON.stringify(result.json);
+  res.writeHead(result.status, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** The answer to a manager call: the fault's status, a 404/405, a 401/406, or the call's own. */
+function apiResponse(
+  state: SimulatorState,
+  call: {
+    match: RouteMatch;
+    plan: FaultPlan;
+    request: ApiRequest;
+    rawPath: string;
+    /** undefined when the Accept header allows no type the manager answers with */
+    mediaType: XmlType | undefined;
+    accept: string | undefined;
+  },
+): ApiResponse {
+  const { match, plan, request } = call;
+  if (plan.outcome?.kind === "status") return { status: plan.outcome.status, errors: plan.outcome.errors };
+  if (match.route === "unknown") return unknownRouteResponse(match, call.rawPath);
+  const auth = authenticate(state, match.route, request);
+  if ("refused" in auth) return auth.refused;
+  if (call.mediaType === undefined) return notAcceptable(call.accept ?? "");
+  return handleApi(state, match, request, auth.caller);
 }
 
 /** who calls, when they may go on (undefined for calls whose credentials are in the body), else the 401 */
@@ -172,11 +205,10 @@ function authenticate(
 }
 
 async function send(
-  state: SimulatorState,
+  { state, signal }: ServerContext,
   res: ServerResponse,
   response: ApiResponse,
   { plan, mediaType }: { plan: FaultPlan; mediaType: XmlType },
-  signal: AbortSignal,
 ): Promise<void> {
   let status = response.status;
   let body = response.body;

@@ -46,9 +46,9 @@ export function parseSettings(value: unknown, path: string): Partial<SimulatorSe
   const obj = asObject(value, path);
   rejectUnknownKeys(obj, KEYS, path);
   const out: Partial<SimulatorSettings> = {};
-  const latencyMs = optInt(obj, "latencyMs", path, 0, 600_000);
+  const latencyMs = optInt(obj, "latencyMs", path, { min: 0, max: 600_000 });
   if (latencyMs !== undefined) out.latencyMs = latencyMs;
-  const tokenTtlMs = optInt(obj, "tokenTtlMs", path, 1, 365 * 86_400_000);
+  const tokenTtlMs = optInt(obj, "tokenTtlMs", path, { min: 1, max: 365 * 86_400_000 });
   if (tokenTtlMs !== undefined) out.tokenTtlMs = tokenTtlMs;
   const basicAuthEnabled = optBoolean(obj, "basicAuthEnabled", path);
   if (basicAuthEnabled !== undefined) out.basicAuthEnabled = basicAuthEnabled;
@@ -60,7 +60,7 @@ export function parseSettings(value: unknown, path: string): Partial<SimulatorSe
   if (prettyXml !== undefined) out.prettyXml = prettyXml;
   const edgeSummaryInEdge = optBoolean(obj, "edgeSummaryInEdge", path);
   if (edgeSummaryInEdge !== undefined) out.edgeSummaryInEdge = edgeSummaryInEdge;
-  const maxRequestBytes = optInt(obj, "maxRequestBytes", path, 1, 1024 * 1024 * 1024);
+  const maxRequestBytes = optInt(obj, "maxRequestBytes", path, { min: 1, max: 1024 * 1024 * 1024 });
   if (maxRequestBytes !== undefined) out.maxRequestBytes = maxRequestBytes;
   return out;
 }

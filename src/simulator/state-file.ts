@@ -177,7 +177,7 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
 
 function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
   const version = optString(obj, "managerVersion", "");
-  const build = optInt(obj, "managerBuild", "", 0, 999_999_999);
+  const build = optInt(obj, "managerBuild", "", { min: 0, max: 999_999_999 });
   if (version === undefined && build === undefined) return undefined;
   const release = parseRelease(version ?? releaseText(DEFAULT_RELEASE), build ?? DEFAULT_RELEASE.build);
   if (release === undefined)
@@ -231,13 +231,12 @@ const POOL_KEYS = [
   "allocations",
 ];
 
-export function parsePool(value: unknown, path: string, scopes: readonly ScopeInfo[]): ValidatedPool {
-  const obj = asObject(value, path);
-  rejectUnknownKeys(obj, POOL_KEYS, path);
-  const id = reqString(obj, "id", path);
-  if (!/^[\w.-]+$/.test(id))
-    throw new SimulatorInputError(`${path}.id`, "may hold only letters, digits, _ . -");
-  const ranges = parseRanges(obj, path);
+/** The pool's address family, from its first range: its type and addresses must agree. */
+function parsePoolFamily(
+  obj: JsonObject,
+  path: string,
+  ranges: ReturnType<typeof parseRanges>,
+): { family: 4 | 6; ipPoolType: "ipv4" | "ipv6" } {
   const family = ranges[0]!.start.family;
   const ipPoolType =
     optEnum(obj, "ipPoolType", path, ["ipv4", "ipv6"] as const) ?? (family === 4 ? "ipv4" : "ipv6");
@@ -250,6 +249,17 @@ export function parsePool(value: unknown, path: string, scopes: readonly ScopeIn
   }
   optIp(obj, "dnsServer1", path);
   optIp(obj, "dnsServer2", path);
+  return { family, ipPoolType };
+}
+
+export function parsePool(value: unknown, path: string, scopes: readonly ScopeInfo[]): ValidatedPool {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, POOL_KEYS, path);
+  const id = reqString(obj, "id", path);
+  if (!/^[\w.-]+$/.test(id))
+    throw new SimulatorInputError(`${path}.id`, "may hold only letters, digits, _ . -");
+  const ranges = parseRanges(obj, path);
+  const { family, ipPoolType } = parsePoolFamily(obj, path, ranges);
   const number = /(\d+)$/.exec(id)?.[1] ?? "1";
   const config: PoolConfig = {
     id,
@@ -261,7 +271,7 @@ export function parsePool(value: unknown, path: string, scopes: readonly ScopeIn
     revision: optInt(obj, "revision", path) ?? 1,
     ranges,
   };
-  const prefixLength = optInt(obj, "prefixLength", path, 0, family === 4 ? 32 : 128);
+  const prefixLength = optInt(obj, "prefixLength", path, { min: 0, max: family === 4 ? 32 : 128 });
   if (prefixLength !== undefined) config.prefixLength = prefixLength;
   for (const key of ["gateway", "dnsSuffix", "dnsServer1", "dnsServer2"] as const) {
     const text = optString(obj, key, path)?.trim();

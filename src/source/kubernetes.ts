@@ -1,8 +1,8 @@
 /**
- * The desired state from a Kubernetes cluster: hardened watches (kube-watch.ts) on NSXManager,
- * EdgeTenant, IPPoolAllocations (optionally one namespace, optionally a label selector); the
- * Secrets NSXManagers name are read by name when needed (never listed or watched: the operator
- * needs `get` on Secrets, nothing more). Status goes to the
+ * The desired state from a Kubernetes cluster: hardened watches (src/controller/kube-watch.ts, over
+ * src/kube/list-watch.ts) on NSXManager, EdgeTenant, IPPoolAllocations (optionally one namespace,
+ * optionally a label selector); the Secrets NSXManagers name are read by name when needed (never
+ * listed or watched: the operator needs `get` on Secrets, nothing more). Status goes to the
  * `/status` subresource as a JSON merge patch guarded by resourceVersion (409 → "conflict"); the
  * patched status is served from memory until the watch delivers it, so the next pass never reads
  * an older status. Events go to core/v1 Events. A status write never enqueues anything: only
@@ -29,10 +29,10 @@ import {
 } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import { SinkEventRecorder, type EventRecorder } from "../controller/events.ts";
-import { decodeApiError } from "../controller/kube-errors.ts";
-import { KubernetesEventSink } from "../controller/kube-event-sink.ts";
+import { decodeApiError } from "../kube/errors.ts";
+import { KubernetesEventSink } from "../kube/event-sink.ts";
 import { ResourceWatch, type ListWatchApi, type ResourceWatchOptions } from "../controller/kube-watch.ts";
-import { kubeListWatchApi } from "../controller/kube-list-watch.ts";
+import { kubeListWatchApi } from "../kube/list-watch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
 import { asSecret, ObjectCache, SecretReader } from "./kubernetes-caches.ts";
 import { realClock, type Clock } from "../util/clock.ts";

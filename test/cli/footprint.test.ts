@@ -1,7 +1,7 @@
 /**
- * What each command loads: `plan`, `apply`, `simulate`, `demo` and `run --manifests` never load
- * @kubernetes/client-node (heavy: it is most of a CLI pass's memory and start-up time); `run`
- * against a cluster does. Checked in child processes with a module-resolution hook that records
+ * What each command loads: `plan`, `apply`, `import`, `simulate`, `demo` and `run --manifests`
+ * never load @kubernetes/client-node (heavy: it is most of a CLI pass's memory and start-up time);
+ * `run` against a cluster does. Checked in child processes with a module-resolution hook that records
  * every specifier naming the package.
  */
 import { spawn } from "node:child_process";
@@ -47,13 +47,21 @@ registerHooks({
  */
 async function loaded(
   args: string[],
-  stopAt?: RegExp,
+  options: { stopAt?: RegExp; env?: Record<string, string> } = {},
 ): Promise<{ code: number | null; specifiers: string[] }> {
+  const { stopAt, env } = options;
   const log = join(dir, `log-${Math.random().toString(36).slice(2)}`);
   await writeFile(log, "");
   const child = spawn(process.execPath, ["--import", await hook(log), "src/cli/main.ts", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1", NSX_USERNAME: "", NSX_PASSWORD: "", KUBECONFIG: join(dir, "none") },
+    env: {
+      ...process.env,
+      NO_COLOR: "1",
+      NSX_USERNAME: "",
+      NSX_PASSWORD: "",
+      KUBECONFIG: join(dir, "none"),
+      ...env,
+    },
   });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -76,8 +84,13 @@ describe("commands that talk to no cluster never load @kubernetes/client-node", 
     { name: "plan", args: () => ["plan", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`] },
     { name: "apply", args: () => ["apply", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`] },
     { name: "demo", args: () => ["demo"] },
-  ])("$name", async ({ args }) => {
-    const { code, specifiers } = await loaded(args());
+    {
+      name: "import",
+      args: () => ["import", "--url", sim.url, "--name", "lab", "--output", join(dir, "imported")],
+      env: { NSX_USERNAME: "admin", NSX_PASSWORD: "default" },
+    },
+  ])("$name", async ({ args, env }) => {
+    const { code, specifiers } = await loaded(args(), env === undefined ? {} : { env });
     expect(code, "the command ran").not.toBe(1);
     expect(specifiers).toEqual([]);
   });
@@ -96,7 +109,7 @@ describe("commands that talk to no cluster never load @kubernetes/client-node", 
       ],
     },
   ])("$name (stopped after a while)", async ({ args, stopAt }) => {
-    const { code, specifiers } = await loaded(args(), stopAt);
+    const { code, specifiers } = await loaded(args(), { stopAt });
     expect(code, "stopped by SIGTERM, gracefully").toBe(0);
     expect(specifiers).toEqual([]);
   });

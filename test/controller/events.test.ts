@@ -3,9 +3,9 @@ import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import type { EventBody, EventChange, EventObject, EventSink } from "../../src/controller/events.ts";
-import type { EventApi } from "../../src/controller/kube-event-sink.ts";
+import type { EventApi } from "../../src/kube/event-sink.ts";
 import { MemoryEventSink, SinkEventRecorder, nopRecorder } from "../../src/controller/events.ts";
-import { KubernetesEventSink } from "../../src/controller/kube-event-sink.ts";
+import { KubernetesEventSink } from "../../src/kube/event-sink.ts";
 
 const edge: EventObject = {
   apiVersion: "nsxv.io/v1alpha1",

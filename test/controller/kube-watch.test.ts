@@ -18,7 +18,7 @@ import {
   type Query,
   type WatchHandler,
 } from "../../src/controller/kube-watch.ts";
-import { kubeListWatchApi } from "../../src/controller/kube-list-watch.ts";
+import { kubeListWatchApi } from "../../src/kube/list-watch.ts";
 
 const obj = (name: string, resourceVersion: string): KubeObject => ({
   metadata: { name, namespace: "ns", resourceVersion },

@@ -3,7 +3,7 @@ import { ApiException, V1MicroTime } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import type { LeaseRecord, LeaseSpec, LeaseStore } from "../../src/controller/leader-election.ts";
-import type { LeaseApi } from "../../src/controller/kube-lease-store.ts";
+import type { LeaseApi } from "../../src/kube/lease-store.ts";
 import {
   InMemoryLeaseStore,
   LeaderElectionError,
@@ -11,8 +11,8 @@ import {
   LeaseConflictError,
   LeaseUnusableError,
 } from "../../src/controller/leader-election.ts";
-import { KubeApiError } from "../../src/controller/kube-errors.ts";
-import { KubernetesLeaseStore } from "../../src/controller/kube-lease-store.ts";
+import { KubeApiError } from "../../src/kube/errors.ts";
+import { KubernetesLeaseStore } from "../../src/kube/lease-store.ts";
 import { deferred, recordingMetrics } from "./helpers.ts";
 
 /** A view of a shared store that can be cut off, as a partitioned replica would be. */

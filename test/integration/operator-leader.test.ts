@@ -6,7 +6,7 @@
  */
 import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { KubernetesLeaseStore } from "../../src/controller/kube-lease-store.ts";
+import { KubernetesLeaseStore } from "../../src/kube/lease-store.ts";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { makeKubeConfig } from "../controlplane/controlplane.ts";
 import {

@@ -1,8 +1,8 @@
 /** core/v1 Events through client-node: the EventSink of an operator that runs against a cluster. */
 import type { CoreV1Api, CoreV1Event } from "@kubernetes/client-node";
 import { ApiException, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { EventBody, EventChange, EventSink } from "./events.ts";
-import { decodeApiError } from "./kube-errors.ts";
+import type { EventBody, EventChange, EventSink } from "../controller/events.ts";
+import { decodeApiError } from "./errors.ts";
 
 export type EventApi = Pick<CoreV1Api, "createNamespacedEvent" | "patchNamespacedEvent">;
 

@@ -1,14 +1,14 @@
 /**
- * The list+watch adapter to a cluster for ResourceWatch (kube-watch.ts): the kubeconfig's
- * credentials and TLS settings as client-node's own calls use them, undici's fetch, and the
- * watch stream read line by line. client-node's `Watch` is not used: its inactivity timeout
+ * The list+watch adapter to a cluster for ResourceWatch (src/controller/kube-watch.ts): the
+ * kubeconfig's credentials and TLS settings as client-node's own calls use them, undici's fetch,
+ * and the watch stream read line by line. client-node's `Watch` is not used: its inactivity timeout
  * (30 s, private) is shorter than the API server's bookmark interval (1 min). An error answer is
- * decoded from the API server's Status body into one readable line (kube-errors.ts).
+ * decoded from the API server's Status body into one readable line (errors.ts).
  */
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch, type Response } from "undici";
-import { decodeStatus } from "./kube-errors.ts";
-import { WatchError, type KubeObject, type ListWatchApi, type Query } from "./kube-watch.ts";
+import { decodeStatus } from "./errors.ts";
+import { WatchError, type KubeObject, type ListWatchApi, type Query } from "../controller/kube-watch.ts";
 import { withDefaults } from "../util/options.ts";
 
 export interface KubeListWatchOptions {

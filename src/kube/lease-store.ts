@@ -1,19 +1,19 @@
 /**
  * The Lease of leader election through client-node's CoordinationV1Api: `KubernetesLeaseStore`
- * implements `LeaseStore` (leader-election.ts). A 409 is a LeaseConflictError (someone else
- * wrote first); a 403, or a namespace that does not exist, a LeaseUnusableError: no retry can
- * help, so the operator stops at start with a message that says what to change.
+ * implements `LeaseStore` (src/controller/leader-election.ts). A 409 is a LeaseConflictError
+ * (someone else wrote first); a 403, or a namespace that does not exist, a LeaseUnusableError: no
+ * retry can help, so the operator stops at start with a message that says what to change.
  */
-import type { CoordinationV1Api, V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
-import { ApiException, V1MicroTime } from "@kubernetes/client-node";
-import { decodeApiError, KubeApiError } from "./kube-errors.ts";
+import type { KubeConfig, V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
+import { ApiException, CoordinationV1Api, V1MicroTime } from "@kubernetes/client-node";
+import { decodeApiError, KubeApiError } from "./errors.ts";
 import {
   LeaseConflictError,
   LeaseUnusableError,
   type LeaseRecord,
   type LeaseSpec,
   type LeaseStore,
-} from "./leader-election.ts";
+} from "../controller/leader-election.ts";
 
 export type LeaseApi = Pick<
   CoordinationV1Api,
@@ -127,4 +127,12 @@ export class KubernetesLeaseStore implements LeaseStore {
     }
     return toRecord(this.#last);
   }
+}
+
+/** The Lease `namespace/name` in the cluster the kubeconfig reaches. */
+export function clusterLeaseStore(
+  kc: KubeConfig,
+  lease: { namespace: string; name: string },
+): KubernetesLeaseStore {
+  return new KubernetesLeaseStore({ api: kc.makeApiClient(CoordinationV1Api), ...lease });
 }

@@ -7,7 +7,7 @@
  */
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { SharedConnectionsKubeConfig } from "../../src/controller/kube-config.ts";
+import { SharedConnectionsKubeConfig } from "../../src/kube/config.ts";
 import { startServer, TEST_CA, type TestServer } from "../nsx/test-server.ts";
 
 let server: TestServer | undefined;
