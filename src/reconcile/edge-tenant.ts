@@ -43,6 +43,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     return { config, connection, document: undefined };
   },
   async observe(target, ctx, depth) {
+    if (depth === "first") await awaitFirstEdgeList(target, ctx);
     const listed = depth === "first" ? fromEdgeList(target, ctx) : undefined;
     if (listed !== undefined) {
       target.listed = listed.tenant ?? "";
@@ -146,10 +147,7 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     return undefined;
   const summary = list.byId.get(target.config.edgeId);
   if (summary === undefined) return undefined;
-  const due =
-    state.oneShot === undefined &&
-    fullReadDue(ctx.object.status?.lastFullReadTime, nowMs, state.fullReadIntervalMs, phaseOf(ctx.object));
-  if (due) return undefined;
+  if (safetyNetReadDue(ctx)) return undefined;
   return {
     edgeId: target.config.edgeId,
     name: summary.name,
@@ -158,6 +156,37 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     via: "list",
     observedAtMs: list.fetchedAtMs,
   };
+}
+
+/**
+ * An operator that starts (or takes the lease) over EdgeTenants read in full lately queues them
+ * all with their manager: without this, each would find no list yet and GET its edge, N calls
+ * where the list's pages do. So an object that the list could spare a read waits for the
+ * manager's list when none has been fetched since the start, joining the fetch in flight (or
+ * starting it; the cache shares one fetch). A failed fetch is the manager's pass to report: the
+ * object reads its edge. An object with no full read, or one due, reads anyway: no wait.
+ */
+async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): Promise<void> {
+  const { state } = ctx;
+  const { key, api } = target.connection;
+  // a one-shot run reconciles its managers first: their lists are there, or failed
+  if (state.oneShot !== undefined || state.edgeLists.latest(key) !== undefined || safetyNetReadDue(ctx))
+    return;
+  await state.edgeLists.refresh(key, api, { signal: ctx.signal }).catch(() => undefined);
+}
+
+/** This object's full read is due now (never in a one-shot run, which trusts the list). */
+function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
+  const { state } = ctx;
+  return (
+    state.oneShot === undefined &&
+    fullReadDue(
+      ctx.object.status?.lastFullReadTime,
+      ctx.now.getTime(),
+      state.fullReadIntervalMs,
+      phaseOf(ctx.object),
+    )
+  );
 }
 
 /**
@@ -176,8 +205,8 @@ export function fullReadDue(
   return cycle(nowMs) > cycle(lastMs);
 }
 
-/** A fixed fraction of the interval per object, from its namespace and name. */
-function phaseOf(object: EdgeTenant): number {
+/** A fixed fraction of the interval per object, from its namespace and name: when in each interval its full read is due. */
+export function phaseOf(object: EdgeTenant): number {
   const { namespace, name } = refOf(object);
   const digest = createHash("sha256").update(`${namespace}/${name}`).digest();
   return digest.readUInt32BE(0) / 2 ** 32;
