@@ -147,6 +147,7 @@ async function runCase(
     await sleep(2 * intervalMs);
     await Promise.all(sims.map((s) => s.control.resetCounters()));
     await sleep(options.windowMs);
+    assertAlive(child, "in the steady state");
     const perSim = await Promise.all(sims.map(async (s) => callsByRoute(await s.control.counters())));
     const calls: Record<string, number> = {};
     for (const c of perSim)
@@ -178,6 +179,7 @@ async function runCase(
     add("drift → PUT (median)", median(latencies.map((l) => l ?? Number.NaN)), "ms");
     add("drift → PUT (worst)", worst, "ms", atMost(worst, options.targets.driftToPutMs, " ms"));
 
+    assertAlive(child, "during the steady state and the drifts");
     child.send("report");
     const after = await next<ScaleChildReport>(child, "report", 60_000);
     add("peak RSS", after.maxRssBytes / MIB, "MiB");
@@ -186,7 +188,7 @@ async function runCase(
     add("V8 heap limit (Node's choice)", after.heapSizeLimitBytes / MIB, "MiB");
     result.detail(label, { calls, perSim, latencies, synced, after, errors: after.errors });
   } finally {
-    await stopChild(child as ChildProcess);
+    await stopChild(child);
   }
 }
 
@@ -208,4 +210,12 @@ async function driftToPut(
     latencies.push(putAt === undefined ? undefined : putAt - t0);
   }
   return latencies;
+}
+
+/** The operator child must still run for its figures to mean anything (in a memory limit, it may have been killed). */
+function assertAlive(child: ChildProcess, when: string): void {
+  if (child.exitCode !== null || child.signalCode !== null || !child.connected)
+    throw new Error(
+      `the operator exited ${when} (exit code ${String(child.exitCode)}, signal ${String(child.signalCode)}; out of memory when its log says so)`,
+    );
 }
