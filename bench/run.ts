@@ -284,7 +284,7 @@ function resultsMarkdown(report: RunReport, table: string): string {
     `- load average (1 min) at start ${m.loadAverage1m}, at end ${report.loadAverage1mAtEnd}: other work on the machine slows the figures`,
     ...(report.rerun ?? []).map(
       (r) =>
-        `- run again alone (\`--only ${r.names.join(",")} --merge\`): ${r.names.join(", ")} on ${r.machine.date}, load average at start ${r.machine.loadAverage1m}, at end ${r.loadAverage1mAtEnd}`,
+        `- run again after it (\`--only ${r.names.join(",")} --merge\`): ${r.names.join(", ")} on ${r.machine.date}, load average at start ${r.machine.loadAverage1m}, at end ${r.loadAverage1mAtEnd}`,
     ),
     "",
     "## Results",
