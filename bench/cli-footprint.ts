@@ -4,14 +4,14 @@
  * Cases: one drifted edge (the smallest useful pass), 1000 drifted small edges, and edges of
  * 10 MB and 31 MB (near the 32 MiB maxResponseBytes admits), each corrected without lost content.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stringify } from "yaml";
-import { startSimulator, type RunningSimulator, type SimulatorStateInput } from "../src/simulator/index.ts";
-import { buildCli, runBuiltCli } from "./lib/cli-process.ts";
+import { startSimulator, type SimulatorStateInput } from "../src/simulator/index.ts";
+import { buildCli, runBuiltCli, writeCliManifests, type CliRun } from "./lib/cli-process.ts";
 import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT } from "./lib/fixtures.ts";
 import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
+import { median } from "./lib/stats.ts";
 
 export interface CliFootprintCase {
   label: string;
@@ -67,16 +67,18 @@ export async function benchCliFootprint(options: CliFootprintOptions): Promise<B
 async function runCase(result: ResultBuilder, c: CliFootprintCase, runs: number, dir: string): Promise<void> {
   const rss: number[] = [];
   const wall: number[] = [];
+  const cpu: number[] = [];
   let lost = 0;
   let corrected = 0;
   for (let run = 0; run < runs; run++) {
     const sim = await startSimulator({ state: state(c), settings: { maxRequestBytes: 64 << 20 } });
     try {
       const manifests = join(dir, `${c.label.replace(/\W+/g, "-")}-${run}.yaml`);
-      writeManifests(manifests, sim, c.edges);
+      writeCliManifests(manifests, sim.url, c.edges, { requestsPerSecond: 1000 });
       const measured = await applyOnce(manifests);
       rss.push(measured.peakRssKiB / 1024);
       wall.push(measured.wallMs);
+      cpu.push(measured.cpuMs);
       lost += sim.state.audit.snapshot().violations.length;
       corrected += sim.state.edges().filter((e) => e.doc.tenant === DESIRED_TENANT).length;
     } finally {
@@ -94,6 +96,7 @@ async function runCase(result: ResultBuilder, c: CliFootprintCase, runs: number,
     c.rssTargetMiB === undefined ? undefined : atMost(rssMiB, c.rssTargetMiB, " MiB"),
   );
   add("wall", wallMs, "ms", c.wallTargetMs === undefined ? undefined : atMost(wallMs, c.wallTargetMs, " ms"));
+  add("CPU, user + system", median(cpu), "ms");
   add("edges corrected", corrected / runs, "edges", exactly(corrected / runs, c.edges));
   add("lost-content PUTs", lost, "PUTs", exactly(lost, 0));
 }
@@ -107,32 +110,11 @@ function state(c: CliFootprintCase): SimulatorStateInput {
   };
 }
 
-function writeManifests(file: string, sim: RunningSimulator, edges: number): void {
-  const manager = {
-    apiVersion: "nsxv.io/v1alpha1",
-    kind: "NSXManager",
-    metadata: { name: "nsx" },
-    spec: { url: sim.url, credentialsSecretRef: { name: "nsx-credentials" }, requestsPerSecond: 1000 },
-  };
-  const tenants = Array.from({ length: edges }, (_, i) => ({
-    apiVersion: "nsxv.io/v1alpha1",
-    kind: "EdgeTenant",
-    metadata: { name: `edge-${i + 1}` },
-    spec: { managerRef: { name: "nsx" }, edgeId: `edge-${i + 1}`, tenant: DESIRED_TENANT },
-  }));
-  writeFileSync(file, [manager, ...tenants].map((o) => stringify(o)).join("---\n"));
-}
-
 /** One `apply` of the built CLI; it must exit 0. */
-async function applyOnce(manifests: string): Promise<{ peakRssKiB: number; wallMs: number }> {
+async function applyOnce(manifests: string): Promise<CliRun> {
   const run = await runBuiltCli(["apply", "-f", manifests], {
     env: { NSX_USERNAME: CREDENTIALS.username, NSX_PASSWORD: CREDENTIALS.password },
   });
   if (run.code !== 0) throw new Error(`apply exited ${run.code}: ${run.output.slice(-800)}`);
   return run;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }

@@ -1,13 +1,15 @@
 /**
- * `npm run bench [-- --quick] [-- --only a,b] [-- --with-apiserver]`: runs the benchmarks, prints
- * one aligned markdown table, and writes bench/results/latest.json; a full run (no --quick, no
- * --only) also writes bench/results/RESULTS.md with the machine it ran on. scale-apiserver (2000
+ * `npm run bench [-- --quick] [-- --only a,b [--merge]] [-- --with-apiserver]`: runs the benchmarks,
+ * prints one aligned markdown table, and writes bench/results/latest.json; a full run (no --quick,
+ * no --only) also writes bench/results/RESULTS.md with the machine it ran on. `--only a,b --merge`
+ * runs those at full size and puts their results in place of theirs in the last full run's
+ * latest.json, then writes RESULTS.md from that, saying which were run again and when. scale-apiserver (2000
  * objects) needs test/controlplane's binaries; --with-apiserver adds its 10 000-object variant
  * (minutes). Benchmarks are not
  * tests: a missed target is reported in the table, not as a failure; a benchmark that throws
  * makes the exit status 1.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,8 @@ import {
 import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cli-footprint.ts";
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
 import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
+import { benchFleetCli, FLEET_CLI_FULL, FLEET_CLI_QUICK } from "./fleet-cli.ts";
+import { benchFleetInterval, FLEET_INTERVAL_FULL, FLEET_INTERVAL_QUICK } from "./fleet-interval.ts";
 import { machineInfo, type MachineInfo } from "./lib/machine.ts";
 import { benchHungManager, HUNG_MANAGER_FULL, HUNG_MANAGER_QUICK } from "./hung-manager.ts";
 import { benchManifestInput, MANIFEST_INPUT_FULL, MANIFEST_INPUT_QUICK } from "./manifest-input.ts";
@@ -83,6 +87,18 @@ const BENCHMARKS: readonly Benchmark[] = [
     limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
   },
   {
+    name: "fleet-cli",
+    byDefault: true,
+    run: (quick) => benchFleetCli(quick ? FLEET_CLI_QUICK : FLEET_CLI_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "fleet-interval",
+    byDefault: true,
+    run: (quick) => benchFleetInterval(quick ? FLEET_INTERVAL_QUICK : FLEET_INTERVAL_FULL),
+    limitMs: { quick: 5 * MINUTE, full: 20 * MINUTE },
+  },
+  {
     name: "manifest-input",
     byDefault: true,
     run: (quick) => benchManifestInput(quick ? MANIFEST_INPUT_QUICK : MANIFEST_INPUT_FULL),
@@ -113,6 +129,8 @@ const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 interface RunReport {
   options: { quick: boolean; only: string[] | undefined; withApiserver: boolean };
   machine: MachineInfo;
+  /** benchmarks run again after the full run (--merge), with the machine's state then */
+  rerun?: { names: string[]; machine: MachineInfo; loadAverage1mAtEnd: number }[];
   loadAverage1mAtEnd: number;
   results: BenchResult[];
   failures: { name: string; error: string }[];
@@ -124,12 +142,13 @@ async function main(): Promise<number> {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
       "with-apiserver": { type: "boolean", default: false },
+      merge: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
   if (values.help) {
     console.log(
-      `usage: npm run bench -- [--quick] [--only ${BENCHMARKS.map((b) => b.name).join(",")}] [--with-apiserver]`,
+      `usage: npm run bench -- [--quick] [--only ${BENCHMARKS.map((b) => b.name).join(",")} [--merge]] [--with-apiserver]`,
     );
     return 0;
   }
@@ -141,6 +160,12 @@ async function main(): Promise<number> {
   if (unknown.length > 0) {
     console.error(
       `unknown benchmark(s): ${unknown.join(", ")}; known: ${BENCHMARKS.map((b) => b.name).join(", ")}`,
+    );
+    return 2;
+  }
+  if (values.merge && (values.quick || only === undefined)) {
+    console.error(
+      "--merge puts full-size results of --only benchmarks into the last full run's: not with --quick, only with --only",
     );
     return 2;
   }
@@ -175,6 +200,19 @@ async function main(): Promise<number> {
   const table = formatTable(resultRows(report.results));
   console.log(table);
   await mkdir(RESULTS_DIR, { recursive: true });
+  if (values.merge) {
+    const merged = mergeInto(
+      JSON.parse(await readFile(join(RESULTS_DIR, "latest.json"), "utf8")) as RunReport,
+      report,
+    );
+    await writeFile(join(RESULTS_DIR, "latest.json"), `${JSON.stringify(merged, finiteOrNull, 2)}\n`);
+    const mergedTable = formatTable(resultRows(merged.results));
+    await writeFile(join(RESULTS_DIR, "RESULTS.md"), resultsMarkdown(merged, mergedTable));
+    console.error(
+      `[bench] merged ${selected.map((b) => b.name).join(", ")} into bench/results/latest.json and RESULTS.md`,
+    );
+    return report.failures.length > 0 ? 1 : 0;
+  }
   await writeFile(join(RESULTS_DIR, "latest.json"), `${JSON.stringify(report, finiteOrNull, 2)}\n`);
   if (!values.quick && only === undefined) {
     await writeFile(join(RESULTS_DIR, "RESULTS.md"), resultsMarkdown(report, table));
@@ -201,6 +239,32 @@ function withLimit<T>(work: Promise<T>, limitMs: number): Promise<T> {
   return Promise.race([work, limit]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The last full run's report with `rerun`'s results in place of the same benchmarks' (a new one
+ * goes where BENCHMARKS lists it) and its failures instead of theirs. Refuses a report that is
+ * not a full run's: the figures of a quick run would pass for full ones.
+ */
+function mergeInto(full: RunReport, rerun: RunReport): RunReport {
+  if (full.options.quick || full.options.only !== undefined)
+    throw new Error("bench/results/latest.json is not a full run's: run `npm run bench` first, then --merge");
+  const names = rerun.results.map((r) => r.name).concat(rerun.failures.map((f) => f.name));
+  const order = (name: string): number => BENCHMARKS.findIndex((b) => b.name === name);
+  const results = [...full.results.filter((r) => !names.includes(r.name)), ...rerun.results].sort(
+    (a, b) => order(a.name) - order(b.name),
+  );
+  return {
+    ...full,
+    results,
+    failures: [...full.failures.filter((f) => !names.includes(f.name)), ...rerun.failures],
+    rerun: [
+      ...(full.rerun ?? [])
+        .map((r) => ({ ...r, names: r.names.filter((n) => !names.includes(n)) }))
+        .filter((r) => r.names.length > 0),
+      { names, machine: rerun.machine, loadAverage1mAtEnd: rerun.loadAverage1mAtEnd },
+    ],
+  };
+}
+
 /** JSON has no NaN or Infinity: a figure that was not obtained is null */
 function finiteOrNull(_key: string, value: unknown): unknown {
   return typeof value === "number" && !Number.isFinite(value) ? null : value;
@@ -225,6 +289,10 @@ function resultsMarkdown(report: RunReport, table: string): string {
     `- node ${m.node} (${m.platform})`,
     `- date: ${m.date}`,
     `- load average (1 min) at start ${m.loadAverage1m}, at end ${report.loadAverage1mAtEnd}: other work on the machine slows the figures`,
+    ...(report.rerun ?? []).map(
+      (r) =>
+        `- run again after it (\`--only ${r.names.join(",")} --merge\`): ${r.names.join(", ")} on ${r.machine.date}, load average at start ${r.machine.loadAverage1m}, at end ${r.loadAverage1mAtEnd}`,
+    ),
     "",
     "## Results",
     "",

@@ -1,13 +1,15 @@
 /**
  * The built CLI (`dist/`, what users and the image run) in a child process, measured: its exit
- * code, output, wall time and peak RSS (read at exit by the preloaded peak-rss.cjs, so that the
+ * code, output, wall time, CPU time and peak RSS (read at exit by the preloaded peak-rss.cjs, so that the
  * figure is the CLI's own and not the benchmark's carried across fork).
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+import { DESIRED_TENANT } from "./fixtures.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(ROOT, "dist/cli/main.js");
@@ -19,6 +21,8 @@ export interface CliRun {
   output: string;
   wallMs: number;
   peakRssKiB: number;
+  /** CPU time (user + system) of the CLI's process */
+  cpuMs: number;
 }
 
 /** dist/ as `npm run build` makes it, built once per benchmark run */
@@ -55,9 +59,35 @@ export async function runBuiltCli(
     const wallMs = performance.now() - started;
     if (code === null)
       throw new Error(`${args[0]} was killed after ${Math.round(wallMs)} ms: ${output.slice(-800)}`);
-    return { code, output, wallMs, peakRssKiB: Number(readFileSync(rssFile, "utf8")) / 1024 };
+    const measured = JSON.parse(readFileSync(rssFile, "utf8")) as { peakRssBytes: number; cpuMs: number };
+    return { code, output, wallMs, peakRssKiB: measured.peakRssBytes / 1024, cpuMs: measured.cpuMs };
   } finally {
     clearTimeout(timer);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One manifest file for the CLI: NSXManager `nsx` at `url` (credentials from NSX_USERNAME and
+ * NSX_PASSWORD) with `managerSpec` added to its spec, and EdgeTenants edge-1..edge-N for DESIRED_TENANT.
+ */
+export function writeCliManifests(
+  file: string,
+  url: string,
+  edges: number,
+  managerSpec: Record<string, unknown> = {},
+): void {
+  const manager = {
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "NSXManager",
+    metadata: { name: "nsx" },
+    spec: { url, credentialsSecretRef: { name: "nsx-credentials" }, ...managerSpec },
+  };
+  const tenants = Array.from({ length: edges }, (_, i) => ({
+    apiVersion: "nsxv.io/v1alpha1",
+    kind: "EdgeTenant",
+    metadata: { name: `edge-${i + 1}` },
+    spec: { managerRef: { name: "nsx" }, edgeId: `edge-${i + 1}`, tenant: DESIRED_TENANT },
+  }));
+  writeFileSync(file, [manager, ...tenants].map((o) => stringify(o)).join("---\n"));
 }

@@ -142,13 +142,48 @@ export function fleetObjects(url: string, caps: ManagerCaps, fleet: FleetOptions
 }
 
 /**
- * The fewest manager calls that converge the fleet: per edge a GET, which is also the pre-write
- * read, and per drifted edge its PUT; one pool list per manager and scope (all pools are in
+ * Several managers, `edges` EdgeTenants each: NSXManager `nsx-K` at `urls[K-1]` and EdgeTenants
+ * `nsx-K-edge-I` for its edges edge-1..edge-N (each manager has its own), every EdgeTenant with
+ * `syncInterval`, the NSXManagers first.
+ */
+export function managersFleetObjects(
+  urls: readonly string[],
+  caps: ManagerCaps,
+  edges: number,
+  syncInterval: string,
+): NsxvObject[] {
+  const managers = urls.map((url, k) => {
+    const manager = managerObject(url, caps);
+    return { ...manager, metadata: { ...manager.metadata, name: `${MANAGER_NAME}-${k + 1}` } };
+  });
+  const tenants = managers.flatMap((manager) =>
+    Array.from({ length: edges }, (_, i): EdgeTenant => {
+      const tenant = edgeTenantObject(i + 1);
+      return {
+        ...tenant,
+        metadata: { ...tenant.metadata, name: `${manager.metadata.name}-edge-${i + 1}` },
+        spec: { ...tenant.spec, managerRef: { name: manager.metadata.name }, syncInterval },
+      };
+    }),
+  );
+  return [...managers, ...tenants];
+}
+
+/** The pages of the manager's edge list the NSXManager's check reads (1024 edges a page; none without edges). */
+export function edgeListPages(edges: number): number {
+  return Math.ceil(edges / 1024);
+}
+
+/**
+ * The fewest manager calls that converge the fleet: the edge list's pages (the NSXManager's
+ * check); per edge a GET (no object has been read in full yet), which is also the pre-write read,
+ * and per drifted edge its PUT; one pool list per manager and scope (all pools are in
  * globalroot-0); per pool one allocation list, which decides the releases, and one DELETE per
  * stray.
  */
 export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: number): Record<string, number> {
   return {
+    listEdges: edgeListPages(fleet.edges),
     getEdge: fleet.edges,
     putEdge: driftedEdges,
     // the NSXManager's own check lists globalroot-0: the pools share that list
@@ -158,10 +193,14 @@ export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: numbe
   };
 }
 
-/** In sync: one GET per EdgeTenant, one allocation list per IPPoolAllocations, one pool list; no writes. */
-export function minimalSteadyStateCalls(fleet: FleetOptions): Record<string, number> {
+/**
+ * In sync: the edge list's pages, a GET only for the edges whose safety-net full read is due
+ * (`fullReadsDue`), one allocation list per IPPoolAllocations, one pool list; no writes.
+ */
+export function minimalSteadyStateCalls(fleet: FleetOptions, fullReadsDue: number): Record<string, number> {
   return {
-    getEdge: fleet.edges,
+    listEdges: edgeListPages(fleet.edges),
+    getEdge: fullReadsDue,
     putEdge: 0,
     listPools: 1,
     listAllocations: fleet.pools,

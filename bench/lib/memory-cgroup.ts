@@ -1,7 +1,7 @@
 /**
  * A memory cgroup with a limit, to run a benchmark child as a container runs the operator. Node
  * reads the limit (process.constrainedMemory()) and sizes V8's heap from it by itself, with no
- * flag: a process under the Deployment's 512Mi gets a heap limit of about 260 MB and a small young
+ * flag: a process under 512Mi gets a heap limit of about 260 MB (under 1Gi, 560 MB) and a small young
  * generation, where on a 24 GB machine without a limit V8 lets the young generation alone take
  * 128 MB. Creating a cgroup needs write access to the process's own (cgroup v1's memory
  * controller, or v2 with the memory controller delegated); a run without it is told why.

@@ -6,7 +6,8 @@
  *
  * Plain CommonJS so that a measured CLI can preload it (`--require`) without Node loading its
  * TypeScript stripper, which would weigh on the figure: with NSXV_BENCH_PEAK_RSS_FILE set, the
- * peak is written to that file at exit.
+ * peak and the CPU time used (user + system, which other work on the machine does not inflate as
+ * it does wall time) are written to that file at exit, as JSON `{ peakRssBytes, cpuMs }`.
  */
 "use strict";
 const { readFileSync, writeFileSync } = require("node:fs");
@@ -22,6 +23,10 @@ function peakRssBytes() {
 }
 
 const file = process.env.NSXV_BENCH_PEAK_RSS_FILE;
-if (file !== undefined) process.on("exit", () => writeFileSync(file, String(peakRssBytes())));
+if (file !== undefined)
+  process.on("exit", () => {
+    const { user, system } = process.cpuUsage();
+    writeFileSync(file, JSON.stringify({ peakRssBytes: peakRssBytes(), cpuMs: (user + system) / 1000 }));
+  });
 
 module.exports = { peakRssBytes };

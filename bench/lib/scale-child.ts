@@ -9,10 +9,11 @@
  */
 import { createRequire } from "node:module";
 import { getHeapStatistics } from "node:v8";
-import type { EdgeTenant } from "../../src/api/types.ts";
+import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import type { DesiredStateSource } from "../../src/source/source.ts";
-import { credentialsSecret, edgeTenantObject, fleetObjects } from "./fixtures.ts";
+import { credentialsSecret, edgeTenantObject, fleetObjects, managersFleetObjects } from "./fixtures.ts";
+import { objectKey, type ObjectRef } from "../../src/api/refs.ts";
 import { MemorySource } from "./memory-source.ts";
 import { CHANGED_TENANT, type ScaleChildReport, type ScaleChildStart } from "./scale-protocol.ts";
 import { startOperator, type RunningOperator } from "./wiring.ts";
@@ -55,15 +56,20 @@ function report(op: RunningOperator, collect: boolean): ScaleChildReport {
   };
 }
 
+/** The objects of a memory source: the fleet on one manager, or on several. */
+export function scaleObjects(start: ScaleChildStart): NsxvObject[] {
+  const { managers } = start;
+  return managers === undefined
+    ? fleetObjects(start.url, start.caps, start.fleet)
+    : managersFleetObjects(managers.urls, start.caps, start.fleet.edges, managers.edgeSyncInterval);
+}
+
 /** client-node only for the cluster source: it would weigh on the others' RSS */
 async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
   const { source } = start;
   switch (source.type) {
     case "memory":
-      return new MemorySource({
-        objects: fleetObjects(start.url, start.caps, start.fleet),
-        secrets: [credentialsSecret()],
-      });
+      return new MemorySource({ objects: scaleObjects(start), secrets: [credentialsSecret()] });
     case "directory":
       return new DirectorySource({ dir: source.dir });
     case "cluster": {
@@ -77,6 +83,28 @@ async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
   }
 }
 
+/**
+ * The objects whose status has been written at least once: with short sync intervals an object is
+ * reconciled again before the first pass is over, so a count of reconciles would end it early.
+ */
+class FirstStatuses {
+  readonly #written = new Set<string>();
+  #waiter: { n: number; resolve: () => void } | undefined;
+
+  written(ref: ObjectRef): void {
+    this.#written.add(objectKey(ref));
+    if (this.#waiter !== undefined && this.#written.size >= this.#waiter.n) this.#waiter.resolve();
+  }
+
+  /** resolves once `n` distinct objects have had their status written */
+  whenWritten(n: number): Promise<void> {
+    if (this.#written.size >= n) return Promise.resolve();
+    return new Promise((resolve) => (this.#waiter = { n, resolve }));
+  }
+}
+
+const firstStatuses = new FirstStatuses();
+
 /** The source as the operator sees it, noting when it announces the object the change is made to. */
 function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): DesiredStateSource {
   return {
@@ -85,7 +113,11 @@ function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): De
     start: (signal) => source.start(signal),
     synced: (signal) => source.synced(signal),
     notReady: () => source.notReady(),
-    writeStatus: (ref, status) => source.writeStatus(ref, status),
+    writeStatus: async (ref, status) => {
+      const outcome = await source.writeStatus(ref, status);
+      firstStatuses.written(ref);
+      return outcome;
+    },
     setFinalizer: (ref, finalizer, present) => source.setFinalizer(ref, finalizer, present),
     subscribe: (listener) =>
       source.subscribe((change) => {
@@ -99,8 +131,10 @@ function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): De
 }
 
 async function main(start: ScaleChildStart): Promise<void> {
-  // the NSXManager and every EdgeTenant and IPPoolAllocations
-  const objects = 1 + start.fleet.edges + start.fleet.pools;
+  // the NSXManager and every EdgeTenant and IPPoolAllocations, or each manager and its EdgeTenants
+  const managers = start.managers?.urls.length;
+  const objects =
+    managers === undefined ? 1 + start.fleet.edges + start.fleet.pools : managers * (1 + start.fleet.edges);
   let firstPassDone = false;
   const source = await sourceFor(start);
   const began = performance.now();
@@ -112,7 +146,9 @@ async function main(start: ScaleChildStart): Promise<void> {
     syncIntervalMs: start.syncIntervalMs,
   });
   const ok = await Promise.race([
-    op.probe.whenReconciled(objects).then(() => true),
+    (managers === undefined ? op.probe.whenReconciled(objects) : firstStatuses.whenWritten(objects)).then(
+      () => true,
+    ),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), start.syncTimeoutMs).unref()),
   ]);
   firstPassDone = true;

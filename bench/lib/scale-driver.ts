@@ -37,20 +37,31 @@ export interface ScaleRun {
   after: ScaleChildReport;
 }
 
-export async function runScale(options: ScaleRunOptions): Promise<ScaleRun> {
+/** Starts the operator child on `start` (the `node` of `execPath`, default this one's) and waits for its first pass. */
+export async function startScaleChild(
+  start: ScaleChildStart,
+  execPath?: string,
+): Promise<{ child: ChildProcess; synced: ScaleSynced }> {
   const child = fork(CHILD, [], {
     execArgv: [
       "--expose-gc",
-      ...(options.start.heapLimitMiB !== undefined
-        ? [`--max-old-space-size=${options.start.heapLimitMiB}`]
-        : []),
+      ...(start.heapLimitMiB !== undefined ? [`--max-old-space-size=${start.heapLimitMiB}`] : []),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
-    ...(options.execPath !== undefined ? { execPath: options.execPath } : {}),
+    ...(execPath !== undefined ? { execPath } : {}),
   });
   try {
-    child.send(options.start);
-    const synced = await next<ScaleSynced>(child, "synced", options.start.syncTimeoutMs + 60_000);
+    child.send(start);
+    return { child, synced: await next<ScaleSynced>(child, "synced", start.syncTimeoutMs + 60_000) };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}
+
+export async function runScale(options: ScaleRunOptions): Promise<ScaleRun> {
+  const { child, synced } = await startScaleChild(options.start, options.execPath);
+  try {
     // let the last status writes settle: the queue must be idle when the change comes
     await sleep(1_000);
     await options.control.resetCounters();
@@ -81,16 +92,16 @@ export async function runScale(options: ScaleRunOptions): Promise<ScaleRun> {
 }
 
 /** epoch ms with sub-ms precision, comparable with the child's */
-function now(): number {
+export function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** polls the simulator's counters every 5 ms until a PUT is counted: its time, or undefined after timeoutMs */
-async function waitForPut(control: SimulatorControl, timeoutMs: number): Promise<number | undefined> {
+export async function waitForPut(control: SimulatorControl, timeoutMs: number): Promise<number | undefined> {
   const deadline = now() + timeoutMs;
   while (now() < deadline) {
     const counters = await control.counters();
@@ -102,7 +113,7 @@ async function waitForPut(control: SimulatorControl, timeoutMs: number): Promise
 }
 
 /** the next message of the child that carries `key`; rejects on its { error } or after timeoutMs */
-function next<T>(child: ChildProcess, key: string, timeoutMs: number): Promise<T> {
+export function next<T>(child: ChildProcess, key: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const done = (): void => {
       clearTimeout(timer);
@@ -131,7 +142,7 @@ function next<T>(child: ChildProcess, key: string, timeoutMs: number): Promise<T
   });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);

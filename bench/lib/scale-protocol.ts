@@ -19,6 +19,11 @@ export interface ScaleChildStart {
   syncIntervalMs: number;
   /** --max-old-space-size of the child, as Node derives it from a container's memory limit; default Node's own */
   heapLimitMiB?: number;
+  /**
+   * several managers instead of the fleet's one (memory and directory sources): the fleet's edges
+   * per manager, each EdgeTenant with this syncInterval (fixtures.ts managersFleetObjects)
+   */
+  managers?: { urls: string[]; edgeSyncInterval: string };
   /** give up waiting for the first pass after this long */
   syncTimeoutMs: number;
 }

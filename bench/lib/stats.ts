@@ -26,6 +26,12 @@ export function summarize(samplesMs: readonly number[]): Summary {
   };
 }
 
+/** The middle value (the upper of the two middles for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 export interface RepeatOptions {
   /** untimed runs first, so that the JIT has compiled the code being timed */
   warmup: number;

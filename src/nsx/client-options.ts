@@ -102,7 +102,7 @@ export const CLIENT_DEFAULTS = Object.freeze({
   /**
    * 32 MiB: edges of a few MB are normal. Correcting a 31 MB edge peaks at 232 MiB of RSS in
    * `apply` (bench cli-footprint: about 4.5 bytes per byte of edge over a 90 MiB base), which
-   * the Deployment's 512Mi limit holds beside the operator's own state: a larger answer is
+   * the Deployment's 1Gi limit holds beside the operator's own state: a larger answer is
    * refused with an error, never an OOM kill.
    */
   maxResponseBytes: 32 * 1024 * 1024,

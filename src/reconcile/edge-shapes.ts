@@ -3,6 +3,8 @@
  * lost sections the previous one had is suspect (a proxy that cut the answer, a manager serving a
  * partial document) and is not trusted to decide a write until a second read agrees.
  */
+import { detached } from "../util/detached.ts";
+
 export class EdgeShapes {
   readonly #fields = new Map<string, readonly string[]>();
 
@@ -14,7 +16,8 @@ export class EdgeShapes {
     return before.filter((name) => !now.has(name));
   }
 
+  /** Keeps copies of the names: the ones cut from the document would keep the whole document alive. */
   remember(key: string, fields: readonly string[]): void {
-    this.#fields.set(key, [...fields]);
+    this.#fields.set(key, fields.map(detached));
   }
 }

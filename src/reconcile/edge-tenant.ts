@@ -43,6 +43,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     return { config, connection, document: undefined };
   },
   async observe(target, ctx, depth) {
+    if (depth === "first") await awaitFirstEdgeList(target, ctx);
     const listed = depth === "first" ? fromEdgeList(target, ctx) : undefined;
     if (listed !== undefined) {
       target.listed = listed.tenant ?? "";
@@ -146,12 +147,7 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     return undefined;
   const summary = list.byId.get(target.config.edgeId);
   if (summary === undefined) return undefined;
-  // an object never read in full counts from its creation: thousands created at once are first
-  // read in full spread over the interval too, not all on their first pass
-  const since = ctx.object.status?.lastFullReadTime ?? ctx.object.metadata.creationTimestamp;
-  const due =
-    state.oneShot === undefined && fullReadDue(since, nowMs, state.fullReadIntervalMs, phaseOf(ctx.object));
-  if (due) return undefined;
+  if (safetyNetReadDue(ctx)) return undefined;
   return {
     edgeId: target.config.edgeId,
     name: summary.name,
@@ -160,6 +156,37 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     via: "list",
     observedAtMs: list.fetchedAtMs,
   };
+}
+
+/**
+ * An operator that starts (or takes the lease) over EdgeTenants read in full lately queues them
+ * all with their manager: without this, each would find no list yet and GET its edge, N calls
+ * where the list's pages do. So an object that the list could spare a read waits for the
+ * manager's list when none has been fetched since the start, joining the fetch in flight (or
+ * starting it; the cache shares one fetch). A failed fetch is the manager's pass to report: the
+ * object reads its edge. An object whose full read is due reads anyway: no wait.
+ */
+async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): Promise<void> {
+  const { state } = ctx;
+  const { key, api } = target.connection;
+  // a one-shot run reconciles its managers first: their lists are there, or failed
+  if (state.oneShot !== undefined || state.edgeLists.latest(key) !== undefined || safetyNetReadDue(ctx))
+    return;
+  await state.edgeLists.refresh(key, api, { signal: ctx.signal }).catch(() => undefined);
+}
+
+/**
+ * This object's full read is due now (never in a one-shot run, which trusts the list). An object
+ * never read in full counts from its creation: thousands created at once are first read in full
+ * spread over the interval too, not all on their first pass.
+ */
+function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
+  const { state, object } = ctx;
+  const since = object.status?.lastFullReadTime ?? object.metadata.creationTimestamp;
+  return (
+    state.oneShot === undefined &&
+    fullReadDue(since, ctx.now.getTime(), state.fullReadIntervalMs, phaseOf(object))
+  );
 }
 
 /**
@@ -179,8 +206,8 @@ export function fullReadDue(
   return cycle(nowMs) > cycle(lastMs);
 }
 
-/** A fixed fraction of the interval per object, from its namespace and name. */
-function phaseOf(object: EdgeTenant): number {
+/** A fixed fraction of the interval per object, from its namespace and name: when in each interval its full read is due. */
+export function phaseOf(object: EdgeTenant): number {
   const { namespace, name } = refOf(object);
   const digest = createHash("sha256").update(`${namespace}/${name}`).digest();
   return digest.readUInt32BE(0) / 2 ** 32;

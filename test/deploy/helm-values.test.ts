@@ -128,7 +128,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       values: { resources: { requests: { cpu: "250m" }, limits: { cpu: null, memory: "1Gi" } } },
       check: (objects: K8sObject[]) =>
         expect(containerOf(deploymentOf(objects)).resources).toEqual({
-          requests: { cpu: "250m", memory: "192Mi" },
+          requests: { cpu: "250m", memory: "320Mi" },
           limits: { memory: "1Gi" },
         }),
     },

@@ -189,6 +189,37 @@ describe("an EdgeTenant's pass takes the list first", () => {
     expect(read, "read in full within one interval of its creation").toBe(true);
   });
 
+  it("after a restart, waits for the manager's first list instead of reading an edge read in full lately", async () => {
+    const { fake, pass, tenantPass, store, object } = fleet("blue");
+    await pass(manager());
+    await tenantPass(); // its first pass reads in full: lastFullReadTime is set
+    const kept = store.get(refOf(object)) as EdgeTenant;
+    // a new process: the status is kept (the API server's), the lists are not
+    const restarted = setup({ objects: [manager(), kept], fake });
+    const calls = fake.calls.length;
+    // its pass comes before the manager's: it fetches the list the manager's would
+    const report = await restarted.pass(restarted.store.get(refOf(object)) as EdgeTenant);
+    expect(fake.calls.slice(calls), "the list stands for the read").toEqual(["listEdges"]);
+    expect((report.status ?? {}) as EdgeTenantStatus).toMatchObject({ observedVia: "EdgeList" });
+  });
+
+  it("after a restart, an edge never read in full is read without waiting for the list", async () => {
+    const { fake, tenantPass } = fleet("blue");
+    await tenantPass();
+    expect(fake.calls).toEqual(["getEdge edge-1"]);
+  });
+
+  it("after a restart whose first list fails, reads its edge", async () => {
+    const { fake, pass, tenantPass, store, object } = fleet("blue");
+    await pass(manager());
+    await tenantPass();
+    const restarted = setup({ objects: [manager(), store.get(refOf(object)) as EdgeTenant], fake });
+    fake.faults.listEdges = [apiError(403, "GET", "/api/4.0/edges")];
+    const calls = fake.calls.length;
+    await restarted.pass(restarted.store.get(refOf(object)) as EdgeTenant);
+    expect(fake.calls.slice(calls)).toEqual(["listEdges", "getEdge edge-1"]);
+  });
+
   it("in a one-shot run trusts the list: no safety net read", async () => {
     const { fake, pass, tenantPass } = fleet("blue", { oneShot: { releaseStrays: false }, mode: "plan" });
     await pass(manager());

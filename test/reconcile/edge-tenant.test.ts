@@ -131,6 +131,8 @@ describe("the EdgeTenant handler", () => {
     const whole = edgeXml({ tenant: "red", version: 8 });
     const cut = whole.replace(/ *<features>.*<\/features>\n/, "");
     expect(cut, "the cut answer lacks <features>").not.toContain("<features>");
+    // the manager's edge list shows the drift (its first list since the start: the pass reads it)
+    fake.state.edges.set("edge-1", whole);
     let reads = 0;
     // a proxy cuts the first answer of the pass, not the second
     fake.before = (call) => {
@@ -183,9 +185,15 @@ describe("deletionPolicy Restore", () => {
     const recorded = store.get(refOf(object)) as EdgeTenant;
     store.put({ ...recorded, metadata: { ...recorded.metadata, finalizers: [RESTORE_FINALIZER] } });
     const second = await pass(store.get(refOf(object)) as EdgeTenant);
-    expect(fake.calls.slice(1), "then GET + PUT").toEqual(["getEdge edge-1", "putEdge edge-1"]);
+    // the first edge list since the start (read full lately, the object waits for it) shows the drift
+    expect(fake.calls.slice(1), "then the list, GET + PUT").toEqual([
+      "listEdges",
+      "getEdge edge-1",
+      "putEdge edge-1",
+    ]);
     expect(second.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "legacy", to: "blue" }]);
     fake.state.edges.set("edge-1", edgeXml({ tenant: "someone-else", version: 9 }));
+    await pass(manager()); // its check lists the edges: the drift shows
     const again = await pass(store.get(refOf(object)) as EdgeTenant);
     expect(again.changes.tenantCorrections, "a later drift is corrected at once").toHaveLength(1);
     expect((store.get(refOf(object)) as EdgeTenant).status?.originalTenant, "the first one stays").toBe(

@@ -34,7 +34,8 @@ const KINDS: Record<Kind, { object: () => NsxvObject; fail: (fake: FakeManager) 
   NSXManager: { object: () => manager(), fail: (fake) => void (fake.faults.listPools = [unreachable()]) },
   EdgeTenant: {
     object: () => withOriginal(edgeTenant({ tenant: "red" }), "red"),
-    fail: (fake) => void (fake.faults.getEdge = [unreachable()]),
+    // its edge list too: a pass read in full lately looks there first
+    fail: (fake) => void ((fake.faults.getEdge = [unreachable()]), (fake.faults.listEdges = [unreachable()])),
   },
   IPPoolAllocations: {
     object: () => poolAllocations({ allowed: ["10.0.0.1"] }),
