@@ -128,7 +128,8 @@ export async function benchConvergence(options: ConvergenceBenchOptions): Promis
   result.note(
     "Simulator in a child process (its own event loop and core); the client, the queue, the controller " +
       "and the reconciler in the benchmark's process. Minimal calls: per edge GET + PUT (the read that decided " +
-      "the write is the pre-write read); one pool list per manager and scope (shared with the NSXManager's " +
+      "the write is the pre-write read), and one GET more for a first correction (in run the pass that records " +
+      "the original tenant reads, the one that writes reads again); one pool list per manager and scope (shared with the NSXManager's " +
       "check); per pool one allocation list + K DELETEs.",
   );
   result.note(
@@ -141,7 +142,7 @@ export async function benchConvergence(options: ConvergenceBenchOptions): Promis
 async function onePass(c: ConvergenceCase, timeoutMs: number): Promise<MeasuredPass> {
   const run = await startFleetRun(c);
   try {
-    return await run.pass({ timeoutMs });
+    return await run.pass({ timeoutMs, changes: c.fleet.edges + c.fleet.pools * c.fleet.straysPerPool });
   } finally {
     await run.close();
   }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import { GROUP, VERSION, type NsxvObject } from "../src/api/types.ts";
+import { GROUP, SECRET_BINDING_ANNOTATION, VERSION, type NsxvObject } from "../src/api/types.ts";
 import { PLURALS } from "../src/api/types.ts";
 import { findControlPlaneBinaries } from "../test/controlplane/binaries.ts";
 import { startControlPlane } from "../test/controlplane/controlplane.ts";
@@ -196,8 +196,14 @@ async function createAll(kc: KubeConfig, objects: readonly NsxvObject[], concurr
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const { metadata, stringData } = credentialsSecret();
+  // in a cluster the credentials go only to the managers their Secret names
+  const urls = [...new Set(objects.flatMap((o) => (o.kind === "NSXManager" ? [o.spec.url] : [])))].join(" ");
   const body = {
-    metadata: { name: metadata.name, namespace: NAMESPACE },
+    metadata: {
+      name: metadata.name,
+      namespace: NAMESPACE,
+      annotations: { [SECRET_BINDING_ANNOTATION]: urls },
+    },
     ...(stringData ? { stringData } : {}),
   };
   await core.createNamespacedSecret({ namespace: NAMESPACE, body });

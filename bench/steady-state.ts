@@ -40,7 +40,10 @@ export async function benchSteadyState(options: SteadyStateBenchOptions): Promis
     concurrency: 32,
   });
   try {
-    const converge = await run.pass({ timeoutMs: options.timeoutMs });
+    const converge = await run.pass({
+      timeoutMs: options.timeoutMs,
+      changes: fleet.edges + fleet.pools * fleet.straysPerPool,
+    });
     const converged = run.source.store.list("EdgeTenant") as EdgeTenant[];
     const steady = await run.pass({ timeoutMs: options.timeoutMs });
     const label = `${fleet.edges} EdgeTenants, ${fleet.pools} IPPoolAllocations, 1 manager`;

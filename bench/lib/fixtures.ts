@@ -184,7 +184,9 @@ export function edgeListPages(edges: number): number {
 export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: number): Record<string, number> {
   return {
     listEdges: edgeListPages(fleet.edges),
-    getEdge: fleet.edges,
+    // one read per edge, and for a first correction one more: the pass that records the original
+    // tenant reads, and the pass that writes reads again (its pre-write read)
+    getEdge: fleet.edges + driftedEdges,
     putEdge: driftedEdges,
     // the NSXManager's own check lists globalroot-0: the pools share that list
     listPools: 1,

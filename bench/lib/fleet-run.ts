@@ -48,7 +48,8 @@ export interface MeasuredPass extends Omit<PassResult, "requestDurationsMs"> {
 export interface FleetRun {
   simulator: SimulatorProcess;
   source: MemorySource;
-  pass(options?: { timeoutMs?: number }): Promise<MeasuredPass>;
+  /** `changes`: the corrections and releases the pass must have made before it ends */
+  pass(options?: { timeoutMs?: number; changes?: number }): Promise<MeasuredPass>;
   close(): Promise<void>;
 }
 
@@ -62,7 +63,7 @@ export async function startFleetRun(options: FleetRunOptions): Promise<FleetRun>
   return {
     simulator,
     source,
-    pass: async ({ timeoutMs = 300_000 } = {}) => {
+    pass: async ({ timeoutMs = 300_000, changes = 0 } = {}) => {
       await simulator.control.resetCounters();
       await simulator.control.resetAudit();
       const probe = startLoadProbe(simulator.pid);
@@ -72,6 +73,7 @@ export async function startFleetRun(options: FleetRunOptions): Promise<FleetRun>
         // one manager: every worker is its own (the bulkhead keeps managers from stalling each other)
         concurrencyPerManager: options.concurrency,
         objects: objects.length,
+        changes,
         timeoutMs,
       });
       const load = probe.stop();

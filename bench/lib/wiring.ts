@@ -23,7 +23,7 @@ export class OperatorProbe {
   errors: string[] = [];
   readonly bundle: OperatorMetricsBundle;
   readonly logger: Logger;
-  #waiters: { n: number; resolve: () => void }[] = [];
+  #waiters: { n: number; changes: number; resolve: () => void }[] = [];
 
   constructor() {
     const real = createOperatorMetrics({ processMetrics: false });
@@ -50,10 +50,12 @@ export class OperatorProbe {
       edgeTenantCorrected: (count) => {
         real.metrics.edgeTenantCorrected(count);
         this.tenantCorrections += count;
+        this.#wake();
       },
       ipsReleased: (count) => {
         real.metrics.ipsReleased(count);
         this.releases += count;
+        this.#wake();
       },
     };
     this.bundle = { registry: real.registry, metrics };
@@ -65,15 +67,23 @@ export class OperatorProbe {
     this.logger = { debug: () => {}, info: () => {}, warn: keep, error: keep };
   }
 
-  /** resolves once `n` reconciles have finished in all (or at once if they have) */
-  whenReconciled(n: number): Promise<void> {
-    if (this.reconciled >= n) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ n, resolve }));
+  /**
+   * resolves once `n` reconciles have finished in all and the operator made `changes` corrections
+   * and releases (or at once if it has): a first correction takes two passes in `run` (the record
+   * of the original, then the write), so a count of reconciles alone ends before the writes do
+   */
+  whenReconciled(n: number, changes = 0): Promise<void> {
+    if (this.#done({ n, changes })) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ n, changes, resolve }));
+  }
+
+  #done(w: { n: number; changes: number }): boolean {
+    return this.reconciled >= w.n && this.tenantCorrections + this.releases >= w.changes;
   }
 
   #wake(): void {
-    const ready = this.#waiters.filter((w) => this.reconciled >= w.n);
-    this.#waiters = this.#waiters.filter((w) => this.reconciled < w.n);
+    const ready = this.#waiters.filter((w) => this.#done(w));
+    this.#waiters = this.#waiters.filter((w) => !this.#done(w));
     for (const w of ready) w.resolve();
   }
 }
@@ -122,14 +132,14 @@ export interface PassResult {
 
 /** Starts an operator, waits until it has reconciled `objects` keys (or the time runs out), stops it. */
 export async function runOperatorPass(
-  options: BenchOperatorOptions & { objects: number; timeoutMs: number },
+  options: BenchOperatorOptions & { objects: number; changes?: number; timeoutMs: number },
 ): Promise<PassResult> {
-  const { objects, timeoutMs, ...operatorOptions } = options;
+  const { objects, changes = 0, timeoutMs, ...operatorOptions } = options;
   const start = performance.now();
   const op = startOperator(operatorOptions);
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
-    op.probe.whenReconciled(objects).then(() => false),
+    op.probe.whenReconciled(objects, changes).then(() => false),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
   ]);
   const elapsedMs = performance.now() - start;
