@@ -4,21 +4,15 @@
  * Secret). The CRDs bound every name they refer to at DNS_SUBDOMAIN_MAX_LENGTH
  * (test/api/crd-types.test.ts checks that).
  */
+import { boundedPattern } from "../util/bounded-pattern.ts";
 
 export const DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 export const DNS_LABEL_MAX_LENGTH = 63;
 export const DNS_SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 export const DNS_SUBDOMAIN_MAX_LENGTH = 253;
 
-const DNS_LABEL = new RegExp(DNS_LABEL_PATTERN);
-const DNS_SUBDOMAIN = new RegExp(DNS_SUBDOMAIN_PATTERN);
-
 /** lowercase letters, digits and `-`, starting and ending with a letter or digit, at most 63 */
-export function isDnsLabel(value: unknown): boolean {
-  return typeof value === "string" && value.length <= DNS_LABEL_MAX_LENGTH && DNS_LABEL.test(value);
-}
+export const isDnsLabel = boundedPattern(DNS_LABEL_PATTERN, DNS_LABEL_MAX_LENGTH);
 
 /** DNS labels joined by `.`, at most 253 characters in all */
-export function isDnsSubdomain(value: unknown): boolean {
-  return typeof value === "string" && value.length <= DNS_SUBDOMAIN_MAX_LENGTH && DNS_SUBDOMAIN.test(value);
-}
+export const isDnsSubdomain = boundedPattern(DNS_SUBDOMAIN_PATTERN, DNS_SUBDOMAIN_MAX_LENGTH);
