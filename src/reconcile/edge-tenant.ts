@@ -43,8 +43,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     return { config, connection, document: undefined };
   },
   async observe(target, ctx, depth) {
-    if (depth === "first") await awaitFirstEdgeList(target, ctx);
-    const listed = depth === "first" ? fromEdgeList(target, ctx) : undefined;
+    const listed = depth === "first" ? await fromEdgeList(target, ctx) : undefined;
     if (listed !== undefined) {
       target.listed = listed.tenant ?? "";
       return listed;
@@ -139,7 +138,12 @@ function observationOf(edgeId: string, document: EdgeDocument): Omit<EdgeObserva
  * manager whose summaries were ever wrong cannot hide drift for long; a one-shot run trusts the
  * list). Undefined: read the edge.
  */
-function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObservation | undefined {
+async function fromEdgeList(
+  target: EdgeTarget,
+  ctx: PassContext<EdgeTenant>,
+): Promise<EdgeObservation | undefined> {
+  if (safetyNetReadDue(ctx)) return undefined;
+  await awaitFirstEdgeList(target, ctx);
   const { state } = ctx;
   const list = state.edgeLists.latest(target.connection.key)?.list;
   const nowMs = ctx.now.getTime();
@@ -147,7 +151,6 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
     return undefined;
   const summary = list.byId.get(target.config.edgeId);
   if (summary === undefined) return undefined;
-  if (safetyNetReadDue(ctx)) return undefined;
   return {
     edgeId: target.config.edgeId,
     name: summary.name,
@@ -164,14 +167,13 @@ function fromEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): EdgeObs
  * where the list's pages do. So an object that the list could spare a read waits for the
  * manager's list when none has been fetched since the start, joining the fetch in flight (or
  * starting it; the cache shares one fetch). A failed fetch is the manager's pass to report: the
- * object reads its edge. An object whose full read is due reads anyway: no wait.
+ * object reads its edge. An object whose full read is due reads anyway: fromEdgeList asks that first.
  */
 async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): Promise<void> {
   const { state } = ctx;
   const { key, api } = target.connection;
   // a one-shot run reconciles its managers first: their lists are there, or failed
-  if (state.oneShot !== undefined || state.edgeLists.latest(key) !== undefined || safetyNetReadDue(ctx))
-    return;
+  if (state.oneShot !== undefined || state.edgeLists.latest(key) !== undefined) return;
   await state.edgeLists.refresh(key, api, { signal: ctx.signal }).catch(() => undefined);
 }
 
