@@ -8,7 +8,10 @@
 import { describe, expect, it } from "vitest";
 import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
+import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
+import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
+import { callsOf } from "../cli/helpers.ts";
 import { FakeSource, objects, operatorHarness, until } from "./harness.ts";
 
 const EDGES = 8;
@@ -36,15 +39,20 @@ async function control(sim: RunningSimulator, method: string, path: string, body
   return res.status === 204 ? undefined : ((await res.json()) as unknown);
 }
 
-/** calls per route since the last reset */
-async function calls(sim: RunningSimulator): Promise<Record<string, number>> {
-  const counters = (await control(sim, "GET", "counters")) as Record<string, Record<string, number>>;
-  return Object.fromEntries(
-    Object.entries(counters).map(([route, byStatus]) => [
-      route,
-      Object.values(byStatus).reduce((a, b) => a + b, 0),
-    ]),
-  );
+/**
+ * A start for the operator's clock at which no EdgeTenant's safety-net read falls due within
+ * `spanMs`: each reads in full once an hour at a phase its name fixes, and a steady state that
+ * happened to cross one would count that read.
+ */
+function quietStart(source: FakeSource, spanMs: number): number {
+  const intervalMs = RECONCILER_DEFAULTS.fullReadIntervalMs;
+  const offsets = (source.store.list("EdgeTenant") as EdgeTenant[]).map((o) => phaseOf(o) * intervalMs);
+  for (let start = Date.now(); ; start += spanMs) {
+    // status keeps the time of a full read to the second: the window opens a second early
+    const from = (start - 1_000) % intervalMs;
+    const crossed = (offset: number) => (offset - from + intervalMs) % intervalMs <= spanMs + 1_000;
+    if (!offsets.some(crossed)) return start;
+  }
 }
 
 const statusOf = (source: FakeSource, name: string) => source.statusOf(name) as EdgeTenant["status"];
@@ -56,11 +64,11 @@ const readyAll = (source: FakeSource) =>
 /** moves the operator's clock one sync interval on, and waits until the manager hears no more calls */
 async function nextInterval(clock: FakeClock, sim: RunningSimulator): Promise<void> {
   await clock.advance(STEP_MS);
-  const total = async () => Object.values(await calls(sim)).reduce((a, b) => a + b, 0);
+  const total = () => Object.values(callsOf(sim)).reduce((a, b) => a + b, 0);
   let last = -1;
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const now = await total();
+    const now = total();
     if (now === last) return;
     last = now;
   }
@@ -72,13 +80,13 @@ describe("list-first observation in the operator", () => {
   it("in steady state reads list pages and no edge, and says so in status", async () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
-    const clock = new FakeClock(Date.now());
+    const clock = new FakeClock(quietStart(source, 5 * STEP_MS));
     run(source, { clock });
     // each edge's first pass reads it in full (its first safety-net read)
     await until("every EdgeTenant Ready", () => readyAll(source));
-    await control(sim, "DELETE", "counters");
+    sim.state.counters.reset();
     for (let i = 0; i < 3; i++) await nextInterval(clock, sim);
-    const seen = await calls(sim);
+    const seen = callsOf(sim);
     expect(seen.getEdge ?? 0, "no edge read in steady state").toBe(0);
     expect(seen.putEdge ?? 0).toBe(0);
     expect(seen.listEdges, "one list per interval").toBeGreaterThanOrEqual(3);
@@ -98,7 +106,7 @@ describe("list-first observation in the operator", () => {
     await until("every EdgeTenant Ready", () => readyAll(source));
     await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
     await control(sim, "PATCH", "edges/edge-3", { tenant: "intruder" });
-    await control(sim, "DELETE", "counters");
+    sim.state.counters.reset();
     const fromMs = clock.now();
     // the list still says blue: only edge-3's full read, due once a minute at its own phase, sees it
     for (let i = 0; i < 8 && statusOf(source, "edge-3")?.lastCorrectionTime === undefined; i++) {
@@ -110,7 +118,7 @@ describe("list-first observation in the operator", () => {
     );
     const state = (await control(sim, "GET", "state")) as { edges: { id: string; tenant?: string }[] };
     expect(state.edges.find((e) => e.id === "edge-3")?.tenant).toBe("blue");
-    const seen = await calls(sim);
+    const seen = callsOf(sim);
     expect(seen.putEdge, "one correction").toBe(1);
     expect(
       seen.getEdge,
@@ -126,9 +134,9 @@ describe("list-first observation in the operator", () => {
     const clock = new FakeClock(Date.now());
     run(source, { clock });
     await until("every EdgeTenant Ready", () => readyAll(source));
-    await control(sim, "DELETE", "counters");
+    sim.state.counters.reset();
     for (let i = 0; i < 2; i++) await nextInterval(clock, sim);
-    const seen = await calls(sim);
+    const seen = callsOf(sim);
     expect(seen.putEdge ?? 0, "a stale summary never causes a write").toBe(0);
     expect(seen.getEdge, "each pass reads the edge the list shows drifted").toBeGreaterThanOrEqual(2 * EDGES);
     for (const status of all(source)) {
