@@ -7,6 +7,7 @@ export default defineConfig({
     // a run that finds no test files is a failure, not a pass
     passWithNoTests: false,
     pool: "forks",
+    setupFiles: ["test/support/cpu-meter.ts"],
     projects: [
       {
         extends: true,
