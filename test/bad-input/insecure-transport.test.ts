@@ -26,7 +26,7 @@ import {
   ManifestDirs,
   secret,
 } from "../cli/helpers.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { FAULT_OPERATOR_OPTIONS } from "../faults/rig.ts";
 
 const TLS_DIR = new URL("../fixtures/tls/", import.meta.url);

@@ -23,7 +23,7 @@ import {
   poolAllocations,
   secret,
 } from "../cli/helpers.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { spawnOperator, type OperatorProcess } from "../faults/operator-process.ts";
 import { reply, startServer, type TestServer } from "../nsx/test-server.ts";
 

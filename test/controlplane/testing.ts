@@ -15,6 +15,7 @@ import {
 } from "@kubernetes/client-node";
 import { describe, inject, it } from "vitest";
 import { readCrds } from "../../src/api/schema.ts";
+import { waitFor, type WaitOptions } from "../support/wait.ts";
 import { makeKubeConfig, tokenFor, type ControlPlaneInfo } from "./controlplane.ts";
 
 export type SharedControlPlane =
@@ -80,34 +81,6 @@ export async function createTestNamespace(kc: KubeConfig, prefix = "nsxv-test"):
     body: { metadata: { generateName: `${prefix}-`, labels: { "nsxv-operator.test/owner": "integration" } } },
   });
   return ns.metadata!.name!;
-}
-
-export interface WaitOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-}
-
-/** Polls `check` until it returns a value other than undefined; throws naming `what` on timeout. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  options: WaitOptions = {},
-): Promise<T> {
-  const { timeoutMs = 30_000, intervalMs = 100 } = options;
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 /**

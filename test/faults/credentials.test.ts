@@ -6,7 +6,7 @@
  * client and the drift made meanwhile is corrected.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { assertNoAllowedReleased, assertNoLostContent, callsByRoute, type RouteCalls } from "./invariants.ts";
 import { ALLOWED, CREDENTIALS, EDGE_ID, FaultRig, MANAGER, POOL_ID } from "./rig.ts";
 

@@ -16,7 +16,7 @@ import {
   maxPassesWithin,
 } from "./invariants.ts";
 import { ALLOWED, BUDGET, EDGE_BYTES, EDGE_ID, EDGE_TENANT, FaultRig, MANAGER, POOL, STRAYS } from "./rig.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 
 interface Visibility {
   /** the object whose status shows it; any object when absent */

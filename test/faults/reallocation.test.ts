@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { IPPoolAllocationsStatus } from "../../src/api/types.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { CREDENTIALS, FaultRig, POOL, POOL_ID, STRAYS } from "./rig.ts";
 
 const GRACE_MS = 4_000;

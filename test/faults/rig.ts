@@ -23,7 +23,7 @@ import {
   type RunningSimulator,
   type SimulatorSettings,
 } from "../../src/simulator/index.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import type { RetryBudget } from "./invariants.ts";
 
 export const NAMESPACE = "default";

@@ -18,8 +18,8 @@ import {
   createTestNamespace,
   describeWithControlPlane,
   installCrds,
-  waitFor,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
 describeWithControlPlane("CRD validation: kube-apiserver and the TypeScript validator agree", (cp) => {

@@ -18,8 +18,8 @@ import {
   describeWithControlPlane,
   installCrds,
   kubectl,
-  waitFor,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { readCrds } from "../../src/api/schema.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));

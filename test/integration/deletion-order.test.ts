@@ -22,8 +22,8 @@ import {
   describeWithControlPlane,
   installCrds,
   kubectl,
-  waitFor,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import {
   CRDS_DIR,
   Resources,

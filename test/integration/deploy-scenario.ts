@@ -13,7 +13,7 @@ import { AppsV1Api, CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kuber
 import { expect } from "vitest";
 import type { EdgeTenant, IPPoolAllocations, NSXManager } from "../../src/api/types.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { REPO_ROOT, INSTALL } from "./deploy-support.ts";
 import { Resources, condition } from "./operator-harness.ts";
 

@@ -18,7 +18,8 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { GROUP, VERSION } from "../../src/api/types.ts";
-import { apiStatus, kubectl, waitFor, type ControlPlaneHandle } from "../controlplane/testing.ts";
+import { apiStatus, kubectl, type ControlPlaneHandle } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const DEPLOY_DIR = join(REPO_ROOT, "deploy");

@@ -20,8 +20,8 @@ import {
   createTestNamespace,
   describeWithControlPlane,
   installCrds,
-  waitFor,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import {
   assertCallsWithin,
   assertNoAllowedReleased,

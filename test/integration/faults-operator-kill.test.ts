@@ -17,7 +17,7 @@ import type { IPPoolAllocationsStatus } from "../../src/api/types.ts";
 import { CLIENT_DEFAULTS } from "../../src/nsx/client.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { startSimulator, type ApiRoute, type RunningSimulator } from "../../src/simulator/index.ts";
-import { waitFor } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import {
   assertCallsWithin,
   assertNoAllowedReleased,

@@ -19,8 +19,8 @@ import {
   installCrds,
   kubectl,
   KubectlError,
-  waitFor,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { kstatus } from "./kstatus.ts";
 import {
   CRDS_DIR,

@@ -28,7 +28,7 @@ import { PLURALS } from "../../src/api/types.ts";
 import { Operator, type OperatorExit, type OperatorOptions } from "../../src/operator/operator.ts";
 import type { BoundAddress } from "../../src/controller/probes.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { waitFor, type WaitOptions } from "../controlplane/testing.ts";
+import { waitFor, type WaitOptions } from "../support/wait.ts";
 
 export const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
 export const EXAMPLES_DIR = fileURLToPath(new URL("../../examples", import.meta.url));

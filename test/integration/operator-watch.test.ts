@@ -9,12 +9,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { makeKubeConfig } from "../controlplane/controlplane.ts";
-import {
-  createTestNamespace,
-  describeWithControlPlane,
-  installCrds,
-  waitFor,
-} from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import {
   CRDS_DIR,
   Resources,

@@ -18,6 +18,7 @@ import type { AttemptOutcome } from "../../src/nsx/transport.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { clientHarness } from "./client-harness.ts";
 import { closedPort, EDGE_XML, reply } from "./test-server.ts";
+import { waitFor } from "../support/wait.ts";
 
 const FAILED: AttemptVerdict = { kind: "failed", failure: "GET /x: no complete response within 30000 ms" };
 const ANSWERED: AttemptVerdict = { kind: "answered" };
@@ -232,11 +233,6 @@ describe("ManagerClient with a manager that never answers", () => {
     return { server, state };
   }
 
-  async function until(what: string, check: () => boolean): Promise<void> {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    if (!check()) throw new Error(`never: ${what}`);
-  }
-
   it("fails at once with NSX_ERR_CONNECTION once open, without sending; then one probe, and an answer closes it", async () => {
     const { server, state } = await freezable();
     const clock = new FakeClock(0);
@@ -249,7 +245,7 @@ describe("ManagerClient with a manager that never answers", () => {
     });
     const first = c.getEdge("edge-1").catch((e: unknown) => e);
     const second = c.getEdge("edge-1").catch((e: unknown) => e);
-    await until("both requests reach the server", () => server.requests.length === 2);
+    await waitFor("both requests reach the server", () => server.requests.length === 2);
     await clock.advance(1_000);
     for (const error of [await first, await second])
       expect((error as Error).message).toMatch(/no complete response within 1000 ms/);
@@ -287,9 +283,9 @@ describe("ManagerClient with a manager that never answers", () => {
       circuitBreakerFailures: 2,
     });
     const call = c.listPools("globalroot-0").catch((e: unknown) => e);
-    await until("the first attempt reaches the server", () => server.requests.length === 1);
+    await waitFor("the first attempt reaches the server", () => server.requests.length === 1);
     await clock.advance(1_000);
-    await until("the retry reaches the server", () => server.requests.length === 2);
+    await waitFor("the retry reaches the server", () => server.requests.length === 2);
     await clock.advance(1_000);
     const error = await call;
     expect(error).toBeInstanceOf(NsxCircuitOpenError);
@@ -338,7 +334,7 @@ describe("ManagerClient with a manager that never answers", () => {
     });
     for (let i = 1; i <= 4; i++) {
       const call = c.getEdge("edge-1").catch((e: unknown) => e);
-      await until(`request ${i} reaches the server`, () => server.requests.length === i);
+      await waitFor(`request ${i} reaches the server`, () => server.requests.length === i);
       await clock.advance(1_000);
       expect((await call) as Error).not.toBeInstanceOf(NsxCircuitOpenError);
     }

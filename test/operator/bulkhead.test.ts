@@ -10,7 +10,8 @@ import type { Logger } from "../../src/controller/controller.ts";
 import { defaultConcurrencyPerManager, managerGroupOf } from "../../src/operator/operator.ts";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { FakeClock } from "../../src/util/clock.ts";
-import { FakeSource, NS, objects, operatorHarness, ready, until } from "./harness.ts";
+import { FakeSource, NS, objects, operatorHarness, ready } from "./harness.ts";
+import { waitFor } from "../support/wait.ts";
 
 const tenant = (name: string, managerName: string): EdgeTenant => ({
   apiVersion: "nsxv.io/v1alpha1",
@@ -105,7 +106,7 @@ describe("Operator bulkhead", () => {
     const { source, healthy } = await frozenScene(3);
     // two workers, one each; no breaker, so that the hung calls hang for the whole test
     run(source, { concurrency: 2, shutdownTimeoutMs: 100, clientOptions: { circuitBreakerFailures: 0 } });
-    await until("the other manager's EdgeTenant Ready", () => ready(source.statusOf("late")) === "True");
+    await waitFor("the other manager's EdgeTenant Ready", () => ready(source.statusOf("late")) === "True");
     expect(convergedOn(healthy)).toBe(true);
   });
 
@@ -136,7 +137,7 @@ describe("Operator backoff cap", () => {
     // its NSXManager does not exist: every pass fails at once (ManagerNotReady), with no call
     const source = new FakeSource([tenant("orphan", "missing")], []);
     run(source, { clock, logger, reconciler: { jitterFraction: 0 } });
-    await until("the first failure", () => failedAtMs.length === 1);
+    await waitFor("the first failure", () => failedAtMs.length === 1);
     for (let i = 0; i < 8; i++) await clock.advance(10_000);
     const waits = failedAtMs.slice(1).map((at, i) => at - (failedAtMs[i] as number));
     // the default backoff (1 s doubling to 60 s) stops growing at spec.syncInterval, 10 s

@@ -98,16 +98,6 @@ export function objects(
   return { objects: [manager, ...edges], secrets: [secret] };
 }
 
-export async function until<T>(what: string, check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export const ready = (status: Status | undefined) =>
   status?.conditions?.find((c) => c.type === "Ready")?.status;
 

@@ -12,7 +12,8 @@ import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { callsOf } from "../cli/helpers.ts";
-import { FakeSource, objects, operatorHarness, until } from "./harness.ts";
+import { FakeSource, objects, operatorHarness } from "./harness.ts";
+import { waitFor } from "../support/wait.ts";
 
 const EDGES = 8;
 const SYNC_MS = 10_000;
@@ -83,7 +84,7 @@ describe("list-first observation in the operator", () => {
     const clock = new FakeClock(quietStart(source, 5 * STEP_MS));
     run(source, { clock });
     // each edge's first pass reads it in full (its first safety-net read)
-    await until("every EdgeTenant Ready", () => readyAll(source));
+    await waitFor("every EdgeTenant Ready", () => readyAll(source));
     sim.state.counters.reset();
     for (let i = 0; i < 3; i++) await nextInterval(clock, sim);
     const seen = callsOf(sim);
@@ -103,7 +104,7 @@ describe("list-first observation in the operator", () => {
     const source = tenants(sim.url);
     const clock = new FakeClock(Date.now());
     run(source, { clock, fullReadIntervalMs: fullReadMs });
-    await until("every EdgeTenant Ready", () => readyAll(source));
+    await waitFor("every EdgeTenant Ready", () => readyAll(source));
     await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
     await control(sim, "PATCH", "edges/edge-3", { tenant: "intruder" });
     sim.state.counters.reset();
@@ -133,7 +134,7 @@ describe("list-first observation in the operator", () => {
     const source = tenants(sim.url);
     const clock = new FakeClock(Date.now());
     run(source, { clock });
-    await until("every EdgeTenant Ready", () => readyAll(source));
+    await waitFor("every EdgeTenant Ready", () => readyAll(source));
     sim.state.counters.reset();
     for (let i = 0; i < 2; i++) await nextInterval(clock, sim);
     const seen = callsOf(sim);

@@ -8,7 +8,8 @@
 import { describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject, Secret } from "../../src/api/types.ts";
 import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader-election.ts";
-import { FakeSource, NS, objects, operatorHarness, ready, until } from "./harness.ts";
+import { FakeSource, NS, objects, operatorHarness, ready } from "./harness.ts";
+import { waitFor } from "../support/wait.ts";
 
 describe("Operator", () => {
   const { run, simulator } = operatorHarness();
@@ -18,7 +19,7 @@ describe("Operator", () => {
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
     const source = new FakeSource(objs, secrets);
     const { registry } = run(source);
-    await until("edge-1 Ready", () => ready(source.statusOf("edge-1")) === "True");
+    await waitFor("edge-1 Ready", () => ready(source.statusOf("edge-1")) === "True");
     expect(sim.state.edge("edge-1")?.doc.tenant).toBe("blue");
     await source.events.flush();
     expect(source.sink.events.map((e) => `${e.involvedObject.kind}/${e.type}/${e.reason}`)).toContain(
@@ -51,7 +52,7 @@ describe("Operator", () => {
     source.answers.push("conflict");
     const { registry } = run(source);
     // two objects, one of which conflicts once: three writes
-    await until("three writes", () => source.writes.length >= 3);
+    await waitFor("three writes", () => source.writes.length >= 3);
     expect(ready(source.statusOf("edge-1"))).toBe("True");
     const text = await registry.metrics();
     // a quiet error: counted as an error and retried after the backoff, never logged as one
@@ -67,7 +68,7 @@ describe("Operator", () => {
     const managerRef = { kind: "NSXManager" as const, namespace: NS, name: "nsx" };
     const managerStatus = () => (source.store.get(managerRef) as NsxvObject | undefined)?.status;
     // the manager's check (pools and edge list) may end after its dependent's pass
-    await until(
+    await waitFor(
       "converged",
       () => ready(source.statusOf("edge-1")) === "True" && ready(managerStatus()) === "True",
     );
@@ -79,7 +80,7 @@ describe("Operator", () => {
       metadata: { ...edge.metadata, generation: 2 },
       spec: { ...edge.spec, tenant: "green" },
     });
-    const refused = await until("the manager not Ready", () => {
+    const refused = await waitFor("the manager not Ready", () => {
       const status = managerStatus() as NSXManager["status"];
       return status?.authenticated === false ? status : undefined;
     });
@@ -93,7 +94,7 @@ describe("Operator", () => {
     const bad = { ...objs[1]!, spec: { ...(objs[1] as EdgeTenant).spec, edgeId: "edge-one" } } as EdgeTenant;
     const source = new FakeSource([objs[0]!, bad], secrets);
     const { registry } = run(source);
-    await until("Stalled", () => source.statusOf("edge-1")?.conditions?.some((c) => c.type === "Stalled"));
+    await waitFor("Stalled", () => source.statusOf("edge-1")?.conditions?.some((c) => c.type === "Stalled"));
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the first backoff (1 s)
     const errors = async () =>
       /controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} (\d+)/.exec(
@@ -105,7 +106,7 @@ describe("Operator", () => {
       metadata: { ...bad.metadata, generation: 2 },
       spec: { ...bad.spec, edgeId: "edge-1" },
     });
-    await until("Ready", () => ready(source.statusOf("edge-1")) === "True");
+    await waitFor("Ready", () => ready(source.statusOf("edge-1")) === "True");
     expect(await errors()).toBe("1");
   });
 
@@ -126,17 +127,17 @@ describe("Operator", () => {
       ...(Object.values(objects(sim.url, { "edge-2": "green" })) as [NsxvObject[], Secret[]]),
     );
     const first = run(a, { leaderElection: { ...lease, store: flaky, identity: "a" } });
-    await until("a leads", () => first.operator.isLeader);
+    await waitFor("a leads", () => first.operator.isLeader);
     const second = run(b, { leaderElection: { ...lease, store: shared, identity: "b" } });
-    await until("a wrote", () => ready(a.statusOf("edge-1")) === "True");
+    await waitFor("a wrote", () => ready(a.statusOf("edge-1")) === "True");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(b.writes, "the standby writes nothing").toEqual([]);
     expect(second.operator.isLeader).toBe(false);
 
     broken = true;
     expect(await first.exit).toBe("lease-lost");
-    await until("b leads", () => second.operator.isLeader, 3_000);
-    await until("b wrote", () => ready(b.statusOf("edge-2")) === "True");
+    await waitFor("b leads", () => second.operator.isLeader, { timeoutMs: 3_000 });
+    await waitFor("b wrote", () => ready(b.statusOf("edge-2")) === "True");
     expect(sim.state.edge("edge-2")?.doc.tenant).toBe("green");
   });
 
@@ -154,7 +155,7 @@ describe("Operator", () => {
         retryPeriodMs: 100,
       },
     });
-    await until(
+    await waitFor(
       "a reconcile in flight",
       () => sim.state.counters.snapshot().listPools !== undefined || undefined,
     );

@@ -19,6 +19,7 @@ import { Operator } from "../../src/operator/operator.ts";
 import { objectKey } from "../../src/api/refs.ts";
 import type { ObjectRef } from "../../src/api/refs.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
+import { waitFor } from "../support/wait.ts";
 
 interface Line {
   level: string;
@@ -226,9 +227,7 @@ describe("DirectorySource", () => {
     const { enqueued } = await open({ debounceMs: 20 });
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "yellow") });
-    const deadline = Date.now() + 5_000;
-    while (enqueued.length === 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor("the change to be read", () => enqueued.length > 0);
     expect(enqueued).toEqual(["EdgeTenant/default/web"]);
   });
 
@@ -251,15 +250,11 @@ describe("DirectorySource", () => {
     const tenantOf = async (name: string) =>
       ((await source.store.get(ref("EdgeTenant", name))) as { spec: { tenant: string } } | undefined)?.spec
         .tenant;
-    const waitFor = async (what: () => Promise<boolean>) => {
-      const deadline = Date.now() + 5_000;
-      while (!(await what()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    };
     const { writeFileSync, unlinkSync } = await import("node:fs");
     enqueued.length = 0;
     validated = 0;
     writeFileSync(join(dir, "manifests", "a.yaml"), EDGE("web", "yellow"));
-    await waitFor(async () => (await tenantOf("web")) === "yellow");
+    await waitFor("a.yaml read again", async () => (await tenantOf("web")) === "yellow");
     expect(await tenantOf("web"), "the named file is read again").toBe("yellow");
     expect(await tenantOf("app"), "the other file's object stays as read").toBe("red");
     expect(enqueued).toEqual(["EdgeTenant/default/web"]);
@@ -267,7 +262,7 @@ describe("DirectorySource", () => {
 
     enqueued.length = 0;
     unlinkSync(join(dir, "manifests", "b.yaml"));
-    await waitFor(async () => (await tenantOf("app")) === undefined);
+    await waitFor("b.yaml's object gone", async () => (await tenantOf("app")) === undefined);
     expect(await tenantOf("app"), "a deleted file's objects are gone").toBeUndefined();
     expect(await tenantOf("web")).toBe("yellow");
     expect(enqueued, "a removed object is reconciled once more").toEqual(["EdgeTenant/default/app"]);
@@ -314,8 +309,7 @@ describe("DirectorySource", () => {
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "blue") });
     await source.reload();
-    const deadline = Date.now() + 5_000;
-    while (enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor("the confirming read", () => enqueued.length > 0);
     expect(enqueued).toEqual(["EdgeTenant/default/app"]);
     expect(await source.store.get(ref("EdgeTenant", "app"))).toBeUndefined();
   });
@@ -462,12 +456,10 @@ spec: { managerRef: { name: nsx }, pool: { id: ipaddresspool-1 }, allowed: [10.0
         ((await source.store.get(ref("IPPoolAllocations", "apps"))) as IPPoolAllocations | undefined)?.status;
 
       const first = await runOnce();
-      let firstSeen = "";
-      for (let i = 0; i < 100 && firstSeen === ""; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        firstSeen = (await poolStatus(first.source))?.stray?.[0]?.firstSeen ?? "";
-      }
-      expect(firstSeen).not.toBe("");
+      const firstSeen = await waitFor(
+        "the stray seen",
+        async () => (await poolStatus(first.source))?.stray?.[0]?.firstSeen,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       first.stop.abort();
       expect(await first.exit).toBe("stopped");
@@ -475,11 +467,10 @@ spec: { managerRef: { name: nsx }, pool: { id: ipaddresspool-1 }, allowed: [10.0
       const restartedMs = Date.now();
       const second = await runOnce();
       stops.push(second.stop);
-      const deadline = Date.now() + 6_000;
-      while (sim.state.audit.snapshot().releases.length === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const released = sim.state.audit.snapshot().releases;
+      const released = await waitFor("the stray released", () => {
+        const releases = sim.state.audit.snapshot().releases;
+        return releases.length > 0 && releases;
+      });
       expect(released.map((r) => r.ip)).toEqual(["10.0.0.5"]);
       const releasedMs = Date.parse(released[0]!.time);
       expect(releasedMs).toBeGreaterThanOrEqual(Date.parse(firstSeen) + 3_000);

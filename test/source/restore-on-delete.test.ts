@@ -16,6 +16,7 @@ import { startSimulator, type RunningSimulator } from "../../src/simulator/index
 import { DirectorySource } from "../../src/source/directory.ts";
 import { assertNoLostContent } from "../faults/invariants.ts";
 import { recordingEvents, type RecordedEvent } from "../faults/rig.ts";
+import { waitFor } from "../support/wait.ts";
 
 const MANAGER = (url: string) => `
 apiVersion: nsxv.io/v1alpha1
@@ -37,18 +38,6 @@ spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue, deletionPolicy:
 `;
 
 const WEB: ObjectRef = { kind: "EdgeTenant", namespace: "default", name: "web" };
-
-async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 8_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe("deletionPolicy Restore in run --manifests", () => {
   let dir = "";
@@ -105,7 +94,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
 
   it("writes the original tenant back when the object leaves the files", async () => {
     const { source } = start();
-    await until("corrected, with its finalizer", async () => {
+    await waitFor("corrected, with its finalizer", async () => {
       const object = await web(source);
       return (
         object?.status?.originalTenant === "legacy" &&
@@ -115,14 +104,14 @@ describe("deletionPolicy Restore in run --manifests", () => {
     });
 
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
-    await until("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
-    await until("gone", async () => (await web(source)) === undefined);
+    await waitFor("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
+    await waitFor("gone", async () => (await web(source)) === undefined);
     assertNoLostContent(sim);
   });
 
   it("restores after a restart when the object was removed while the operator was down", async () => {
     const first = start();
-    await until(
+    await waitFor(
       "corrected",
       async () =>
         (await web(first.source))?.status?.originalTenant === "legacy" &&
@@ -132,26 +121,26 @@ describe("deletionPolicy Restore in run --manifests", () => {
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
 
     const second = start();
-    await until("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
-    await until("gone", async () => (await web(second.source)) === undefined);
+    await waitFor("restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
+    await waitFor("gone", async () => (await web(second.source)) === undefined);
   });
 
   it("honours a pause on delete: a paused object removed from its file writes nothing", async () => {
     const { source, events } = start();
-    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    await waitFor("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
     const paused = EDGE.replace(
       "metadata: { name: web }",
       'metadata: { name: web, annotations: { nsxv.io/paused: "true" } }',
     );
     await writeFile(join(dir, "manifests", "edge.yaml"), paused);
-    await until(
+    await waitFor(
       "the pause is seen",
       async () =>
         (await web(source))?.status?.conditions?.some((c) => c.reason === "ReconcilePaused") === true,
     );
     const puts = sim.state.counters.snapshot().putEdge?.["204"] ?? 0;
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
-    await until("gone", async () => (await web(source)) === undefined);
+    await waitFor("gone", async () => (await web(source)) === undefined);
     expect(sim.state.edge("edge-1")?.doc.tenant, "not restored: it was paused").toBe("blue");
     expect(sim.state.counters.snapshot().putEdge?.["204"] ?? 0, "no PUT after the pause").toBe(puts);
     expect(
@@ -167,9 +156,9 @@ describe("deletionPolicy Restore in run --manifests", () => {
     });
     await writeFile(join(dir, "manifests", "manager.yaml"), MANAGER(sim.url));
     const { source, events } = start();
-    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    await waitFor("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
     await writeFile(join(dir, "manifests", "edge.yaml"), EDGE.replace("edgeId: edge-1", "edgeId: edge-2"));
-    await until(
+    await waitFor(
       "stalled",
       async () =>
         (await web(source))?.status?.conditions?.some(
@@ -181,8 +170,8 @@ describe("deletionPolicy Restore in run --manifests", () => {
       true,
     );
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
-    await until("the first edge restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
-    await until("gone", async () => (await web(source)) === undefined);
+    await waitFor("the first edge restored", () => sim.state.edge("edge-1")?.doc.tenant === "legacy");
+    await waitFor("gone", async () => (await web(source)) === undefined);
     expect(sim.state.edge("edge-2")?.doc.tenant, "the other edge never touched").toBe("legacy");
   });
 
@@ -190,7 +179,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
     // the file the status is written to before it is renamed into place is a directory: every write fails
     await mkdir(join(dir, "status.json.tmp"));
     start();
-    await until("the edge was read", () => (sim.state.counters.snapshot().getEdge?.["200"] ?? 0) >= 2);
+    await waitFor("the edge was read", () => (sim.state.counters.snapshot().getEdge?.["200"] ?? 0) >= 2);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(sim.state.counters.snapshot().putEdge, "no PUT without a durable record").toBeUndefined();
     expect(sim.state.edge("edge-1")?.doc.tenant).toBe("legacy");
@@ -198,11 +187,11 @@ describe("deletionPolicy Restore in run --manifests", () => {
 
   it("says so when the remembered original was lost with an unreadable status file, and restores nothing", async () => {
     const first = start();
-    await until("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
+    await waitFor("corrected", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
     await first.stop();
     await writeFile(join(dir, "status.json"), "{ not json");
     const second = start();
-    await until(
+    await waitFor(
       "the loss is on the object",
       async () =>
         (await web(second.source))?.status?.conditions?.some(
@@ -211,7 +200,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
     );
     expect(second.events.filter((e) => e.reason === "StatusLost" && e.type === "Warning")).toHaveLength(1);
     await writeFile(join(dir, "manifests", "edge.yaml"), "");
-    await until("gone", async () => (await web(second.source)) === undefined);
+    await waitFor("gone", async () => (await web(second.source)) === undefined);
     expect(sim.state.edge("edge-1")?.doc.tenant, "no original known: nothing written").toBe("blue");
   });
 });

@@ -14,6 +14,7 @@ import { nopLogger } from "../../src/controller/controller.ts";
 import { Operator } from "../../src/operator/operator.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
+import { waitFor } from "../support/wait.ts";
 
 const MANAGER = (url: string) => `
 apiVersion: nsxv.io/v1alpha1
@@ -41,18 +42,6 @@ spec:
 ${extra}`;
 
 const APPS: ObjectRef = { kind: "IPPoolAllocations", namespace: "default", name: "apps" };
-
-async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 8_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe("run --manifests while a file does not load", () => {
   let dir = "";
@@ -99,14 +88,14 @@ describe("run --manifests while a file does not load", () => {
     const exit = operator.start(stop.signal);
     const status = async () => ((await source.store.get(APPS)) as IPPoolAllocations | undefined)?.status;
     const condition = async (type: string) => (await status())?.conditions?.find((c) => c.type === type);
-    await until("the strays to be seen", async () => ((await status())?.stray?.length ?? 0) === 4);
+    await waitFor("the strays to be seen", async () => ((await status())?.stray?.length ?? 0) === 4);
 
     // the edit declares d and e-f, with a typo elsewhere in the same object, within the grace period
     await write(
       "pool.yaml",
       POOL(["10.0.0.1-10.0.0.3", "10.0.0.4", "10.0.0.5-10.0.0.6"], "  syncIntervall: 10s\n"),
     );
-    await until(
+    await waitFor(
       "the blocked writes to show",
       async () => (await condition("Synced"))?.reason === "SourceInvalid",
     );
@@ -121,9 +110,9 @@ describe("run --manifests while a file does not load", () => {
     ).toEqual(["10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7"]);
 
     await write("pool.yaml", POOL(["10.0.0.1-10.0.0.3", "10.0.0.4", "10.0.0.5-10.0.0.6"]));
-    await until("the real stray released", () => sim?.state.audit.snapshot().releases.length === 1);
+    await waitFor("the real stray released", () => sim?.state.audit.snapshot().releases.length === 1);
     expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.0.0.7"]);
-    await until("in sync", async () => (await condition("Ready"))?.status === "True");
+    await waitFor("in sync", async () => (await condition("Ready"))?.status === "True");
     expect(await condition("Synced")).toMatchObject({ status: "True" });
     stop.abort();
     expect(await exit).toBe("stopped");
