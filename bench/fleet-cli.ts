@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { buildCli, runBuiltCli, writeCliManifests, type CliRun } from "./lib/cli-process.ts";
 import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT, simulatorState, sum } from "./lib/fixtures.ts";
 import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
-import { callsByRoute, startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";
+import { totalsByRoute } from "../test/support/calls.ts";
+import { startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";
 import { median } from "./lib/stats.ts";
 
 export interface FleetCliOptions {
@@ -179,7 +180,7 @@ async function counted(
 ): Promise<{ run: CliRun; calls: Record<string, number> }> {
   await control.resetCounters();
   const run = await step();
-  return { run, calls: callsByRoute(await control.counters()) };
+  return { run, calls: totalsByRoute(await control.counters()) };
 }
 
 /** the edges `plan -o json` would set the tenant of, sorted */

@@ -19,7 +19,8 @@ import {
 import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { next, now, sleep, startScaleChild, stopChild, waitForPut } from "./lib/scale-driver.ts";
 import type { ScaleChildReport, ScaleChildStart } from "./lib/scale-protocol.ts";
-import { callsByRoute, startSimulatorProcess, type SimulatorProcess } from "./lib/simulator-process.ts";
+import { totalsByRoute } from "../test/support/calls.ts";
+import { startSimulatorProcess, type SimulatorProcess } from "./lib/simulator-process.ts";
 import { median } from "./lib/stats.ts";
 import { runInCaseLimit } from "./scale.ts";
 
@@ -148,7 +149,7 @@ async function runCase(
     await Promise.all(sims.map((s) => s.control.resetCounters()));
     await sleep(options.windowMs);
     assertAlive(child, "in the steady state");
-    const perSim = await Promise.all(sims.map(async (s) => callsByRoute(await s.control.counters())));
+    const perSim = await Promise.all(sims.map(async (s) => totalsByRoute(await s.control.counters())));
     const calls: Record<string, number> = {};
     for (const c of perSim)
       for (const [route, n] of Object.entries(c)) calls[route] = (calls[route] ?? 0) + n;

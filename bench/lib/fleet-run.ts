@@ -15,12 +15,8 @@ import {
 } from "./fixtures.ts";
 import { MemorySource } from "./memory-source.ts";
 import { startLoadProbe } from "./process-cpu.ts";
-import {
-  callsByRoute,
-  failedCalls,
-  startSimulatorProcess,
-  type SimulatorProcess,
-} from "./simulator-process.ts";
+import { totalsByRoute } from "../../test/support/calls.ts";
+import { failedCalls, startSimulatorProcess, type SimulatorProcess } from "./simulator-process.ts";
 import { summarize } from "./stats.ts";
 import { runOperatorPass, type PassResult } from "./wiring.ts";
 
@@ -82,7 +78,7 @@ export async function startFleetRun(options: FleetRunOptions): Promise<FleetRun>
       const s = summarize(requestDurationsMs);
       return {
         ...result,
-        calls: callsByRoute(counters),
+        calls: totalsByRoute(counters),
         failed: failedCalls(counters),
         lostContent: audit.violations.length,
         request: {

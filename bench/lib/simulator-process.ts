@@ -10,6 +10,7 @@ import type {
   SimulatorSettings,
   SimulatorStateInput,
 } from "../../src/simulator/index.ts";
+import { totalsByRoute } from "../../test/support/calls.ts";
 
 const CHILD = fileURLToPath(new URL("./simulator-child.ts", import.meta.url));
 
@@ -124,16 +125,6 @@ export class SimulatorControl {
   }
 }
 
-/** calls per route (any status) */
-export function callsByRoute(counters: CounterSnapshot): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(counters).map(([route, byStatus]) => [
-      route,
-      Object.values(byStatus).reduce((a, b) => a + b, 0),
-    ]),
-  );
-}
-
 /** calls answered with a status outside 2xx, per route and status */
 export function failedCalls(counters: CounterSnapshot): Record<string, number> {
   const out: Record<string, number> = {};
@@ -145,5 +136,5 @@ export function failedCalls(counters: CounterSnapshot): Record<string, number> {
 }
 
 export function totalCalls(counters: CounterSnapshot): number {
-  return Object.values(callsByRoute(counters)).reduce((a, b) => a + b, 0);
+  return Object.values(totalsByRoute(counters)).reduce((a, b) => a + b, 0);
 }

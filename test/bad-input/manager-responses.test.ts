@@ -14,7 +14,8 @@ import type { ReconcileReport } from "../../src/reconcile/report.ts";
 import { memoryStore } from "../../src/reconcile/store.ts";
 import { refOf } from "../../src/api/refs.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { assertNoAllowedReleased, assertNoWrites, callsByRoute } from "../faults/invariants.ts";
+import { assertNoAllowedReleased, assertNoWrites } from "../faults/invariants.ts";
+import { callsByRoute } from "../support/calls.ts";
 import { startRewritingProxy, type Rewrite, type RewritingProxy } from "../faults/rewriting-proxy.ts";
 import { ALLOWED, rigManifests, rigState, STRAYS } from "../faults/rig.ts";
 

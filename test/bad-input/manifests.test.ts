@@ -18,7 +18,8 @@ import { createReconciler } from "../../src/reconcile/reconciler.ts";
 import { memoryStore } from "../../src/reconcile/store.ts";
 import { refOf } from "../../src/api/refs.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { assertNoWrites, callsByRoute } from "../faults/invariants.ts";
+import { assertNoWrites } from "../faults/invariants.ts";
+import { callsByRoute } from "../support/calls.ts";
 import { KEPT, rigManifests, rigState, STRAYS } from "../faults/rig.ts";
 
 interface EntryCase {

@@ -9,7 +9,6 @@ import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { edgeModelOf, modelsEqualExcept } from "../../src/simulator/edge-model.ts";
 import {
   allocations,
-  callsOf,
   captureIo,
   DEMO_MANIFESTS,
   edgeTenant,
@@ -18,6 +17,7 @@ import {
   secret,
   demoPerTest,
 } from "./helpers.ts";
+import { callsOf } from "../support/calls.ts";
 
 const demo = demoPerTest();
 const { dirs } = demo;

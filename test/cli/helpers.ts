@@ -119,16 +119,6 @@ export async function startDemoSimulator(credentials?: {
   return startSimulator(credentials === undefined ? { state } : { state, credentials });
 }
 
-/** Calls per route of the simulator, whatever the status. */
-export function callsOf(sim: RunningSimulator): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(sim.state.counters.snapshot()).map(([route, byStatus]) => [
-      route,
-      Object.values(byStatus).reduce((a, b) => a + b, 0),
-    ]),
-  );
-}
-
 /** `pool ip` of every allocation the simulator holds */
 export function allocations(sim: RunningSimulator): string[] {
   return sim.state

@@ -6,7 +6,6 @@
 import { describe, expect, it } from "vitest";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import {
-  callsOf,
   captureIo,
   DEMO_MANIFESTS,
   edgeTenant,
@@ -15,6 +14,7 @@ import {
   secret,
   demoPerTest,
 } from "./helpers.ts";
+import { callsOf } from "../support/calls.ts";
 
 const demo = demoPerTest();
 const { dirs } = demo;

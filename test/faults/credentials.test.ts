@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.ts";
-import { assertNoAllowedReleased, assertNoLostContent, callsByRoute, type RouteCalls } from "./invariants.ts";
+import { callsByRoute, type RouteCalls } from "../support/calls.ts";
+import { assertNoAllowedReleased, assertNoLostContent } from "./invariants.ts";
 import { ALLOWED, CREDENTIALS, EDGE_ID, FaultRig, MANAGER, POOL_ID } from "./rig.ts";
 
 const NEW_PASSWORD = "second-password";

@@ -10,22 +10,7 @@ import { AddressSet } from "../../src/api/address-set.ts";
 import type { Kind } from "../../src/api/types.ts";
 import { BACKOFF_DEFAULTS } from "../../src/controller/rate-limiter.ts";
 import type { ApiRoute, RunningSimulator } from "../../src/simulator/index.ts";
-
-/** Calls the simulator answered (or reset), per route: the total and the count per status. */
-export type RouteCalls = Record<string, { total: number; byStatus: Record<string, number> }>;
-
-export function callsByRoute(sim: RunningSimulator): RouteCalls {
-  const out: RouteCalls = {};
-  for (const [route, byStatus] of Object.entries(sim.state.counters.snapshot())) {
-    out[route] = { total: Object.values(byStatus).reduce((a, b) => a + b, 0), byStatus: { ...byStatus } };
-  }
-  return out;
-}
-
-/** every call of the route, whatever its answer */
-export function callsOf(sim: RunningSimulator, route: ApiRoute): number {
-  return callsByRoute(sim)[route]?.total ?? 0;
-}
+import { callsByRoute } from "../support/calls.ts";
 
 export function assertNoLostContent(sim: RunningSimulator): void {
   const { violations, dropped } = sim.state.audit.snapshot();

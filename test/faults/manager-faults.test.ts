@@ -12,11 +12,11 @@ import {
   assertCallsWithin,
   assertNoAllowedReleased,
   assertNoLostContent,
-  callsByRoute,
   maxPassesWithin,
 } from "./invariants.ts";
 import { ALLOWED, BUDGET, EDGE_BYTES, EDGE_ID, EDGE_TENANT, FaultRig, MANAGER, POOL, STRAYS } from "./rig.ts";
 import { waitFor } from "../support/wait.ts";
+import { callsByRoute } from "../support/calls.ts";
 
 interface Visibility {
   /** the object whose status shows it; any object when absent */

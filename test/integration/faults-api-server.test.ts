@@ -22,13 +22,7 @@ import {
   installCrds,
 } from "../controlplane/testing.ts";
 import { waitFor } from "../support/wait.ts";
-import {
-  assertCallsWithin,
-  assertNoAllowedReleased,
-  assertNoLostContent,
-  callsByRoute,
-  callsOf,
-} from "../faults/invariants.ts";
+import { assertCallsWithin, assertNoAllowedReleased, assertNoLostContent } from "../faults/invariants.ts";
 import {
   ALLOWED,
   BUDGET,
@@ -49,6 +43,7 @@ import {
 } from "../faults/rig.ts";
 import { startTcpProxy, type TcpProxy } from "../faults/tcp-proxy.ts";
 import { CRDS_DIR, Resources } from "./operator-harness.ts";
+import { callsByRoute, callsTo } from "../support/calls.ts";
 
 interface Running {
   source: KubernetesSource;
@@ -234,7 +229,7 @@ describeWithControlPlane("API server faults", (cp) => {
     await resources.patch("EdgeTenant", EDGE_TENANT, { spec: { tenant: "violet" } });
     await converged(sim, resources, "violet");
     invariants(sim);
-    expect(callsOf(sim, "putEdge")).toBe(2);
+    expect(callsTo(sim, "putEdge")).toBe(2);
   });
 
   it("kube-apiserver down for 20 s: /readyz red meanwhile, green within seconds of its return (default backoff)", async () => {
@@ -298,7 +293,7 @@ describeWithControlPlane("API server faults", (cp) => {
     ).toBeGreaterThanOrEqual(1);
     const warnings = op.events.filter((e) => e.type === "Warning");
     expect(warnings, `quiet: no Warning event; ${JSON.stringify(warnings)}`).toEqual([]);
-    expect(callsOf(sim, "putEdge"), "the requeued pass found the tenant right: no second PUT").toBe(1);
+    expect(callsTo(sim, "putEdge"), "the requeued pass found the tenant right: no second PUT").toBe(1);
     invariants(sim);
   });
 });

@@ -18,13 +18,7 @@ import { CLIENT_DEFAULTS } from "../../src/nsx/client.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { startSimulator, type ApiRoute, type RunningSimulator } from "../../src/simulator/index.ts";
 import { waitFor } from "../support/wait.ts";
-import {
-  assertCallsWithin,
-  assertNoAllowedReleased,
-  assertNoLostContent,
-  callsByRoute,
-  callsOf,
-} from "../faults/invariants.ts";
+import { assertCallsWithin, assertNoAllowedReleased, assertNoLostContent } from "../faults/invariants.ts";
 import { spawnOperator, type OperatorProcess } from "../faults/operator-process.ts";
 import {
   ALLOWED,
@@ -36,6 +30,7 @@ import {
   rigState,
   STRAYS,
 } from "../faults/rig.ts";
+import { callsByRoute, callsTo } from "../support/calls.ts";
 
 /** what `run` uses: the client's and the reconciler's defaults */
 const BUDGET = {
@@ -178,7 +173,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
       { timeoutMs: 20_000, intervalMs: 20 },
     );
     expect(await first.kill()).toBe("SIGKILL");
-    expect(callsOf(s.sim, "putEdge"), "killed before the PUT").toBe(0);
+    expect(callsTo(s.sim, "putEdge"), "killed before the PUT").toBe(0);
     expect(
       persisted(s.statusFile, EDGE_KEY)?.status?.originalTenant,
       "the original was recorded before the write it is needed for",
@@ -194,8 +189,8 @@ describe("operator killed with SIGKILL, then restarted", () => {
     assertNoAllowedReleased(s.sim, ALLOWED);
     const edge = s.sim.state.edge(EDGE_ID);
     expect(edge?.doc.name, "the other client's change survived").toBe("renamed-while-down");
-    expect(callsOf(s.sim, "putEdge"), "one PUT in all").toBe(1);
-    expect(callsOf(s.sim, "getEdge"), "the record's read, then one read per run").toBeLessThanOrEqual(3);
+    expect(callsTo(s.sim, "putEdge"), "one PUT in all").toBe(1);
+    expect(callsTo(s.sim, "getEdge"), "the record's read, then one read per run").toBeLessThanOrEqual(3);
     assertCallsAcrossRestart(s.sim, first, second, STRAYS.length);
   });
 
@@ -211,7 +206,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
     // the request was sent whole: the manager acts on it although its sender is gone
     await waitFor(
       "the manager to apply the PUT",
-      async () => (callsOf(s.sim, "putEdge") === 1 ? true : undefined),
+      async () => (callsTo(s.sim, "putEdge") === 1 ? true : undefined),
       {
         timeoutMs: 5_000,
       },
@@ -223,7 +218,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
     await converged(s, second);
     assertNoLostContent(s.sim);
     assertNoAllowedReleased(s.sim, ALLOWED);
-    expect(callsOf(s.sim, "putEdge"), "no second PUT").toBe(1);
+    expect(callsTo(s.sim, "putEdge"), "no second PUT").toBe(1);
     expect(condition(s.statusFile, EDGE_KEY, "Synced")?.status).toBe("True");
     expect(
       persisted(s.statusFile, EDGE_KEY)?.status?.originalTenant,
@@ -258,7 +253,7 @@ describe("operator killed with SIGKILL, then restarted", () => {
 
     // the DELETE in flight at the kill still lands on the manager
     await waitFor("the DELETE in flight to land", async () =>
-      callsOf(s.sim, "releaseAddress") === fired(s.sim, "releaseAddress") ? true : undefined,
+      callsTo(s.sim, "releaseAddress") === fired(s.sim, "releaseAddress") ? true : undefined,
     );
     const releasedBeforeRestart = s.sim.state.audit.snapshot().releases.length;
     s.sim.state.faults.clear();

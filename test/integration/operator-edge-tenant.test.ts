@@ -27,13 +27,13 @@ import {
   EXAMPLES_DIR,
   Resources,
   SYNC_INTERVAL_MS,
-  callCounts,
   condition,
   httpGet,
   startTestOperator,
   tenantOn,
   type TestOperator,
 } from "./operator-harness.ts";
+import { callsOf } from "../support/calls.ts";
 
 /** "at once": far below the object's hourly resync, with room for a busy machine */
 const AT_ONCE_MS = 5_000;
@@ -49,7 +49,7 @@ describeWithControlPlane("operator: EdgeTenant", (cp) => {
   let manifests = "";
 
   const edgeCalls = (sim: RunningSimulator) => {
-    const counts = callCounts(sim.state.counters.snapshot());
+    const counts = callsOf(sim);
     return (counts.getEdge ?? 0) + (counts.putEdge ?? 0);
   };
 

@@ -243,15 +243,6 @@ export function condition(object: NsxvObject, type: string) {
 }
 
 /** the routes the simulator answered, by route name (all statuses added up) */
-export function callCounts(counters: Record<string, Record<string, number>>): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(counters).map(([route, byStatus]) => [
-      route,
-      Object.values(byStatus).reduce((a, b) => a + b, 0),
-    ]),
-  );
-}
-
 export async function httpGet(
   address: BoundAddress,
   path: string,

@@ -15,7 +15,6 @@ import {
   CRDS_DIR,
   Resources,
   TcpProxy,
-  callCounts,
   condition,
   httpGet,
   startTestOperator,
@@ -23,6 +22,7 @@ import {
   tenantOn,
   type TestOperator,
 } from "./operator-harness.ts";
+import { callsOf } from "../support/calls.ts";
 
 describeWithControlPlane("operator: watch interruptions and credentials", (cp) => {
   const kc = cp.makeKubeConfig();
@@ -141,7 +141,7 @@ describeWithControlPlane("operator: watch interruptions and credentials", (cp) =
         (o) => condition(o, "Synced")?.reason === "ManagerNotReady",
       );
       expect(condition(edge, "Synced")?.status).toBe("False");
-      expect(callCounts(late.state.counters.snapshot())).toEqual({});
+      expect(callsOf(late)).toEqual({});
 
       await k8s.secret("late-credentials", { username: "admin", password: "default" }, late.url);
       await untilTenant(late, "edge-5", "blue");

@@ -11,7 +11,7 @@ import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
-import { callsOf } from "../cli/helpers.ts";
+import { callsOf } from "../support/calls.ts";
 import { FakeSource, objects, operatorHarness } from "./harness.ts";
 import { waitFor } from "../support/wait.ts";
 
