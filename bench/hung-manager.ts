@@ -22,7 +22,7 @@ import {
   simulatorState,
   type FleetOptions,
 } from "./lib/fixtures.ts";
-import { MemorySource } from "./lib/memory-source.ts";
+import { MemorySource } from "../test/support/memory-source.ts";
 import { ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { startSimulatorProcess } from "./lib/simulator-process.ts";
 import { startOperator } from "./lib/wiring.ts";
@@ -140,6 +140,7 @@ async function runCase(c: HungManagerCase, o: HungManagerBenchOptions): Promise<
       ),
     ],
     secrets: [secret("frozen"), secret("healthy")],
+    record: false,
   });
   const op = startOperator({
     source,
@@ -154,7 +155,7 @@ async function runCase(c: HungManagerCase, o: HungManagerBenchOptions): Promise<
   try {
     await sleep(o.lateAfterMs);
     const addedMs = performance.now();
-    await source.change(tenant("late", "healthy", "edge-1"));
+    source.change(tenant("late", "healthy", "edge-1"));
     let frozenNotReadyMs = o.timeoutMs;
     let lateMs = o.timeoutMs;
     while (performance.now() - addedMs < o.timeoutMs) {
@@ -186,7 +187,7 @@ async function measureCost(result: ResultBuilder, o: HungManagerBenchOptions): P
     const sim = await startSimulatorProcess({ state: simulatorState(fleet), settings: { latencyMs } });
     // the NSXManager's default caps: 8 requests at once, 20 per second
     const objects = fleetObjects(sim.url, { maxConcurrentRequests: 8, requestsPerSecond: 20 }, fleet);
-    const source = new MemorySource({ objects, secrets: [credentialsSecret()] });
+    const source = new MemorySource({ objects, secrets: [credentialsSecret()], record: false });
     const startMs = performance.now();
     const op = startOperator({ source, concurrency: o.concurrency, concurrencyPerManager: perManager });
     try {

@@ -13,7 +13,7 @@ import {
   type FleetOptions,
   type ManagerCaps,
 } from "./fixtures.ts";
-import { MemorySource } from "./memory-source.ts";
+import { MemorySource } from "../../test/support/memory-source.ts";
 import { startLoadProbe } from "./process-cpu.ts";
 import { totalsByRoute } from "../../test/support/calls.ts";
 import { failedCalls, startSimulatorProcess, type SimulatorProcess } from "./simulator-process.ts";
@@ -55,7 +55,7 @@ export async function startFleetRun(options: FleetRunOptions): Promise<FleetRun>
     settings: { latencyMs: options.latencyMs },
   });
   const objects = fleetObjects(simulator.url, options.caps, options.fleet);
-  const source = new MemorySource({ objects, secrets: [credentialsSecret()] });
+  const source = new MemorySource({ objects, secrets: [credentialsSecret()], record: false });
   return {
     simulator,
     source,

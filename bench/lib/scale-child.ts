@@ -14,7 +14,7 @@ import { DirectorySource } from "../../src/source/directory.ts";
 import type { DesiredStateSource } from "../../src/source/source.ts";
 import { credentialsSecret, edgeTenantObject, fleetObjects, managersFleetObjects } from "./fixtures.ts";
 import { objectKey, type ObjectRef } from "../../src/api/refs.ts";
-import { MemorySource } from "./memory-source.ts";
+import { MemorySource } from "../../test/support/memory-source.ts";
 import { CHANGED_TENANT, type ScaleChildReport, type ScaleChildStart } from "./scale-protocol.ts";
 import { startOperator, type RunningOperator } from "./wiring.ts";
 
@@ -69,7 +69,11 @@ async function sourceFor(start: ScaleChildStart): Promise<DesiredStateSource> {
   const { source } = start;
   switch (source.type) {
     case "memory":
-      return new MemorySource({ objects: scaleObjects(start), secrets: [credentialsSecret()] });
+      return new MemorySource({
+        objects: scaleObjects(start),
+        secrets: [credentialsSecret()],
+        record: false,
+      });
     case "directory":
       return new DirectorySource({ dir: source.dir });
     case "cluster": {
@@ -157,9 +161,8 @@ async function main(start: ScaleChildStart): Promise<void> {
     if (message === "change" && source instanceof MemorySource) {
       const edge: EdgeTenant = edgeTenantObject(1);
       const changed = { ...edge, metadata: { ...edge.metadata, generation: 2 } };
-      void source
-        .change({ ...changed, spec: { ...edge.spec, tenant: CHANGED_TENANT } })
-        .then(() => process.send?.({ changed: true }));
+      source.change({ ...changed, spec: { ...edge.spec, tenant: CHANGED_TENANT } });
+      process.send?.({ changed: true });
     } else if (message === "reload" && source instanceof DirectorySource) {
       const t = performance.now();
       void source.reload().then(() => process.send?.({ reloaded: performance.now() - t }));

@@ -10,8 +10,9 @@ import type { Logger } from "../../src/controller/controller.ts";
 import { defaultConcurrencyPerManager, managerGroupOf } from "../../src/operator/operator.ts";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
 import { FakeClock } from "../../src/util/clock.ts";
-import { FakeSource, NS, objects, operatorHarness, ready } from "./harness.ts";
+import { edgeRef, NS, objects, operatorHarness, ready } from "./harness.ts";
 import { waitFor } from "../support/wait.ts";
+import { MemorySource } from "../support/memory-source.ts";
 
 const tenant = (name: string, managerName: string): EdgeTenant => ({
   apiVersion: "nsxv.io/v1alpha1",
@@ -96,7 +97,10 @@ describe("Operator bulkhead", () => {
     };
     // the hung manager and its objects come first: without the bulkhead they take every worker
     const hungTenants = Array.from({ length: dependents }, (_, i) => tenant(`hung-${i}`, "hung"));
-    const source = new FakeSource([hung, fine[0]!, ...hungTenants, tenant("late", "nsx")], secrets);
+    const source = new MemorySource({
+      objects: [hung, fine[0]!, ...hungTenants, tenant("late", "nsx")],
+      secrets,
+    });
     return { source, healthy };
   }
 
@@ -106,7 +110,10 @@ describe("Operator bulkhead", () => {
     const { source, healthy } = await frozenScene(3);
     // two workers, one each; no breaker, so that the hung calls hang for the whole test
     run(source, { concurrency: 2, shutdownTimeoutMs: 100, clientOptions: { circuitBreakerFailures: 0 } });
-    await waitFor("the other manager's EdgeTenant Ready", () => ready(source.statusOf("late")) === "True");
+    await waitFor(
+      "the other manager's EdgeTenant Ready",
+      () => ready(source.statusOf(edgeRef("late"))) === "True",
+    );
     expect(convergedOn(healthy)).toBe(true);
   });
 
@@ -119,7 +126,7 @@ describe("Operator bulkhead", () => {
       clientOptions: { circuitBreakerFailures: 0 },
     });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(source.statusOf("late"), "never reached").toBeUndefined();
+    expect(source.statusOf(edgeRef("late")), "never reached").toBeUndefined();
     expect(convergedOn(healthy)).toBe(false);
   });
 });
@@ -135,7 +142,7 @@ describe("Operator backoff cap", () => {
     };
     const logger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: record };
     // its NSXManager does not exist: every pass fails at once (ManagerNotReady), with no call
-    const source = new FakeSource([tenant("orphan", "missing")], []);
+    const source = new MemorySource({ objects: [tenant("orphan", "missing")], secrets: [] });
     run(source, { clock, logger, reconciler: { jitterFraction: 0 } });
     await waitFor("the first failure", () => failedAtMs.length === 1);
     for (let i = 0; i < 8; i++) await clock.advance(10_000);

@@ -1,77 +1,17 @@
 /**
- * What the operator tests share: a desired-state source over a memory store (status writes land
- * in the store unless told otherwise), the objects of one manager, and `operatorHarness`, which
- * starts simulators and operators and stops them after each test.
+ * What the operator tests share: the objects of one manager (for a MemorySource), and
+ * `operatorHarness`, which starts simulators and operators and stops them after each test.
  */
 import { afterEach } from "vitest";
 import type { ObjectRef } from "../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NsxvObject, Secret } from "../../src/api/types.ts";
-import { MemoryEventSink, SinkEventRecorder } from "../../src/controller/events.ts";
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator, type OperatorOptions } from "../../src/operator/operator.ts";
-import { memoryStore, type MemoryStore } from "../../src/reconcile/store.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import {
-  ChangeListeners,
-  type ChangeListener,
-  type DesiredStateSource,
-  type Status,
-  type StatusWriteOutcome,
-} from "../../src/source/source.ts";
+import type { Status } from "../../src/source/source.ts";
+import type { MemorySource } from "../support/memory-source.ts";
 
 export const NS = "ops";
-
-/** A source over a memory store; status writes land in the store unless `answers` says otherwise. */
-export class FakeSource implements DesiredStateSource {
-  readonly store: MemoryStore;
-  readonly sink = new MemoryEventSink();
-  readonly events = new SinkEventRecorder({ sink: this.sink, host: "test" });
-  readonly writes: { ref: ObjectRef; status: Status }[] = [];
-  readonly answers: StatusWriteOutcome[] = [];
-  ready: string | undefined = undefined;
-  readonly #listeners = new ChangeListeners();
-
-  constructor(objects: NsxvObject[], secrets: Secret[]) {
-    this.store = memoryStore({ objects, secrets });
-  }
-
-  start(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-  }
-  synced(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
-  notReady(): string | undefined {
-    return this.ready;
-  }
-  subscribe(listener: ChangeListener): () => void {
-    return this.#listeners.subscribe(listener);
-  }
-  /** what a watch event would do */
-  change(object: NsxvObject): void {
-    const before = this.store.list(object.kind).find((o) => o.metadata.name === object.metadata.name);
-    this.store.put(object);
-    this.#listeners.emit({ type: "object", before, after: object });
-  }
-  writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome> {
-    this.writes.push({ ref, status });
-    const answer = this.answers.shift() ?? "written";
-    const object = this.store.get(ref) as NsxvObject | undefined;
-    if (answer === "written" && object !== undefined) this.store.put({ ...object, status } as NsxvObject);
-    return Promise.resolve(answer);
-  }
-  setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome> {
-    const object = this.store.get(ref) as NsxvObject | undefined;
-    if (object === undefined) return Promise.resolve("gone");
-    const others = (object.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-    const metadata = { ...object.metadata, finalizers: present ? [...others, finalizer] : others };
-    this.store.put({ ...object, metadata } as NsxvObject);
-    return Promise.resolve("written");
-  }
-  statusOf(name: string): Status | undefined {
-    return (this.store.get({ kind: "EdgeTenant", namespace: NS, name }) as NsxvObject | undefined)?.status;
-  }
-}
 
 export function objects(
   url: string,
@@ -98,6 +38,9 @@ export function objects(
   return { objects: [manager, ...edges], secrets: [secret] };
 }
 
+/** the EdgeTenant `name` of the objects() above */
+export const edgeRef = (name: string): ObjectRef => ({ kind: "EdgeTenant", namespace: NS, name });
+
 export const ready = (status: Status | undefined) =>
   status?.conditions?.find((c) => c.type === "Ready")?.status;
 
@@ -120,7 +63,7 @@ export function operatorHarness() {
     return sim;
   }
 
-  function run(source: FakeSource, options: Partial<OperatorOptions> = {}) {
+  function run(source: MemorySource, options: Partial<OperatorOptions> = {}) {
     const bundle = createOperatorMetrics({ processMetrics: false });
     const operator = new Operator({
       source,

@@ -12,8 +12,9 @@ import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { callsOf } from "../support/calls.ts";
-import { FakeSource, objects, operatorHarness } from "./harness.ts";
+import { edgeRef, objects, operatorHarness } from "./harness.ts";
 import { waitFor } from "../support/wait.ts";
+import { MemorySource } from "../support/memory-source.ts";
 
 const EDGES = 8;
 const SYNC_MS = 10_000;
@@ -21,13 +22,13 @@ const SYNC_MS = 10_000;
 const STEP_MS = SYNC_MS * 1.1 + 1;
 
 /** EDGES EdgeTenants (edge-1 …) wanting `tenant`, checked every 10 s. */
-function tenants(url: string, tenant = "blue"): FakeSource {
+function tenants(url: string, tenant = "blue"): MemorySource {
   const wanted = Object.fromEntries(Array.from({ length: EDGES }, (_, i) => [`edge-${i + 1}`, tenant]));
   const init = objects(url, wanted);
   const every10s = init.objects.map((o): NsxvObject =>
     o.kind === "EdgeTenant" ? ({ ...o, spec: { ...o.spec, syncInterval: "10s" } } as EdgeTenant) : o,
   );
-  return new FakeSource(every10s, init.secrets);
+  return new MemorySource({ objects: every10s, secrets: init.secrets });
 }
 
 async function control(sim: RunningSimulator, method: string, path: string, body?: unknown) {
@@ -45,7 +46,7 @@ async function control(sim: RunningSimulator, method: string, path: string, body
  * `spanMs`: each reads in full once an hour at a phase its name fixes, and a steady state that
  * happened to cross one would count that read.
  */
-function quietStart(source: FakeSource, spanMs: number): number {
+function quietStart(source: MemorySource, spanMs: number): number {
   const intervalMs = RECONCILER_DEFAULTS.fullReadIntervalMs;
   const offsets = (source.store.list("EdgeTenant") as EdgeTenant[]).map((o) => phaseOf(o) * intervalMs);
   for (let start = Date.now(); ; start += spanMs) {
@@ -56,10 +57,11 @@ function quietStart(source: FakeSource, spanMs: number): number {
   }
 }
 
-const statusOf = (source: FakeSource, name: string) => source.statusOf(name) as EdgeTenant["status"];
-const all = (source: FakeSource) =>
+const statusOf = (source: MemorySource, name: string) =>
+  source.statusOf(edgeRef(name)) as EdgeTenant["status"];
+const all = (source: MemorySource) =>
   Array.from({ length: EDGES }, (_, i) => statusOf(source, `edge-${i + 1}`));
-const readyAll = (source: FakeSource) =>
+const readyAll = (source: MemorySource) =>
   all(source).every((s) => s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
 
 /** moves the operator's clock one sync interval on, and waits until the manager hears no more calls */

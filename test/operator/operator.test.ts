@@ -6,10 +6,11 @@
  * /readyz follows the source.
  */
 import { describe, expect, it } from "vitest";
-import type { EdgeTenant, NSXManager, NsxvObject, Secret } from "../../src/api/types.ts";
+import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader-election.ts";
-import { FakeSource, NS, objects, operatorHarness, ready } from "./harness.ts";
+import { edgeRef, NS, objects, operatorHarness, ready } from "./harness.ts";
 import { waitFor } from "../support/wait.ts";
+import { MemorySource } from "../support/memory-source.ts";
 
 describe("Operator", () => {
   const { run, simulator } = operatorHarness();
@@ -17,9 +18,9 @@ describe("Operator", () => {
   it("reconciles every object at start; status goes to the sink, changes to Events and metrics", async () => {
     const sim = await simulator(["red"]);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
-    const source = new FakeSource(objs, secrets);
+    const source = new MemorySource({ objects: objs, secrets });
     const { registry } = run(source);
-    await waitFor("edge-1 Ready", () => ready(source.statusOf("edge-1")) === "True");
+    await waitFor("edge-1 Ready", () => ready(source.statusOf(edgeRef("edge-1"))) === "True");
     expect(sim.state.edge("edge-1")?.doc.tenant).toBe("blue");
     await source.events.flush();
     expect(source.sink.events.map((e) => `${e.involvedObject.kind}/${e.type}/${e.reason}`)).toContain(
@@ -48,12 +49,12 @@ describe("Operator", () => {
   it("a 409 on a status write requeues quietly, then writes", async () => {
     const sim = await simulator(["blue"]);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
-    const source = new FakeSource(objs, secrets);
+    const source = new MemorySource({ objects: objs, secrets });
     source.answers.push("conflict");
     const { registry } = run(source);
     // two objects, one of which conflicts once: three writes
     await waitFor("three writes", () => source.writes.length >= 3);
-    expect(ready(source.statusOf("edge-1"))).toBe("True");
+    expect(ready(source.statusOf(edgeRef("edge-1")))).toBe("True");
     const text = await registry.metrics();
     // a quiet error: counted as an error and retried after the backoff, never logged as one
     expect(text).toMatch(/controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} 1/);
@@ -62,7 +63,7 @@ describe("Operator", () => {
   it("a dependent's call answered 401 turns its NSXManager not-Ready at once, not at the manager's next check", async () => {
     const sim = await simulator(["blue"]);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
-    const source = new FakeSource(objs, secrets);
+    const source = new MemorySource({ objects: objs, secrets });
     // managers are checked again only after an hour here
     run(source);
     const managerRef = { kind: "NSXManager" as const, namespace: NS, name: "nsx" };
@@ -70,7 +71,7 @@ describe("Operator", () => {
     // the manager's check (pools and edge list) may end after its dependent's pass
     await waitFor(
       "converged",
-      () => ready(source.statusOf("edge-1")) === "True" && ready(managerStatus()) === "True",
+      () => ready(source.statusOf(edgeRef("edge-1"))) === "True" && ready(managerStatus()) === "True",
     );
 
     sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
@@ -92,9 +93,11 @@ describe("Operator", () => {
     const sim = await simulator(["red"]);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
     const bad = { ...objs[1]!, spec: { ...(objs[1] as EdgeTenant).spec, edgeId: "edge-one" } } as EdgeTenant;
-    const source = new FakeSource([objs[0]!, bad], secrets);
+    const source = new MemorySource({ objects: [objs[0]!, bad], secrets });
     const { registry } = run(source);
-    await waitFor("Stalled", () => source.statusOf("edge-1")?.conditions?.some((c) => c.type === "Stalled"));
+    await waitFor("Stalled", () =>
+      source.statusOf(edgeRef("edge-1"))?.conditions?.some((c) => c.type === "Stalled"),
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the first backoff (1 s)
     const errors = async () =>
       /controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} (\d+)/.exec(
@@ -106,7 +109,7 @@ describe("Operator", () => {
       metadata: { ...bad.metadata, generation: 2 },
       spec: { ...bad.spec, edgeId: "edge-1" },
     });
-    await waitFor("Ready", () => ready(source.statusOf("edge-1")) === "True");
+    await waitFor("Ready", () => ready(source.statusOf(edgeRef("edge-1"))) === "True");
     expect(await errors()).toBe("1");
   });
 
@@ -120,16 +123,12 @@ describe("Operator", () => {
       update: (rv, spec) => (broken ? Promise.reject(new Error("unreachable")) : shared.update(rv, spec)),
     };
     const lease = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 100 };
-    const a = new FakeSource(
-      ...(Object.values(objects(sim.url, { "edge-1": "blue" })) as [NsxvObject[], Secret[]]),
-    );
-    const b = new FakeSource(
-      ...(Object.values(objects(sim.url, { "edge-2": "green" })) as [NsxvObject[], Secret[]]),
-    );
+    const a = new MemorySource(objects(sim.url, { "edge-1": "blue" }));
+    const b = new MemorySource(objects(sim.url, { "edge-2": "green" }));
     const first = run(a, { leaderElection: { ...lease, store: flaky, identity: "a" } });
     await waitFor("a leads", () => first.operator.isLeader);
     const second = run(b, { leaderElection: { ...lease, store: shared, identity: "b" } });
-    await waitFor("a wrote", () => ready(a.statusOf("edge-1")) === "True");
+    await waitFor("a wrote", () => ready(a.statusOf(edgeRef("edge-1"))) === "True");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(b.writes, "the standby writes nothing").toEqual([]);
     expect(second.operator.isLeader).toBe(false);
@@ -137,14 +136,14 @@ describe("Operator", () => {
     broken = true;
     expect(await first.exit).toBe("lease-lost");
     await waitFor("b leads", () => second.operator.isLeader, { timeoutMs: 3_000 });
-    await waitFor("b wrote", () => ready(b.statusOf("edge-2")) === "True");
+    await waitFor("b wrote", () => ready(b.statusOf(edgeRef("edge-2"))) === "True");
     expect(sim.state.edge("edge-2")?.doc.tenant).toBe("green");
   });
 
   it("shutdown lets the reconcile in flight finish, releases the lease and ends with stopped", async () => {
     const sim = await simulator(["red"], 300);
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
-    const source = new FakeSource(objs, secrets);
+    const source = new MemorySource({ objects: objs, secrets });
     const store = new InMemoryLeaseStore();
     const { operator, exit, stop } = run(source, {
       leaderElection: {
@@ -167,7 +166,7 @@ describe("Operator", () => {
   });
 
   it("serves /readyz from the source and /healthz always", async () => {
-    const source = new FakeSource([], []);
+    const source = new MemorySource({ objects: [], secrets: [] });
     source.ready = "EdgeTenant: not listed yet";
     const { operator } = run(source, {
       healthProbeBindAddress: "127.0.0.1:0",
