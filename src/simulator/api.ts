@@ -27,6 +27,8 @@ export interface ApiResponse {
   headers?: Record<string, string>;
   /** XML; absent for 204 and for errors */
   body?: string | Buffer;
+  /** the body's type when it is not XML (a new pool's id is plain text); default: the negotiated XML type */
+  contentType?: string;
   /** rendered in the error shape the faults ask for */
   errors?: NsxErrorEntry[];
 }

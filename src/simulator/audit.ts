@@ -1,6 +1,7 @@
 /**
  * What the simulator saw, for tests to assert on: calls per route and status, PUTs that would
- * have lost content, and releases done. Lists are capped so that a long benchmark stays bounded.
+ * have lost content, releases done, and edges and pools created, updated or deleted through the
+ * API. Lists are capped so that a long benchmark stays bounded.
  */
 
 /** Route names of the API (see faults.ts) plus `unknown` for paths no route matches. */
@@ -63,9 +64,24 @@ export interface ReleaseRecord {
   time: string;
 }
 
+/** An edge or pool created, updated (pools) or deleted through the API. */
+export interface ObjectChange {
+  action: "created" | "updated" | "deleted";
+  kind: "edge" | "pool";
+  /** the id the manager assigned or that the call named */
+  id: string;
+  /** the object's name after the call (before it, for a deletion) */
+  name?: string;
+  time: string;
+  /** a pool deleted with `force=true`: the allocations that went with it */
+  droppedAllocations?: { ip: string; note?: string; allocationId: string }[];
+}
+
 export interface AuditSnapshot {
   violations: PutViolation[];
   releases: ReleaseRecord[];
+  /** edges and pools created, updated or deleted through the API, in order */
+  objects: ObjectChange[];
   /** entries dropped because a list reached its cap */
   dropped: number;
 }
@@ -75,6 +91,7 @@ const MAX_ENTRIES = 100_000;
 export class Audit {
   #violations: PutViolation[] = [];
   #releases: ReleaseRecord[] = [];
+  #objects: ObjectChange[] = [];
   #dropped = 0;
 
   addViolation(v: PutViolation): void {
@@ -83,6 +100,10 @@ export class Audit {
 
   addRelease(r: ReleaseRecord): void {
     this.#push(this.#releases, r);
+  }
+
+  addObjectChange(change: ObjectChange): void {
+    this.#push(this.#objects, change);
   }
 
   #push<T>(list: T[], item: T): void {
@@ -94,12 +115,18 @@ export class Audit {
   }
 
   snapshot(): AuditSnapshot {
-    return { violations: [...this.#violations], releases: [...this.#releases], dropped: this.#dropped };
+    return {
+      violations: [...this.#violations],
+      releases: [...this.#releases],
+      objects: [...this.#objects],
+      dropped: this.#dropped,
+    };
   }
 
   reset(): void {
     this.#violations = [];
     this.#releases = [];
+    this.#objects = [];
     this.#dropped = 0;
   }
 }

@@ -4,7 +4,8 @@
  * RAML example sends `<id></id>`, govnsx sends none) but may not name another edge. The sent
  * configuration replaces the stored one, sections left out included (that is how lossy clients
  * destroy firewall rules on real managers), except the manager-owned fields, which stay what the
- * manager knows, and the summary, which the manager computes.
+ * manager knows, the summary, which the manager computes, and what a manager fills in
+ * (edge-fill.ts: defaults, the stored name, appliances' runtime fields, new rules' ids).
  */
 import { NsxResponseError } from "../nsx/errors.ts";
 import { parseXmlDocument } from "../nsx/xml.ts";
@@ -18,6 +19,7 @@ import {
   setChildText,
   type EdgeModel,
 } from "./edge-model.ts";
+import { assignRuleIds, fillSettingDefaults, keepApplianceRuntime, keepName } from "./edge-fill.ts";
 import { ERROR_CODES, type ErrorCode } from "./error-codes.ts";
 
 /** Fields a PUT does not set: they stay what the manager knows (field notes), `id` and `version` aside. */
@@ -28,6 +30,9 @@ export const MANAGER_OWNED_FIELDS: readonly string[] = [
   "fqdn",
   "hypervisorAssist",
   "type",
+  // set when the edge is created (the isUniversal query parameter; an id the manager assigns)
+  "isUniversal",
+  "edgeAssistId",
 ];
 
 /** top-level fields a manager reads as one value: a document with two of one is refused */
@@ -93,13 +98,24 @@ export function readSentEdge(text: string, edgeId: string): ReadSentEdgeResult {
 
 /**
  * The configuration stored for `sent` over `current` (both without summary): what was sent, with
- * the id of the URL, the manager-owned fields of `current`, version + 1, and children in the
- * manager's order.
+ * the id of the URL, the manager-owned fields of `current`, version + 1, what the manager fills
+ * in (edge-fill.ts), and children in the manager's order.
  */
 export function configAfterPut(current: EdgeModel, sent: EdgeModel, storedVersion: number): EdgeModel {
   const next: EdgeModel = { ...sent, children: sent.children.filter((c) => c.name !== "edgeSummary") };
   setChildText(next, "id", childText(current, "id") ?? "");
   for (const name of MANAGER_OWNED_FIELDS) replaceChild(next, name, child(current, name));
   setChildText(next, "version", String(storedVersion + 1));
+  keepName(next, current);
+  fillSettingDefaults(next);
+  keepApplianceRuntime(next, current);
+  assignRuleIds(next, current);
+  withoutCliPassword(next);
   return inManagerOrder(next, current);
+}
+
+/** The manager keeps the CLI password to itself: a GET never shows it (field notes). */
+export function withoutCliPassword(model: EdgeModel): void {
+  const cli = child(model, "cliSettings");
+  if (cli !== undefined) cli.children = cli.children.filter((c) => c.name !== "password");
 }

@@ -35,12 +35,18 @@ export class EdgeStore {
   readonly #manager: ManagerIdentity;
   readonly #format: () => EdgeFormat;
   readonly #onStored: (listing: EdgeListing) => void;
+  readonly #onRemoved: (id: string) => void;
 
-  /** `onStored` hears every version stored (the stale-list fault keeps a history of them) */
-  constructor(manager: ManagerIdentity, format: () => EdgeFormat, onStored: (listing: EdgeListing) => void) {
+  /** `listeners` hear every version stored and every edge removed (the stale-list fault keeps a history of them) */
+  constructor(
+    manager: ManagerIdentity,
+    format: () => EdgeFormat,
+    listeners: { stored: (listing: EdgeListing) => void; removed: (id: string) => void },
+  ) {
     this.#manager = manager;
     this.#format = format;
-    this.#onStored = onStored;
+    this.#onStored = listeners.stored;
+    this.#onRemoved = listeners.removed;
   }
 
   get(id: string): StoredEdge | undefined {
@@ -77,6 +83,13 @@ export class EdgeStore {
     this.#edges.set(edge.id, edge);
     this.#onStored(edge.listing);
     return edge;
+  }
+
+  /** Removes an edge; the stale-list fault hears it. Returns whether there was one. */
+  delete(id: string): boolean {
+    const existed = this.#edges.delete(id);
+    if (existed) this.#onRemoved(id);
+    return existed;
   }
 
   /** Renders every edge again, in the format the settings now ask for; versions do not change. */

@@ -1,10 +1,12 @@
 /**
- * An edge's `<edgeSummary>` as a manager computes it, and what the edge list sorts and filters
- * on. Fields that follow from the edge (id, name, tenantId, revision, datacenter, type, connected
- * vnics, the appliances) are always recomputed from the stored configuration, so a PUT that
- * removes vnics leaves no stale count behind. The manager's own data about the edge (state,
- * edgeStatus, recent jobs, allowed actions...) starts with defaults and is taken from a summary
- * the seeded document carried, then kept across PUTs.
+ * An edge's `<edgeSummary>` as a manager computes it (the RAML's 6.4 example, field for field but
+ * featureCapabilities, recentJobInfo and statusFromVseUpdatedOn), and what the edge list sorts and
+ * filters on. Fields that follow from the edge (id, name, tenantId, revision, datacenter, type,
+ * connected vnics, the appliances and the active one's VM, host, resource pool and datastore,
+ * hypervisorAssist, localEgressEnabled) are always recomputed from the stored configuration, so a
+ * PUT that removes vnics leaves no stale count behind. The manager's own data about the edge
+ * (state, edgeStatus, recent jobs, allowed actions, communication channel...) starts with
+ * defaults and is taken from a summary the seeded document carried, then kept across PUTs.
  */
 import { child, childText, leaf, type EdgeModel } from "./edge-model.ts";
 import { releaseText, type ManagerIdentity } from "./manager.ts";
@@ -18,6 +20,18 @@ export interface EdgeListing {
   /** port groups its interfaces are on (vnics' portgroupId, a router's connectedToId), for `pg` */
   readonly portgroups: readonly string[];
 }
+
+/** the summary's field and the active appliance's field it shows */
+const ACTIVE_VSE_FIELDS: readonly (readonly [summary: string, appliance: string])[] = [
+  ["vmMoidOfActiveVse", "vmId"],
+  ["vmNameOfActiveVse", "vmName"],
+  ["hostMoidOfActiveVse", "hostId"],
+  ["hostNameOfActiveVse", "hostName"],
+  ["resourcePoolMoidOfActiveVse", "resourcePoolId"],
+  ["resourcePoolNameOfActiveVse", "resourcePoolName"],
+  ["dataStoreMoidOfActiveVse", "datastoreId"],
+  ["dataStoreNameOfActiveVse", "datastoreName"],
+];
 
 /** summary fields always computed from the edge; the others may come from a seeded summary */
 const DERIVED: ReadonlySet<string> = new Set([
@@ -33,11 +47,18 @@ const DERIVED: ReadonlySet<string> = new Set([
   "datacenterName",
   "tenantId",
   "numberOfConnectedVnics",
+  "hypervisorAssist",
+  "localEgressEnabled",
 ]);
 const DERIVED_APPLIANCE_FIELDS: ReadonlySet<string> = new Set([
+  "vmVersion",
+  "vmBuildInfo",
   "applianceSize",
   "fqdn",
   "numberOfDeployedVms",
+  ...ACTIVE_VSE_FIELDS.map(([name]) => name),
+  "deployAppliances",
+  "enableFips",
 ]);
 
 /** The summary of this configuration; `previous` supplies the manager-owned fields it had. */
@@ -73,14 +94,33 @@ function mergeOwned(
   return { ...computed, children };
 }
 
+/**
+ * what the Edge module's actions are on a services gateway (the RAML's 6.4 summary example); a
+ * manager narrows them by the caller's rights and the edge's state, which the simulator does not
+ */
+export const ALLOWED_ACTIONS: readonly string[] = [
+  "Change Log Level",
+  "Add Edge Appliance",
+  "Delete Edge Appliance",
+  "Edit Edge Appliance",
+  "Edit CLI Credentials",
+  "Change edge appliance size",
+  "Force Sync",
+  "Redeploy Edge",
+  "Change Edge Appliance Core Dump Configuration",
+  "Enable hypervisorAssist",
+  "Edit Highavailability",
+  "Edit Dns",
+  "Edit Syslog",
+  "Edit Automatic Rule Generation Settings",
+  "Disable SSH",
+  "Download Edge TechSupport Logs",
+];
+
 function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel {
   const field = (name: string) => childText(config, name);
   const id = field("id") ?? "";
   const vnics = child(config, "vnics")?.children ?? [];
-  const appliances = child(config, "appliances");
-  const deployed = appliances?.children.filter((c) => c.name === "appliance").length ?? 0;
-  const size = appliances === undefined ? undefined : childText(appliances, "applianceSize");
-  const fqdn = field("fqdn");
   return node("edgeSummary", [
     leaf("objectId", id),
     leaf("objectTypeName", "Edge"),
@@ -105,13 +145,40 @@ function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel
       "numberOfConnectedVnics",
       String(vnics.filter((v) => childText(v, "isConnected") === "true").length),
     ),
-    node("appliancesSummary", [
-      deployed > 0 ? leaf("vmVersion", releaseText(manager.release)) : undefined,
-      optLeaf("applianceSize", size),
-      optLeaf("fqdn", fqdn),
-      leaf("numberOfDeployedVms", String(deployed)),
-      deployed > 0 ? leaf("activeVseHaIndex", "0") : undefined,
-    ]),
+    appliancesSummary(config, manager),
+    leaf("hypervisorAssist", field("hypervisorAssist") ?? "false"),
+    node(
+      "allowedActions",
+      ALLOWED_ACTIONS.map((action) => leaf("string", action)),
+    ),
+    leaf("localEgressEnabled", field("localEgressEnabled") ?? "false"),
+  ]);
+}
+
+/** the appliances as the summary shows them; the active one is the first (HA index 0) */
+function appliancesSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel {
+  const appliances = child(config, "appliances");
+  const list = appliances?.children.filter((c) => c.name === "appliance") ?? [];
+  const active = list.find((a) => childText(a, "highAvailabilityIndex") === "0") ?? list[0];
+  const size = appliances === undefined ? undefined : childText(appliances, "applianceSize");
+  const deployAppliances = appliances === undefined ? undefined : childText(appliances, "deployAppliances");
+  return node("appliancesSummary", [
+    active !== undefined ? leaf("vmVersion", releaseText(manager.release)) : undefined,
+    active !== undefined
+      ? leaf("vmBuildInfo", `${releaseText(manager.release)}-${manager.release.build}`)
+      : undefined,
+    optLeaf("applianceSize", size),
+    optLeaf("fqdn", childText(config, "fqdn")),
+    leaf("numberOfDeployedVms", String(list.length)),
+    active !== undefined
+      ? leaf("activeVseHaIndex", childText(active, "highAvailabilityIndex") ?? "0")
+      : undefined,
+    ...ACTIVE_VSE_FIELDS.map(([name, from]) =>
+      optLeaf(name, active === undefined ? undefined : childText(active, from)),
+    ),
+    active !== undefined ? leaf("communicationChannel", "msgbus") : undefined,
+    optLeaf("deployAppliances", deployAppliances),
+    leaf("enableFips", childText(config, "enableFips") ?? "false"),
   ]);
 }
 

@@ -1,8 +1,9 @@
 /**
  * The errorCode of every error the simulator answers, as a manager writes it: a number of the
  * module that answers, never the HTTP status. From the field notes: 202 (an object that does not
- * exist), 100 (a bare 500) and IPAM's 120051, 120054 and 120056. No record of a real manager's code
- * was found for the others; they are the simulator's own, in the answering module's range (the
+ * exist), 100 (a bare 500), IPAM's 120051, 120054 and 120056, and 210 with "Another object with
+ * same name : X already exists in the current scope : globalroot-0." (a 6.4.5 manager creating a
+ * grouping object, here a pool, with a taken name). No record of a real manager's code was found for the others; they are the simulator's own, in the answering module's range (the
  * edge module's codes run from 10000, as 10115 does). Clients decide on the status first and show
  * the code as detail, which is what this project's client does.
  */
@@ -22,6 +23,7 @@ export const ERROR_CODES = {
   poolExhausted: 120051,
   poolNotFound: 120054,
   addressNotAllocated: 120056,
+  poolHasAllocations: 120060,
   // vShield Edge
   invalidEdgeDocument: 10001,
   edgeIdMismatch: 10002,

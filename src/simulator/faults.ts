@@ -45,6 +45,13 @@ export const API_ROUTES = [
   "getBasicAuth",
   "setBasicAuth",
   "globalInfo",
+  "createEdge",
+  "deleteEdge",
+  "createPool",
+  "updatePool",
+  "deletePool",
+  "fabricFeatures",
+  "getVcConfig",
 ] as const;
 export type ApiRoute = (typeof API_ROUTES)[number];
 export type FaultRoute = ApiRoute | "*";
@@ -168,9 +175,9 @@ export class FaultSet {
     this.#faults.length = 0;
   }
 
-  /** a version of an edge was stored: lagging lists hear of it */
-  edgeStored(listing: EdgeListing): void {
-    for (const fault of this.#faults) fault.staleListing?.record(listing, this.#context.nowMs());
+  /** a version of an edge was stored, or (listing undefined) the edge deleted: lagging lists hear of it */
+  edgeStored(id: string, listing: EdgeListing | undefined): void {
+    for (const fault of this.#faults) fault.staleListing?.record(id, listing, this.#context.nowMs());
   }
 
   /** Decides one call; counts and random draws are consumed only by faults that apply to it. */

@@ -8,6 +8,7 @@
  * text. The simulator generates in its own format (settings prettyXml and edgeSummaryInEdge), so
  * a generated edge is served as generated.
  */
+import { ALLOWED_ACTIONS } from "./edge-summary.ts";
 import { DEFAULT_RELEASE, DEFAULT_VSM_UUID, managerIdentity, releaseText } from "./manager.ts";
 import { createRandom, type Random } from "./random.ts";
 import { el, renderDocument, renderElement, type XmlNode } from "./xml.ts";
@@ -184,9 +185,9 @@ function appliances(n: number, name: string, random: Random): XmlNode {
       el("resourcePoolId", "domain-c7"),
       el("resourcePoolName", "cluster-edge"),
       el("datastoreId", `datastore-${15 + (n % 4)}`),
-      el("datastoreName", `ds-edge-0${1 + (n % 4)}`),
+      el("datastoreName", datastoreName(n)),
       el("hostId", `host-${19 + (n % 6)}`),
-      el("hostName", `esx-0${1 + (n % 6)}.net.example.org`),
+      el("hostName", hostName(n)),
       el("vmFolderId", "group-v3"),
       el("vmFolderName", "vm"),
       el("vmHostname", `${name}-0`),
@@ -394,12 +395,38 @@ function edgeSummary(e: EdgeIdentity, name: string, dc: number): XmlNode {
     el("numberOfConnectedVnics", 3),
     el("appliancesSummary", [
       el("vmVersion", releaseText(MANAGER.release)),
+      el("vmBuildInfo", `${releaseText(MANAGER.release)}-${MANAGER.release.build}`),
       el("applianceSize", "large"),
       el("fqdn", `${name}.net.example.org`),
       el("numberOfDeployedVms", 1),
       el("activeVseHaIndex", 0),
+      el("vmMoidOfActiveVse", `vm-${1000 + e.n}`),
+      el("vmNameOfActiveVse", `${name}-0`),
+      el("hostMoidOfActiveVse", `host-${19 + (e.n % 6)}`),
+      el("hostNameOfActiveVse", hostName(e.n)),
+      el("resourcePoolMoidOfActiveVse", "domain-c7"),
+      el("resourcePoolNameOfActiveVse", "cluster-edge"),
+      el("dataStoreMoidOfActiveVse", `datastore-${15 + (e.n % 4)}`),
+      el("dataStoreNameOfActiveVse", datastoreName(e.n)),
+      el("communicationChannel", "msgbus"),
+      el("deployAppliances", true),
+      el("enableFips", false),
     ]),
+    el("hypervisorAssist", false),
+    el(
+      "allowedActions",
+      ALLOWED_ACTIONS.map((action) => el("string", action)),
+    ),
+    el("localEgressEnabled", false),
   ]);
+}
+
+function hostName(n: number): string {
+  return `esx-0${1 + (n % 6)}.net.example.org`;
+}
+
+function datastoreName(n: number): string {
+  return `ds-edge-0${1 + (n % 4)}`;
 }
 
 function uuid(random: Random): string {

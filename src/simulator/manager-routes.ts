@@ -1,8 +1,13 @@
 /**
- * The manager's own calls beyond edges and pools, as VMware's 6.4 RAML lists them: version
- * information (`GET /api/1.0/appliance-management/global/info`, PowerNSX's first call) and the
- * authentication family under `/api/2.0/services/auth/` and `/api/3.0/services/auth/token`.
- * Each exists from the release the RAML gives (ROUTE_SINCE); an older manager answers 404.
+ * The manager's own calls beyond edges and pools, as VMware's 6.4 RAML lists them: the three
+ * calls of PowerNSX's Connect-NsxServer (since 2017: the network fabric's features as its
+ * credential check, version information, the registered vCenter), and the authentication family
+ * under `/api/2.0/services/auth/` and `/api/3.0/services/auth/token`. Each exists from the release
+ * the RAML gives (ROUTE_SINCE); an older manager answers 404.
+ *
+ *   GET /api/2.0/nwfabric/features                               <featureInfos>: one <featureInfo> per fabric feature
+ *   GET /api/1.0/appliance-management/global/info                <globalInfo>: the user, the release
+ *   GET /api/2.0/services/vcconfig                               <vcInfo>: the state file's vcenter, else empty
  *
  *   POST /api/2.0/services/auth/token[?expiresInMinutes=1..1440]  6.4.0  a token for the caller
  *   POST /api/3.0/services/auth/token[?expiresInMinutes]           6.4.2  a token for <credentials> in the body
@@ -24,7 +29,8 @@ import {
 import type { Role } from "./auth.ts";
 import type { ApiRoute } from "./faults.ts";
 import type { SimulatorState } from "./state.ts";
-import { el, renderDocument, tokenDocument } from "./xml.ts";
+import { releaseText } from "./manager.ts";
+import { el, opt, renderDocument, tokenDocument } from "./xml.ts";
 
 export type ManagerRoute = Extract<
   ApiRoute,
@@ -36,6 +42,8 @@ export type ManagerRoute = Extract<
   | "getBasicAuth"
   | "setBasicAuth"
   | "globalInfo"
+  | "fabricFeatures"
+  | "getVcConfig"
 >;
 
 /** the release each call appeared in (6.4 RAML method history) */
@@ -67,6 +75,10 @@ export function handleManagerRoute(
       return caller === undefined
         ? unauthenticated()
         : xmlResponse(state, globalInfo(state, caller.username));
+    case "fabricFeatures":
+      return xmlResponse(state, fabricFeatures(state));
+    case "getVcConfig":
+      return xmlResponse(state, vcInfo(state));
     case "token":
       return caller === undefined ? unauthenticated() : issueToken(state, req, caller.role);
     case "tokenWithCredentials":
@@ -116,6 +128,39 @@ function globalInfo(state: SimulatorState, username: string) {
       el("patchVersion", release.patch),
       el("buildNumber", release.build),
     ]),
+  ]);
+}
+
+/**
+ * The features of the RAML's network fabric status example (their ids), each at the manager's
+ * release; the names are the simulator's (no record of a manager's was found).
+ */
+const FABRIC_FEATURES: readonly (readonly [id: string, name: string])[] = [
+  ["com.vmware.vshield.nsxmgr.nwfabric.hostPrep", "Host Preparation"],
+  ["com.vmware.vshield.nsxmgr.vxlan", "VXLAN"],
+  ["com.vmware.vshield.nsxmgr.messagingInfra", "Messaging Infrastructure"],
+  ["com.vmware.vshield.firewall", "Firewall"],
+];
+
+function fabricFeatures(state: SimulatorState) {
+  const version = releaseText(state.manager.release);
+  return el(
+    "featureInfos",
+    FABRIC_FEATURES.map(([featureId, name]) =>
+      el("featureInfo", [el("name", name), el("featureId", featureId), el("version", version)]),
+    ),
+  );
+}
+
+/** the registered vCenter as the RAML's example shows it; an empty <vcInfo/> when none is */
+function vcInfo(state: SimulatorState) {
+  const vc = state.vcenter;
+  if (vc === undefined) return el("vcInfo");
+  return el("vcInfo", [
+    el("ipAddress", vc.ipAddress),
+    el("userName", vc.userName),
+    opt("certificateThumbprint", vc.certificateThumbprint),
+    el("assignRoleToUser", true),
   ]);
 }
 

@@ -55,22 +55,52 @@ export type AllocateResult =
   { ok: true; allocation: AllocationRecord } | { ok: false; reason: "exhausted" | "taken" | "outside" };
 
 export class Pool {
-  readonly config: PoolConfig;
-  readonly family: IpFamily;
-  readonly totalAddressCount: number;
+  #config: PoolConfig;
+  #totalAddressCount: number;
   readonly #allocations = new Map<bigint, AllocationRecord>();
   #nextId = 1;
 
   constructor(config: PoolConfig) {
-    this.config = config;
-    this.family = config.ipPoolType === "ipv6" ? 6 : 4;
-    let total = 0n;
-    for (const range of config.ranges) total += range.end.value - range.start.value + 1n;
-    this.totalAddressCount = Number(total);
+    this.#config = config;
+    this.#totalAddressCount = totalOf(config);
+  }
+
+  get config(): PoolConfig {
+    return this.#config;
+  }
+
+  get family(): IpFamily {
+    return this.#config.ipPoolType === "ipv6" ? 6 : 4;
+  }
+
+  get totalAddressCount(): number {
+    return this.#totalAddressCount;
   }
 
   get id(): string {
-    return this.config.id;
+    return this.#config.id;
+  }
+
+  /**
+   * An update of the pool's settings and ranges (PUT of the pool), its revision one higher; refused
+   * with the allocations it would leave outside every range, or when the family changes.
+   */
+  reconfigure(config: PoolConfig): { ok: true } | { ok: false; outside: AllocationRecord[] } {
+    const family = config.ipPoolType === "ipv6" ? 6 : 4;
+    const inside = (v: bigint) =>
+      family === this.family && config.ranges.some((r) => v >= r.start.value && v <= r.end.value);
+    const outside = [...this.#allocations].filter(([v]) => !inside(v)).map(([, record]) => record);
+    if (outside.length > 0 || (family !== this.family && this.#allocations.size > 0)) {
+      return { ok: false, outside: outside.length > 0 ? outside : this.allocations() };
+    }
+    this.#config = {
+      ...config,
+      id: this.#config.id,
+      scope: this.#config.scope,
+      revision: this.#config.revision + 1,
+    };
+    this.#totalAddressCount = totalOf(this.#config);
+    return { ok: true };
   }
 
   get usedAddressCount(): number {
@@ -88,9 +118,16 @@ export class Pool {
     return [...this.#allocations.values()];
   }
 
+  /** Drops every allocation (a forced delete of the pool); what was allocated. */
+  clear(): AllocationRecord[] {
+    const dropped = this.allocations();
+    this.#allocations.clear();
+    return dropped;
+  }
+
   /** ALLOCATE: the lowest free address of the first range that has one. */
   allocateNext(note: string | undefined): AllocateResult {
-    for (const range of this.config.ranges) {
+    for (const range of this.#config.ranges) {
       // each step skips one allocated address, so this ends after at most #allocations + 1 steps per range
       for (let v = range.start.value; v <= range.end.value; v++) {
         if (!this.#allocations.has(v)) return { ok: true, allocation: this.#add(v, note) };
@@ -119,7 +156,7 @@ export class Pool {
   contains(ip: IpAddress): boolean {
     return (
       ip.family === this.family &&
-      this.config.ranges.some((r) => ip.value >= r.start.value && ip.value <= r.end.value)
+      this.#config.ranges.some((r) => ip.value >= r.start.value && ip.value <= r.end.value)
     );
   }
 
@@ -132,7 +169,7 @@ export class Pool {
   #add(value: bigint, note: string | undefined): AllocationRecord {
     const n = this.#nextId++;
     const record: AllocationRecord = {
-      id: this.config.allocationIds === "prefixed" ? `allocatedipaddress-${n}` : String(n),
+      id: this.#config.allocationIds === "prefixed" ? `allocatedipaddress-${n}` : String(n),
       ipAddress: formatIp({ family: this.family, value }),
       ...(note !== undefined && note !== "" ? { note } : {}),
     };
@@ -142,7 +179,7 @@ export class Pool {
 
   /** `<ipamAddressPool>` in the element order of a real manager (spec 2.2). */
   toXml(manager: ManagerIdentity): XmlNode {
-    const c = this.config;
+    const c = this.#config;
     return el("ipamAddressPool", [
       el("objectId", c.id),
       el("objectTypeName", "IpAddressPool"),
@@ -185,12 +222,12 @@ export class Pool {
 
   /** range ids are unique across the manager on a real one; derive them from the pool number */
   #rangeNumber(index: number): number {
-    const n = /(\d+)$/.exec(this.config.id)?.[1];
+    const n = /(\d+)$/.exec(this.#config.id)?.[1];
     return (n === undefined ? 0 : Number(n)) * 100 + index + 1;
   }
 
   allocationXml(record: AllocationRecord): XmlNode {
-    const c = this.config;
+    const c = this.#config;
     return el("allocatedIpAddress", [
       el("id", record.id),
       el("ipAddress", record.ipAddress),
@@ -203,4 +240,10 @@ export class Pool {
       opt("allocationNote", record.note),
     ]);
   }
+}
+
+function totalOf(config: PoolConfig): number {
+  let total = 0n;
+  for (const range of config.ranges) total += range.end.value - range.start.value + 1n;
+  return Number(total);
 }

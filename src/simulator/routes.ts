@@ -1,8 +1,10 @@
 /**
  * The manager API the simulator serves: the five calls of the spec (edge read and replace, pool
  * list, allocation list, release), and what real managers also have and clients use: the paged
- * edge list and one edge's summary, one pool, REST allocation, version information and the 6.4
- * authentication calls (manager-routes.ts). Handlers are synchronous over SimulatorState, so
+ * edge list and one edge's summary, edge creation and deletion (edge-create.ts), one pool and
+ * pool creation, update and deletion (pool-routes.ts), REST allocation, version information, the
+ * network fabric's features, the vCenter registration and the 6.4 authentication calls
+ * (manager-routes.ts). Handlers are synchronous over SimulatorState, so
  * concurrent requests see each call whole.
  *
  * Errors (status, errorCode from error-codes.ts, module):
@@ -14,6 +16,9 @@
  *   bad request body or query parameter        400  210      core-services
  *   edge document not well-formed or unmodelled 400 10001    vShield Edge
  *   edge id in the document names another edge 400 10002    vShield Edge
+ *   pool name taken in its scope               400  210      core-services  "Another object with same name : X already exists ..."
+ *   pool update leaving allocations outside    400  120056   core-services
+ *   pool deletion with allocations, not forced 400  120060   core-services
  *   stale PUT (rejectStaleVersion)             409  10003    vShield Edge
  *   Content-Type not XML, or unknown charset   415  212      core-services
  *   no API at the path (or not in this release) 404 213      core-services
@@ -34,11 +39,13 @@ import {
 } from "./api.ts";
 import { pagedEdgeList, parseEdgeListQuery, EdgeListQueryError } from "./edge-list.ts";
 import { modelToXmlNode } from "./edge-model.ts";
+import { readEdgeToCreate } from "./edge-create.ts";
 import { readSentEdge } from "./edge-put.ts";
 import { ERROR_CODES, errorEntry } from "./error-codes.ts";
 import type { ApiRoute } from "./faults.ts";
 import { isAtLeast, type ManagerRelease } from "./manager.ts";
-import { handleManagerRoute, ROUTE_SINCE } from "./manager-routes.ts";
+import { handleManagerRoute, ROUTE_SINCE, type ManagerRoute } from "./manager-routes.ts";
+import { handlePoolChange } from "./pool-routes.ts";
 import type { Pool } from "./pools.ts";
 import type { SimulatorState } from "./state.ts";
 import { parseXmlObject } from "../nsx/xml.ts";
@@ -54,11 +61,14 @@ const POOLS = ["api", "2.0", "services", "ipam", "pools"];
 
 /** `*` matches one segment, whose value becomes a param; src/simulator/README.md lists each */
 export const ROUTES: RouteTable = [
-  { pattern: ["api", "4.0", "edges"], methods: { GET: "listEdges" } },
-  { pattern: ["api", "4.0", "edges", "*"], methods: { GET: "getEdge", PUT: "putEdge" } },
+  { pattern: ["api", "4.0", "edges"], methods: { GET: "listEdges", POST: "createEdge" } },
+  {
+    pattern: ["api", "4.0", "edges", "*"],
+    methods: { GET: "getEdge", PUT: "putEdge", DELETE: "deleteEdge" },
+  },
   { pattern: ["api", "4.0", "edges", "*", "summary"], methods: { GET: "getEdgeSummary" } },
-  { pattern: [...POOLS, "*"], methods: { GET: "getPool" } },
-  { pattern: [...POOLS, "scope", "*"], methods: { GET: "listPools" } },
+  { pattern: [...POOLS, "*"], methods: { GET: "getPool", PUT: "updatePool", DELETE: "deletePool" } },
+  { pattern: [...POOLS, "scope", "*"], methods: { GET: "listPools", POST: "createPool" } },
   { pattern: [...POOLS, "*", "ipaddresses"], methods: { GET: "listAllocations", POST: "allocate" } },
   { pattern: [...POOLS, "*", "ipaddresses", "*"], methods: { DELETE: "releaseAddress" } },
   { pattern: [...AUTH, "token"], methods: { POST: "token" } },
@@ -67,6 +77,8 @@ export const ROUTES: RouteTable = [
   { pattern: [...AUTH, "tokeninvalidation"], methods: { POST: "invalidateTokens" } },
   { pattern: [...AUTH, "basic"], methods: { GET: "getBasicAuth", PUT: "setBasicAuth" } },
   { pattern: ["api", "1.0", "appliance-management", "global", "info"], methods: { GET: "globalInfo" } },
+  { pattern: ["api", "2.0", "nwfabric", "features"], methods: { GET: "fabricFeatures" } },
+  { pattern: ["api", "2.0", "services", "vcconfig"], methods: { GET: "getVcConfig" } },
 ];
 
 /** The route of a call; a call the manager's release does not have yet is no API at that path. */
@@ -112,12 +124,39 @@ export function unknownRouteResponse(
 
 /** Calls that change the manager: the Auditor role may not make them. */
 const WRITES: ReadonlySet<ApiRoute> = new Set([
+  "createEdge",
   "putEdge",
+  "deleteEdge",
+  "createPool",
+  "updatePool",
+  "deletePool",
   "releaseAddress",
   "allocate",
   "setTokenExpiry",
   "invalidateTokens",
 ]);
+
+type Handler = (state: SimulatorState, params: readonly string[], req: ApiRequest) => ApiResponse;
+
+/** the edge and pool calls, by route; the others are the manager's own (manager-routes.ts) */
+const HANDLERS: Partial<Record<ApiRoute, Handler>> = {
+  listEdges: (state, _p, req) => listEdges(state, req),
+  createEdge: (state, _p, req) => createEdge(state, req),
+  getEdge: (state, [id = ""]) => getEdge(state, id),
+  getEdgeSummary: (state, [id = ""], req) => getEdgeSummary(state, id, req),
+  putEdge: (state, [id = ""], req) => putEdge(state, id, req),
+  deleteEdge: (state, [id = ""]) => (state.deleteEdge(id) ? { status: 204 } : notFound(id)),
+  listPools: (state, [scopeId = ""]) => listPools(state, scopeId),
+  createPool: (state, [scopeId = ""], req) => handlePoolChange(state, "createPool", scopeId, req),
+  getPool: (state, [poolId = ""]) => getPool(state, poolId),
+  updatePool: (state, [poolId = ""], req) => handlePoolChange(state, "updatePool", poolId, req),
+  deletePool: (state, [poolId = ""], req) => handlePoolChange(state, "deletePool", poolId, req),
+  listAllocations: (state, [poolId = ""]) =>
+    withPool(state, poolId, (pool) => allocationsResponse(state, pool)),
+  releaseAddress: (state, [poolId = "", ip = ""]) =>
+    withPool(state, poolId, (pool) => release(state, pool, ip)),
+  allocate: (state, [poolId = ""], req) => withPool(state, poolId, (pool) => allocate(state, pool, req)),
+};
 
 /** Runs one call; `caller` is undefined only for the calls that take credentials in the body. */
 export function handleApi(
@@ -127,29 +166,9 @@ export function handleApi(
   caller: Caller | undefined,
 ): ApiResponse {
   if (caller?.role === "auditor" && WRITES.has(route)) return forbidden();
-  const [first = "", second = ""] = params;
-  switch (route) {
-    case "listEdges":
-      return listEdges(state, req);
-    case "getEdgeSummary":
-      return getEdgeSummary(state, first, req);
-    case "getPool":
-      return getPool(state, first);
-    case "getEdge":
-      return getEdge(state, first);
-    case "putEdge":
-      return putEdge(state, first, req);
-    case "listPools":
-      return listPools(state, first);
-    case "listAllocations":
-      return withPool(state, first, (pool) => allocationsResponse(state, pool));
-    case "releaseAddress":
-      return withPool(state, first, (pool) => release(state, pool, second));
-    case "allocate":
-      return withPool(state, first, (pool) => allocate(state, pool, req));
-    default:
-      return handleManagerRoute(state, route, req, caller);
-  }
+  const handler = HANDLERS[route];
+  if (handler !== undefined) return handler(state, params, req);
+  return handleManagerRoute(state, route as ManagerRoute, req, caller);
 }
 
 function getEdge(state: SimulatorState, id: string): ApiResponse {
@@ -208,6 +227,16 @@ function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiRespons
       ),
     ],
   };
+}
+
+/** 201 with the new edge's path in Location (PowerNSX and govnsx take the id from it), no body */
+function createEdge(state: SimulatorState, req: ApiRequest): ApiResponse {
+  const body = readXmlBody(req);
+  if ("refused" in body) return body.refused;
+  const read = readEdgeToCreate(body.text);
+  if (!read.ok) return codedBadRequest(read.code, read.message);
+  const edge = state.createEdge(read.sent);
+  return { status: 201, headers: { Location: `/api/4.0/edges/${edge.id}` } };
 }
 
 function listPools(state: SimulatorState, scopeId: string): ApiResponse {

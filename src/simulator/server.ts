@@ -229,7 +229,7 @@ async function send(
     return;
   }
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  headers["Content-Type"] = mediaType;
+  headers["Content-Type"] = response.contentType ?? mediaType;
   headers["Content-Length"] = bytes.length;
   res.writeHead(status, headers);
   if (plan.trickle === undefined) {

@@ -3,13 +3,15 @@
  * lag behind the edges, while a GET of an edge answers what is stored. Frozen (no `lagMs`): every
  * summary as it was when the fault was added, edges added since absent. Lagging (`lagMs`): each
  * edge's newest summary that is at least `lagMs` old by the simulator's clock, never older than
- * when the fault was added; an edge added since appears `lagMs` after it was.
+ * when the fault was added; an edge added since appears `lagMs` after it was, and a deleted one
+ * disappears `lagMs` after it was deleted (frozen: never).
  */
 import type { EdgeListing } from "./edge-summary.ts";
 
 interface Entry {
   atMs: number;
-  listing: EdgeListing;
+  /** undefined: the edge was deleted */
+  listing: EdgeListing | undefined;
 }
 
 export class StaleListing {
@@ -24,13 +26,16 @@ export class StaleListing {
     this.#shown = new Map(current.map((l) => [l.id, l]));
   }
 
-  /** hears a version stored at nowMs; what became old enough moves into view, so pending stays bounded by lagMs of writes */
-  record(listing: EdgeListing, nowMs: number): void {
+  /**
+   * hears a version stored (or, with `listing` undefined, the edge deleted) at nowMs; what became
+   * old enough moves into view, so pending stays bounded by lagMs of writes
+   */
+  record(id: string, listing: EdgeListing | undefined, nowMs: number): void {
     if (this.#lagMs === undefined) return;
-    const entries = this.#pending.get(listing.id) ?? [];
+    const entries = this.#pending.get(id) ?? [];
     entries.push({ atMs: nowMs, listing });
-    this.#pending.set(listing.id, entries);
-    this.#catchUpOne(listing.id, entries, nowMs - this.#lagMs);
+    this.#pending.set(id, entries);
+    this.#catchUpOne(id, entries, nowMs - this.#lagMs);
   }
 
   /** the summaries the list shows at nowMs */
@@ -54,7 +59,9 @@ export class StaleListing {
     let due = 0;
     while (due < entries.length && entries[due]!.atMs <= cutoff) due++;
     if (due === 0) return;
-    this.#shown.set(id, entries[due - 1]!.listing);
+    const newest = entries[due - 1]!.listing;
+    if (newest === undefined) this.#shown.delete(id);
+    else this.#shown.set(id, newest);
     if (due === entries.length) this.#pending.delete(id);
     else entries.splice(0, due);
   }

@@ -31,6 +31,15 @@ export interface CredentialsInput {
   password: string;
 }
 
+/** the vCenter the manager is registered with (`GET /api/2.0/services/vcconfig`) */
+export interface VcenterInput {
+  /** FQDN or address of the vCenter server */
+  ipAddress: string;
+  userName: string;
+  /** colon-delimited hexadecimal */
+  certificateThumbprint?: string;
+}
+
 export interface ScopeInput {
   id: string;
   name?: string;
@@ -72,6 +81,8 @@ export interface SimulatorStateInput {
   managerVersion?: string;
   /** its build number; default 15177041 */
   managerBuild?: number;
+  /** the registered vCenter; default none (vcconfig answers an empty <vcInfo/>) */
+  vcenter?: VcenterInput;
   settings?: Partial<SimulatorSettings>;
   /** scopes known beyond `globalroot-0` and those of the pools (listing them gives an empty list) */
   scopes?: ScopeInput[];
@@ -85,6 +96,7 @@ export interface ValidatedState {
   auditor?: CredentialsInput;
   vsmUuid?: string;
   release?: ManagerRelease;
+  vcenter?: VcenterInput;
   settings: Partial<SimulatorSettings>;
   scopes: ScopeInfo[];
   /** edge texts are produced when the state is built: generating megabytes twice would be waste */
@@ -138,6 +150,7 @@ const TOP_KEYS = [
   "vsmUuid",
   "managerVersion",
   "managerBuild",
+  "vcenter",
   "settings",
   "scopes",
   "edges",
@@ -163,6 +176,7 @@ export function validateStateInput(value: unknown, options: { baseDir?: string }
   if (vsmUuid !== undefined) out.vsmUuid = vsmUuid;
   const release = parseManagerRelease(obj);
   if (release !== undefined) out.release = release;
+  if (obj.vcenter !== undefined) out.vcenter = parseVcenter(obj.vcenter, "vcenter");
   const ids = new Map<string, number>();
   asArray(obj.pools ?? [], "pools").forEach((p, i) => {
     const pool = parsePool(p, fieldPath("pools", i), scopes);
@@ -183,6 +197,23 @@ function parseManagerRelease(obj: JsonObject): ManagerRelease | undefined {
   if (release === undefined)
     throw new SimulatorInputError("managerVersion", "must be major.minor.patch, e.g. 6.4.6");
   return release;
+}
+
+function parseVcenter(value: unknown, path: string): VcenterInput {
+  const obj = asObject(value, path);
+  rejectUnknownKeys(obj, ["ipAddress", "userName", "certificateThumbprint"], path);
+  const thumbprint = optString(obj, "certificateThumbprint", path);
+  if (thumbprint !== undefined && !/^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2})+$/.test(thumbprint)) {
+    throw new SimulatorInputError(
+      `${path}.certificateThumbprint`,
+      "must be colon-delimited hexadecimal (AB:CD:...)",
+    );
+  }
+  return {
+    ipAddress: reqString(obj, "ipAddress", path),
+    userName: reqString(obj, "userName", path),
+    ...(thumbprint !== undefined ? { certificateThumbprint: thumbprint } : {}),
+  };
 }
 
 export function parseCredentials(value: unknown, path: string): CredentialsInput {

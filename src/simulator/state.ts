@@ -6,9 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { isXmlName, isXmlText } from "../nsx/xml.ts";
-import { Audit, Counters } from "./audit.ts";
+import { Audit, Counters, type ObjectChange } from "./audit.ts";
 import { diffModels, isEmptyDiff } from "./edge-diff.ts";
 import { childText, edgeModelOf, setChildText, type EdgeModel } from "./edge-model.ts";
+import { newEdgeConfig, type Placement } from "./edge-create.ts";
+import { assignRuleIds } from "./edge-fill.ts";
 import { configAfterPut, type SentEdge } from "./edge-put.ts";
 import { EdgeStore, type StoredEdge } from "./edge-store.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
@@ -17,7 +19,14 @@ import { SimulatorInputError } from "./input.ts";
 import { DEFAULT_RELEASE, managerIdentity, type ManagerIdentity } from "./manager.ts";
 import { GLOBAL_SCOPE, Pool, type AllocateResult, type AllocationRecord, type ScopeInfo } from "./pools.ts";
 import { SETTINGS_DEFAULTS, type SimulatorSettings } from "./settings.ts";
-import { validateStateInput, type SimulatorStateInput, type ValidatedPool } from "./state-file.ts";
+import {
+  parsePool,
+  validateStateInput,
+  type PoolInput,
+  type SimulatorStateInput,
+  type ValidatedPool,
+  type VcenterInput,
+} from "./state-file.ts";
 import { withDefaults } from "../util/options.ts";
 import { isEdgeId } from "../nsx/ids.ts";
 
@@ -33,6 +42,23 @@ export type PutEdgeResult =
   | { ok: true; edge: StoredEdge }
   | { ok: false; reason: "missing" }
   | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number };
+
+export type CreatePoolResult =
+  | { ok: true; pool: Pool }
+  | { ok: false; reason: "unknownScope" }
+  | { ok: false; reason: "duplicateName"; scopeId: string };
+
+export type UpdatePoolResult =
+  | { ok: true; pool: Pool }
+  | { ok: false; reason: "missing" }
+  | { ok: false; reason: "duplicateName"; scopeId: string }
+  | { ok: false; reason: "outside"; addresses: string[] };
+
+export type DeletePoolResult =
+  { ok: true; dropped: AllocationRecord[] } | { ok: false; reason: "missing" | "allocated"; count?: number };
+
+/** where an edge goes when nothing tells: the datacenter of the RAML's examples */
+const FALLBACK_PLACEMENT: Placement = { datacenterMoid: "datacenter-2", datacenterName: "Datacenter" };
 
 export interface AllocationRequest {
   mode: "ALLOCATE" | "RESERVE";
@@ -61,6 +87,8 @@ export class SimulatorState {
   #settings: SimulatorSettings;
   readonly clock = new SimulatorClock();
   readonly manager: ManagerIdentity;
+  /** the vCenter the manager is registered with, if any */
+  readonly vcenter: VcenterInput | undefined;
   readonly auth: AuthStore;
   readonly faults: FaultSet;
   readonly counters = new Counters();
@@ -68,6 +96,9 @@ export class SimulatorState {
   readonly #edges: EdgeStore;
   readonly #pools = new Map<string, Pool>();
   readonly #scopes = new Map<string, ScopeInfo>([[GLOBAL_SCOPE.id, GLOBAL_SCOPE]]);
+  /** the highest n of any edge-<n> and ipaddresspool-<n> ever held: a manager never gives an id twice */
+  #highestEdgeNumber = 0;
+  #highestPoolNumber = 0;
 
   /** Validates the input (errors name the field) and builds the state from it. */
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
@@ -80,11 +111,15 @@ export class SimulatorState {
     // each real manager has its own: two simulators are two managers unless a state file says otherwise
     const vsmUuid = valid.vsmUuid ?? randomUUID().toUpperCase();
     this.manager = managerIdentity(vsmUuid, valid.release ?? DEFAULT_RELEASE);
+    this.vcenter = valid.vcenter;
     this.faults = new FaultSet({ listings: () => this.#edges.listings(), nowMs: () => this.clock.now() });
     this.#edges = new EdgeStore(
       this.manager,
       () => ({ pretty: this.#settings.prettyXml, summaryInEdge: this.#settings.edgeSummaryInEdge }),
-      (listing) => this.faults.edgeStored(listing),
+      {
+        stored: (listing) => this.faults.edgeStored(listing.id, listing),
+        removed: (id) => this.faults.edgeStored(id, undefined),
+      },
     );
     for (const scope of valid.scopes) this.#scopes.set(scope.id, scope);
     const format = { pretty: this.#settings.prettyXml, edgeSummary: this.#settings.edgeSummaryInEdge };
@@ -182,17 +217,76 @@ export class SimulatorState {
 
   /**
    * Adds an edge (its version 1 when it has none), or replaces one as another client would (its
-   * version then rises). The model is stored as the manager's: the text's formatting is not kept.
+   * version then rises). The model is stored as the manager's: the text's formatting is not kept,
+   * and firewall and NAT rules without an id get one.
    */
   upsertEdge(model: EdgeModel): StoredEdge {
     const stored = this.#edges.get(childText(model, "id") ?? "");
     const versionText = childText(model, "version")?.trim();
     const version = versionText === undefined ? undefined : Number(versionText);
     const next = { ...model, children: [...model.children] };
+    // a manager's rules all have ids: a document seeded without them gets them, as a POST would
+    assignRuleIds(next, stored === undefined ? undefined : this.#edges.config(stored));
     if (stored !== undefined)
       setChildText(next, "version", String(Math.max(version ?? 0, stored.version + 1)));
     else if (version === undefined) setChildText(next, "version", "1");
-    return this.#edges.storeDocument(next);
+    const edge = this.#edges.storeDocument(next);
+    this.#highestEdgeNumber = Math.max(this.#highestEdgeNumber, numberOf(edge.id));
+    return edge;
+  }
+
+  /**
+   * POST /api/4.0/edges (edge-create.ts): the edge a manager makes of a checked document, with the
+   * next id it has never given; recorded in the audit.
+   */
+  createEdge(sent: EdgeModel): StoredEdge {
+    const id = `edge-${++this.#highestEdgeNumber}`;
+    const edge = this.#edges.store(newEdgeConfig(sent, id, this.#placement(sent)), undefined);
+    this.#recordObject({ action: "created", kind: "edge", id, name: edge.doc.name });
+    return edge;
+  }
+
+  /** DELETE /api/4.0/edges/{id}: false when there is no such edge. Its id is never given again. */
+  deleteEdge(id: string): boolean {
+    const name = this.#edges.get(id)?.doc.name;
+    if (!this.#edges.delete(id)) return false;
+    this.#recordObject({ action: "deleted", kind: "edge", id, name });
+    return true;
+  }
+
+  /**
+   * The datacenter a new edge lands in: the one the document names (its name from an edge there),
+   * else that of an edge whose appliance is in the same resource pool, else of the first edge.
+   */
+  #placement(sent: EdgeModel): Placement {
+    const edges = this.edges();
+    const named = childText(sent, "datacenterMoid")?.trim();
+    if (named) {
+      const there = edges.find((e) => e.doc.datacenterMoid === named);
+      return { datacenterMoid: named, datacenterName: there?.doc.datacenterName ?? named };
+    }
+    const resourcePool = sent.children
+      .find((c) => c.name === "appliances")
+      ?.children.find((c) => c.name === "appliance")
+      ?.children.find((c) => c.name === "resourcePoolId")?.text;
+    const neighbour =
+      edges.find(
+        (e) =>
+          resourcePool !== undefined && e.text.includes(`<resourcePoolId>${resourcePool}</resourcePoolId>`),
+      ) ?? edges[0];
+    const { datacenterMoid, datacenterName } = neighbour?.doc ?? {};
+    return datacenterMoid === undefined
+      ? FALLBACK_PLACEMENT
+      : { datacenterMoid, datacenterName: datacenterName ?? datacenterMoid };
+  }
+
+  #recordObject(change: Omit<ObjectChange, "time">): void {
+    const { name, ...rest } = change;
+    this.audit.addObjectChange({
+      ...rest,
+      ...(name !== undefined ? { name } : {}),
+      time: new Date(this.clock.now()).toISOString(),
+    });
   }
 
   // ---- pools
@@ -229,7 +323,71 @@ export class SimulatorState {
     }
     if (!this.#scopes.has(pool.config.scope.id)) this.#scopes.set(pool.config.scope.id, pool.config.scope);
     this.#pools.set(pool.id, pool);
+    this.#highestPoolNumber = Math.max(this.#highestPoolNumber, numberOf(pool.id));
     return pool;
+  }
+
+  /**
+   * POST .../pools/scope/{scopeId}: a pool with the next id the manager has never given. Throws
+   * SimulatorInputError naming the field of a bad input (state-file.ts checks it).
+   */
+  createPool(scopeId: string, input: Omit<PoolInput, "id">): CreatePoolResult {
+    const scope = this.#scopes.get(scopeId);
+    if (scope === undefined) return { ok: false, reason: "unknownScope" };
+    const id = `ipaddresspool-${this.#highestPoolNumber + 1}`;
+    const valid = parsePool({ ...input, id, scope: scope.id }, "", [scope]);
+    if (this.#nameTaken(scope.id, valid.config.name, undefined))
+      return { ok: false, reason: "duplicateName", scopeId };
+    const pool = this.addPool(valid);
+    this.#recordObject({ action: "created", kind: "pool", id, name: pool.config.name });
+    return { ok: true, pool };
+  }
+
+  /** PUT .../pools/{poolId}: new settings and ranges; the allocations must stay inside the ranges. */
+  updatePool(poolId: string, input: Omit<PoolInput, "id">): UpdatePoolResult {
+    const pool = this.#pools.get(poolId);
+    if (pool === undefined) return { ok: false, reason: "missing" };
+    const { config } = parsePool({ ...input, id: poolId, allocationIds: pool.config.allocationIds }, "", []);
+    const scopeId = pool.config.scope.id;
+    if (this.#nameTaken(scopeId, config.name, poolId)) return { ok: false, reason: "duplicateName", scopeId };
+    const result = pool.reconfigure({ ...config, subnetId: pool.config.subnetId });
+    if (!result.ok)
+      return { ok: false, reason: "outside", addresses: result.outside.map((a) => a.ipAddress) };
+    this.#recordObject({ action: "updated", kind: "pool", id: poolId, name: pool.config.name });
+    return { ok: true, pool };
+  }
+
+  /** DELETE .../pools/{poolId}[?force=true]: a pool with allocations goes only when forced, with them. */
+  deletePool(poolId: string, force: boolean): DeletePoolResult {
+    const pool = this.#pools.get(poolId);
+    if (pool === undefined) return { ok: false, reason: "missing" };
+    if (pool.usedAddressCount > 0 && !force)
+      return { ok: false, reason: "allocated", count: pool.usedAddressCount };
+    const dropped = pool.clear();
+    this.#pools.delete(poolId);
+    this.#recordObject({
+      action: "deleted",
+      kind: "pool",
+      id: poolId,
+      name: pool.config.name,
+      ...(dropped.length > 0
+        ? {
+            droppedAllocations: dropped.map((a) => ({
+              ip: a.ipAddress,
+              allocationId: a.id,
+              ...(a.note !== undefined ? { note: a.note } : {}),
+            })),
+          }
+        : {}),
+    });
+    return { ok: true, dropped };
+  }
+
+  /** another pool of the scope has that name (grouping objects' names are unique per scope) */
+  #nameTaken(scopeId: string, name: string, except: string | undefined): boolean {
+    return [...this.#pools.values()].some(
+      (p) => p.id !== except && p.config.scope.id === scopeId && p.config.name === name,
+    );
   }
 
   /** undefined when the pool does not exist */
@@ -280,6 +438,12 @@ export class SimulatorState {
       settings: { ...this.#settings },
     };
   }
+}
+
+/** n of `edge-<n>` or `ipaddresspool-<n>` (0 for an id without a number) */
+function numberOf(id: string): number {
+  const n = /-(\d+)$/.exec(id)?.[1];
+  return n === undefined ? 0 : Number(n);
 }
 
 export interface StateDump {

@@ -12,7 +12,7 @@ import { TestSimulator, smallEdge } from "./helpers.ts";
 const RULES =
   "<firewall><firewallRules>" +
   ["web", "app", "db"]
-    .map((n) => `<firewallRule><name>${n}</name><action>accept</action></firewallRule>`)
+    .map((n, i) => `<firewallRule><id>${i + 1}</id><name>${n}</name><action>accept</action></firewallRule>`)
     .join("") +
   '</firewallRules></firewall><nat enabled="true" xmlns:x="urn:x"><natRules/></nat>';
 const STORED = smallEdge("edge-7", RULES);
@@ -56,7 +56,7 @@ describe("the audit of a PUT", () => {
     {
       name: "FirstRuleRemoved",
       edit: (s: string) =>
-        s.replace("<firewallRule><name>web</name><action>accept</action></firewallRule>", ""),
+        s.replace("<firewallRule><id>1</id><name>web</name><action>accept</action></firewallRule>", ""),
       want: { kind: "lostContent", lost: [`${RULE}[0]`], changed: [], added: [] },
       reason: "the rule that disappeared is named, not the ones that moved up",
     },

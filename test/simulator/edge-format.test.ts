@@ -107,7 +107,7 @@ describe("PUT edge: stored as the manager's model", () => {
 
   it("keeps the order of same-named siblings as sent: a list's order is content", async () => {
     const rules = (a: string, b: string) =>
-      `<firewall><firewallRules><firewallRule><name>${a}</name></firewallRule><firewallRule><name>${b}</name></firewallRule></firewallRules></firewall>`;
+      `<firewall><firewallRules><firewallRule><id>1</id><name>${a}</name></firewallRule><firewallRule><id>2</id><name>${b}</name></firewallRule></firewallRules></firewall>`;
     await start({ edges: [{ xml: smallEdge("edge-7", rules("allow-web", "deny-all")) }] });
     await put(smallEdge("edge-7", rules("deny-all", "allow-web")));
     expect(childNames(await text(), "firewallRules")).toEqual(["firewallRule", "firewallRule"]);

@@ -201,7 +201,7 @@ describe("a third-party client against the simulator", () => {
     expect(error.details.length).toBeGreaterThan(0);
     expect(error.moduleName).toBe("core-services");
     if (status === 401) expect(res.headers["www-authenticate"]).toMatch(/^Basic /);
-    if (status === 405) expect(res.headers.allow).toBe("GET, PUT");
+    if (status === 405) expect(res.headers.allow).toBe("GET, PUT, DELETE");
   });
 
   it.each([
