@@ -29,6 +29,48 @@ export interface Placement {
   datacenterName: string;
 }
 
+/** where an edge goes when nothing tells: the datacenter of the RAML's examples */
+const FALLBACK_PLACEMENT: Placement = { datacenterMoid: "datacenter-2", datacenterName: "Datacenter" };
+
+/** what placementOf needs of an edge the manager holds */
+export interface Neighbour {
+  readonly datacenterMoid: string | undefined;
+  readonly datacenterName: string | undefined;
+  /** the edge's stored text */
+  readonly text: string;
+}
+
+/**
+ * The datacenter a new edge lands in, as a manager finds it in vCenter, here among the edges it
+ * holds: the one the document names by id (its name from an edge there) or by name (govnsx sends
+ * `datacenterName`), else that of an edge whose appliance is in the same resource pool (PowerNSX
+ * sends no datacenter), else the first edge's.
+ */
+export function placementOf(sent: EdgeModel, edges: readonly Neighbour[]): Placement {
+  const moid = childText(sent, "datacenterMoid")?.trim();
+  if (moid) {
+    const there = edges.find((e) => e.datacenterMoid === moid);
+    return { datacenterMoid: moid, datacenterName: there?.datacenterName ?? moid };
+  }
+  const neighbour = neighbourOf(sent, edges);
+  if (neighbour?.datacenterMoid === undefined) return FALLBACK_PLACEMENT;
+  return {
+    datacenterMoid: neighbour.datacenterMoid,
+    datacenterName: neighbour.datacenterName ?? neighbour.datacenterMoid,
+  };
+}
+
+function neighbourOf(sent: EdgeModel, edges: readonly Neighbour[]): Neighbour | undefined {
+  const name = childText(sent, "datacenterName")?.trim();
+  const byName = name ? edges.find((e) => e.datacenterName === name) : undefined;
+  if (byName !== undefined) return byName;
+  const appliances = child(sent, "appliances");
+  const appliance = appliances === undefined ? undefined : child(appliances, "appliance");
+  const pool = appliance === undefined ? undefined : childText(appliance, "resourcePoolId")?.trim();
+  const tag = `<resourcePoolId>${pool}</resourcePoolId>`;
+  return (pool ? edges.find((e) => e.text.includes(tag)) : undefined) ?? edges[0];
+}
+
 export type ReadCreateResult =
   { ok: true; sent: EdgeModel } | { ok: false; code: ErrorCode; message: string };
 
@@ -224,7 +266,7 @@ const DEPLOYMENT_FIELDS: ReadonlySet<string> = new Set([
 /** the sent CLI settings without the password (a GET never shows it); admin and no SSH by default */
 function cliSettings(sent: EdgeModel | undefined): EdgeModel {
   const cli = node("cliSettings", [...(sent?.children ?? [])]);
-  withoutCliPassword(cli);
+  withoutCliPassword(node("edge", [cli]));
   if (child(cli, "userName") === undefined) cli.children.unshift(leaf("userName", "admin"));
   if (child(cli, "remoteAccess") === undefined) cli.children.unshift(leaf("remoteAccess", "false"));
   return cli;
@@ -244,10 +286,17 @@ function features(sent: EdgeModel | undefined): EdgeModel {
   return node("features", [...defaults, ...given.filter((c) => !names.has(c.name))]);
 }
 
-/** a sent section over its default: the sent children, then the default's children the sent one lacks */
+/**
+ * a sent section over its default: the sent children, then the default's children the sent one
+ * lacks; sent firewall rules come after the firewall's internal rule, which the manager makes
+ */
 function mergeSection(fallback: EdgeModel, sent: EdgeModel | undefined): EdgeModel {
   if (sent === undefined) return fallback;
   const missing = fallback.children.filter((d) => child(sent, d.name) === undefined);
+  const internal = child(fallback, "firewallRules");
+  const rules = child(sent, "firewallRules");
+  if (internal !== undefined && rules !== undefined)
+    rules.children = [...internal.children, ...rules.children];
   return {
     ...sent,
     children: [

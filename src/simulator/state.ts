@@ -9,7 +9,7 @@ import { isXmlName, isXmlText } from "../nsx/xml.ts";
 import { Audit, Counters, type ObjectChange } from "./audit.ts";
 import { diffModels, isEmptyDiff } from "./edge-diff.ts";
 import { childText, edgeModelOf, setChildText, type EdgeModel } from "./edge-model.ts";
-import { newEdgeConfig, type Placement } from "./edge-create.ts";
+import { newEdgeConfig, placementOf } from "./edge-create.ts";
 import { assignRuleIds } from "./edge-fill.ts";
 import { configAfterPut, type SentEdge } from "./edge-put.ts";
 import { EdgeStore, type StoredEdge } from "./edge-store.ts";
@@ -56,9 +56,6 @@ export type UpdatePoolResult =
 
 export type DeletePoolResult =
   { ok: true; dropped: AllocationRecord[] } | { ok: false; reason: "missing" | "allocated"; count?: number };
-
-/** where an edge goes when nothing tells: the datacenter of the RAML's examples */
-const FALLBACK_PLACEMENT: Placement = { datacenterMoid: "datacenter-2", datacenterName: "Datacenter" };
 
 export interface AllocationRequest {
   mode: "ALLOCATE" | "RESERVE";
@@ -241,7 +238,13 @@ export class SimulatorState {
    */
   createEdge(sent: EdgeModel): StoredEdge {
     const id = `edge-${++this.#highestEdgeNumber}`;
-    const edge = this.#edges.store(newEdgeConfig(sent, id, this.#placement(sent)), undefined);
+    const neighbours = this.edges().map((e) => ({
+      datacenterMoid: e.doc.datacenterMoid,
+      datacenterName: e.doc.datacenterName,
+      text: e.text,
+    }));
+    const placement = placementOf(sent, neighbours);
+    const edge = this.#edges.store(newEdgeConfig(sent, id, placement), undefined);
     this.#recordObject({ action: "created", kind: "edge", id, name: edge.doc.name });
     return edge;
   }
@@ -252,32 +255,6 @@ export class SimulatorState {
     if (!this.#edges.delete(id)) return false;
     this.#recordObject({ action: "deleted", kind: "edge", id, name });
     return true;
-  }
-
-  /**
-   * The datacenter a new edge lands in: the one the document names (its name from an edge there),
-   * else that of an edge whose appliance is in the same resource pool, else of the first edge.
-   */
-  #placement(sent: EdgeModel): Placement {
-    const edges = this.edges();
-    const named = childText(sent, "datacenterMoid")?.trim();
-    if (named) {
-      const there = edges.find((e) => e.doc.datacenterMoid === named);
-      return { datacenterMoid: named, datacenterName: there?.doc.datacenterName ?? named };
-    }
-    const resourcePool = sent.children
-      .find((c) => c.name === "appliances")
-      ?.children.find((c) => c.name === "appliance")
-      ?.children.find((c) => c.name === "resourcePoolId")?.text;
-    const neighbour =
-      edges.find(
-        (e) =>
-          resourcePool !== undefined && e.text.includes(`<resourcePoolId>${resourcePool}</resourcePoolId>`),
-      ) ?? edges[0];
-    const { datacenterMoid, datacenterName } = neighbour?.doc ?? {};
-    return datacenterMoid === undefined
-      ? FALLBACK_PLACEMENT
-      : { datacenterMoid, datacenterName: datacenterName ?? datacenterMoid };
   }
 
   #recordObject(change: Omit<ObjectChange, "time">): void {

@@ -1,6 +1,7 @@
 /**
  * Where the control plane binaries are: CONTROLPLANE_BIN_DIR when set, else the versioned cache
- * directory that test/controlplane/build.sh builds into (it prints it; one source of truth for the
+ * directory that test/controlplane/build.sh builds into (it prints it, and which binaries are
+ * missing or, for programs of ours, built from another source: one source of truth for the
  * versions). A cold build takes minutes, so nothing here builds unless asked to.
  */
 import { execFileSync } from "node:child_process";
@@ -19,6 +20,8 @@ export const BINARY_NAMES = [
   "helm",
   "govnsx",
 ] as const;
+/** programs of ours (test/<name>/main.go) that build.sh builds; the control plane needs none of them */
+export type ProgramName = "kstatus" | "govnsx" | "gonsx";
 /** The command to tell people to run, relative to the repository root. */
 export const BUILD_COMMAND = `bash ${relative(REPO_ROOT, BUILD_SCRIPT)}`;
 
@@ -41,16 +44,40 @@ function missingIn(binDir: string): string[] {
   });
 }
 
+/** what build.sh would build: binaries missing, and programs of ours built from another main.go or module version */
+function notCurrent(): string[] {
+  const out = execFileSync("bash", [BUILD_SCRIPT, "--missing"], { encoding: "utf8" });
+  return out.split("\n").filter((name) => name !== "");
+}
+
 /**
- * Finds the binaries; with `build`, runs build.sh first when any is missing (its progress goes to
- * this process's stderr).
+ * One program of ours (test/<name>/main.go, built by build.sh): its path when it is built from
+ * the current source, else why not, saying how to build it.
+ */
+export function findProgram(name: ProgramName): { path: string } | { reason: string } {
+  const path = join(controlPlaneBinDir(), name);
+  if (!notCurrent().includes(name)) return { path };
+  let built = false;
+  try {
+    accessSync(path, constants.X_OK);
+    built = true;
+  } catch {
+    // not built at all
+  }
+  const state = built ? `built from another test/${name}/main.go or module version` : "not built";
+  return { reason: `${name} is ${state} (${path}); build it with \`${BUILD_COMMAND}\` (needs Go)` };
+}
+
+/**
+ * Finds the binaries (present is enough: the control plane does not need our programs current);
+ * with `build`, runs build.sh first when any is missing or not current (its progress goes to this
+ * process's stderr).
  */
 export function findControlPlaneBinaries(options: { build: boolean }): BinariesLookup {
   const binDir = controlPlaneBinDir();
-  if (missingIn(binDir).length > 0 && options.build) {
-    console.warn(
-      `[controlplane] building ${missingIn(binDir).join(", ")} into ${binDir} (once; minutes when cold)`,
-    );
+  const stale = options.build ? notCurrent() : [];
+  if (stale.length > 0) {
+    console.warn(`[controlplane] building ${stale.join(", ")} into ${binDir} (once; minutes when cold)`);
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }
   const missing = missingIn(binDir);

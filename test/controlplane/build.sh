@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kubectl and etcd from Go modules into .cache/controlplane/<version>/, once,
 # and beside them kstatus (test/kstatus/main.go on sigs.k8s.io/cli-utils), govnsx (test/govnsx/main.go
-# on github.com/IBM-tfproviders/govnsx, the terraform nsxv provider's client) and helm (the chart's
-# tests: lint, template, install, upgrade, uninstall).
+# on github.com/IBM-tfproviders/govnsx, the terraform nsxv provider's client), gonsx (test/gonsx/main.go
+# on github.com/sky-uk/gonsx) and helm (the chart's tests: lint, template, install, upgrade, uninstall).
+# A program of ours is current when its binary exists and its stamp (<name>.source) names the
+# sha256 of its main.go and the module version it was built with: editing main.go or the version
+# rebuilds that program alone; a binary that is present and current is never rebuilt.
 # Why a wrapper module: k8s.io/kubernetes requires its staging modules at v0.0.0 with local
 # replace directives, so `go install k8s.io/kubernetes/...@v` cannot work; a module of our own
 # that requires it and replaces each staging module with its published v0.N.P can.
 # Prints the binaries' directory on stdout (progress goes to stderr). With --print-dir, only prints
-# where they are or would be, without building (test/controlplane/binaries.ts asks that way).
+# where they are or would be, without building; with --missing, prints the names of the binaries
+# that are missing or (programs of ours) not current, one a line, without building
+# (test/controlplane/binaries.ts asks both ways).
 set -euo pipefail
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
@@ -15,9 +20,34 @@ CLI_UTILS_VERSION="${CLI_UTILS_VERSION:-v0.37.2}"
 HELM_VERSION="${HELM_VERSION:-v3.22.0}"
 # exact: the module proxy serves this version but refuses to list govnsx's versions
 GOVNSX_VERSION="${GOVNSX_VERSION:-v1.0.2}"
+# gonsx has no semver tags ("0.3.17"): its master of 2018-01-22 as a pseudo-version is what the
+# module proxy serves (it refuses the version list and the older branches' commits)
+GONSX_VERSION="${GONSX_VERSION:-v0.0.0-20180122153724-c3caef9aee9b}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${CONTROLPLANE_BIN_DIR:-$root/.cache/controlplane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}"
-if [ "${1:-}" = "--print-dir" ] || { [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ] && [ -x "$out/kstatus" ] && [ -x "$out/govnsx" ] && [ -x "$out/helm" ]; }; then
+# our programs: name and the module (at its version) each is built on
+programs=("kstatus sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION" "govnsx github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION" "gonsx github.com/sky-uk/gonsx@$GONSX_VERSION")
+# what a current build of program $1 on module $2 is stamped with
+stamp_of() {
+  echo "$(sha256sum "$root/test/$1/main.go" | cut -d' ' -f1) $2"
+}
+program_current() {
+  [ -x "$out/$1" ] && [ -f "$out/$1.source" ] && [ "$(cat "$out/$1.source")" = "$(stamp_of "$1" "$2")" ]
+}
+missing() {
+  local name
+  for name in kube-apiserver kube-controller-manager kubectl etcd helm; do [ -x "$out/$name" ] || echo "$name"; done
+  local program
+  for program in "${programs[@]}"; do
+    # shellcheck disable=SC2086 # "name module" splits into the two arguments
+    program_current $program || echo "${program%% *}"
+  done
+}
+case "${1:-}" in
+  --print-dir) echo "$out"; exit 0 ;;
+  --missing) missing; exit 0 ;;
+esac
+if [ -z "$(missing)" ]; then
   echo "$out"
   exit 0
 fi
@@ -65,7 +95,7 @@ if [ ! -x "$out/etcd" ]; then
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
   go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3 >&2
 fi
-# a program of ours on one Go module: test/<name>/main.go, built into $out/<name>
+# a program of ours on one Go module: test/<name>/main.go, built into $out/<name>, then stamped
 build_program() {
   local name="$1" module="$2"
   mkdir -p "$work/$name" && cd "$work/$name"
@@ -74,9 +104,12 @@ build_program() {
   go get "$module" >&2
   go mod tidy >&2
   go build -trimpath -ldflags "-s -w" -o "$out/$name" . >&2
+  stamp_of "$name" "$module" > "$out/$name.source"
 }
-[ -x "$out/kstatus" ] || build_program kstatus "sigs.k8s.io/cli-utils@$CLI_UTILS_VERSION"
-[ -x "$out/govnsx" ] || build_program govnsx "github.com/IBM-tfproviders/govnsx@$GOVNSX_VERSION"
+for program in "${programs[@]}"; do
+  # shellcheck disable=SC2086
+  program_current $program || build_program $program
+done
 if [ ! -x "$out/helm" ]; then
   mkdir -p "$work/helm" && cd "$work/helm"
   go mod init nsxv-operator.test/helm >/dev/null 2>&1

@@ -10,9 +10,14 @@
 //	govnsx update EDGE [-name N] [-description D]
 //	                                         the terraform provider's update: read the edge, build an
 //	                                         install spec from it, change what was given, PUT it
+//	govnsx create NAME [-tenant T] [-datacenter DCNAME] [-resourcepool R] [-datastore D] [-size S]
+//	                                         the terraform provider's create: an install spec, Edge.Post
+//	govnsx delete EDGE                       Edge.Delete
 //
 // Output (stdout): one JSON object, {"edge": {...}} (govnsx's nsxtypes.Edge), {"updated": true},
-// or {"error": "..."} with govnsx's own error text. Exit 0 for these; 2 for a usage error.
+// {"created": {"EdgeId": ..., "Location": ...}} (govnsx's EdgePostResp: the id is the Location
+// header's last segment), {"deleted": true}, or {"error": "..."} with govnsx's own error text.
+// Exit 0 for these; 2 for a usage error.
 package main
 
 import (
@@ -28,12 +33,14 @@ import (
 	"github.com/IBM-tfproviders/govnsx/nsxtypes"
 )
 
-const usage = "usage: govnsx get EDGE | govnsx update EDGE [-name N] [-description D] (NSX_URL, NSX_USERNAME, NSX_PASSWORD in the environment)"
+const usage = "usage: govnsx get EDGE | govnsx update EDGE [-name N] [-description D] | govnsx create NAME [-tenant T] [-datacenter DCNAME] [-resourcepool R] [-datastore D] [-size S] | govnsx delete EDGE (NSX_URL, NSX_USERNAME, NSX_PASSWORD in the environment)"
 
 type result struct {
-	Edge    *nsxtypes.Edge `json:"edge,omitempty"`
-	Updated bool           `json:"updated,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	Edge    *nsxtypes.Edge         `json:"edge,omitempty"`
+	Updated bool                   `json:"updated,omitempty"`
+	Created *nsxtypes.EdgePostResp `json:"created,omitempty"`
+	Deleted bool                   `json:"deleted,omitempty"`
+	Error   string                 `json:"error,omitempty"`
 }
 
 // changes holds the attributes a terraform plan changed; nil means unchanged
@@ -87,10 +94,51 @@ func run(args []string, out io.Writer) error {
 		} else {
 			res.Updated = true
 		}
+	case "create":
+		spec, err := parseInstallSpec(edgeID, args[2:])
+		if err != nil {
+			return err
+		}
+		if created, err := edges.Post(spec); err != nil {
+			res.Error = err.Error()
+		} else {
+			res.Created = created
+		}
+	case "delete":
+		if err := edges.Delete(edgeID); err != nil {
+			res.Error = err.Error()
+		} else {
+			res.Deleted = true
+		}
 	default:
 		return fmt.Errorf("unknown command %q; %s", command, usage)
 	}
 	return json.NewEncoder(out).Encode(res)
+}
+
+// parseInstallSpec builds the install spec the terraform provider's edge create sends: a name,
+// the datacenter by name, one appliance and its size, no vnics.
+func parseInstallSpec(name string, args []string) (*nsxtypes.EdgeInstallSpec, error) {
+	flags := flag.NewFlagSet("create", flag.ContinueOnError)
+	tenant := flags.String("tenant", "", "the edge's tenant")
+	datacenter := flags.String("datacenter", "", "the datacenter's name")
+	resourcePool := flags.String("resourcepool", "domain-c7", "the appliance's resource pool")
+	datastore := flags.String("datastore", "datastore-15", "the appliance's datastore")
+	size := flags.String("size", "compact", "the appliance size")
+	if err := flags.Parse(args); err != nil {
+		return nil, err
+	}
+	return &nsxtypes.EdgeInstallSpec{
+		Name:       name,
+		Tenant:     *tenant,
+		Datacenter: *datacenter,
+		Type:       "gatewayServices",
+		Appliances: nsxtypes.Appliances{
+			ApplianceSize:    *size,
+			DeployAppliances: true,
+			AppliancesList:   []nsxtypes.Appliance{{ResourcePoolId: *resourcePool, DatastoreId: *datastore}},
+		},
+	}, nil
 }
 
 func parseChanges(args []string) (changes, error) {

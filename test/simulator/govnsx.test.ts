@@ -3,20 +3,17 @@
  * v1.0.2, the library behind the terraform nsxv provider, through test/govnsx/main.go (built by
  * test/controlplane/build.sh beside the control plane binaries). Its edge GET, its `Edge.Put`
  * update as the provider does it (read, copy name, description, tenant and appliances into an
- * install spec, PUT that: no `<id>`, every other section left out) and how it reports a
- * manager's errors. Outside CI the tests skip when the program is missing; in CI they fail.
+ * install spec, PUT that: no `<id>`, every other section left out), its `Edge.Post` create (the
+ * id from the Location header) and `Edge.Delete`, and how it reports a manager's errors. Outside
+ * CI the tests skip when the program is missing or built from another source; in CI they fail.
  */
-import { execFile, type ChildProcess } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AuditSnapshot } from "../../src/simulator/index.ts";
-import { BUILD_COMMAND, controlPlaneBinDir } from "../controlplane/binaries.ts";
+import { findProgram } from "../controlplane/binaries.ts";
 import { IN_CI } from "../deploy/tools.ts";
-import { firstLine, spawnSimulate } from "./helpers.ts";
+import { startSimulateProcess, type SimulateProcess } from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -36,20 +33,13 @@ interface GovnsxEdge {
 interface Outcome {
   edge?: GovnsxEdge;
   updated?: boolean;
+  /** govnsx's EdgePostResp */
+  created?: { EdgeId: string; Location: string };
+  deleted?: boolean;
   error?: string;
 }
 
-function findGovnsx(): { path: string } | { reason: string } {
-  const path = join(controlPlaneBinDir(), "govnsx");
-  try {
-    accessSync(path, constants.X_OK);
-    return { path };
-  } catch {
-    return { reason: `govnsx is not built (${path}); build it with \`${BUILD_COMMAND}\` (needs Go)` };
-  }
-}
-
-const govnsx = findGovnsx();
+const govnsx = findProgram("govnsx");
 
 if ("reason" in govnsx) {
   if (!IN_CI) console.warn(`[skipped] the govnsx tests: ${govnsx.reason}`);
@@ -63,44 +53,32 @@ if ("reason" in govnsx) {
 } else {
   const binary = govnsx.path;
   describe("govnsx (the terraform nsxv provider's client) against simulate", () => {
-    let dir: string;
-    let child: ChildProcess;
+    let sim: SimulateProcess;
     let url: string;
 
     beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), "sim-govnsx-"));
-      const state = join(dir, "state.yaml");
-      writeFileSync(
-        state,
-        [
-          "auditor: { username: auditor, password: read-only }",
-          "edges:",
-          "  - generate: { count: 3, idStart: 1, tenant: tenant-a, firewallRules: 10 }",
-        ].join("\n"),
-      );
-      child = spawnSimulate(["--port", "0", "--state", state]);
-      const { line, stderr } = await firstLine(child);
-      const found = /listening on (http:\/\/\S+)$/.exec(line ?? "")?.[1];
-      if (found === undefined) throw new Error(`simulate did not start: ${stderr}`);
-      url = found;
+      sim = await startSimulateProcess([
+        "auditor: { username: auditor, password: read-only }",
+        "edges:",
+        "  - generate: { count: 3, idStart: 1, tenant: tenant-a, firewallRules: 10 }",
+      ]);
+      url = sim.url;
     });
-    afterAll(() => {
-      child?.kill("SIGKILL");
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => sim?.stop());
     beforeEach(async () => {
       await control("DELETE", "audit");
       await control("DELETE", "faults");
     });
 
-    async function control<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const res = await request(`${url}/_simulator/${path}`, {
-        method: method as "GET",
-        ...(body !== undefined
-          ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } }
-          : {}),
+    function control<T>(method: string, path: string, body?: unknown): Promise<T> {
+      return sim.control<T>(method, path, body);
+    }
+
+    async function fetchEdgeText(id: string): Promise<string> {
+      const res = await fetch(`${url}/api/4.0/edges/${id}`, {
+        headers: { authorization: `Basic ${Buffer.from("admin:default").toString("base64")}` },
       });
-      return (await res.body.json()) as T;
+      return res.text();
     }
 
     async function govnsxRun(
@@ -158,6 +136,53 @@ if ("reason" in govnsx) {
         ]),
       );
       expect(violations[0]?.added).toContain("edge.features.dhcp");
+    });
+
+    it("creates an edge as the provider does (Edge.Post): the id from Location, in the datacenter it names", async () => {
+      const { created, error } = await govnsxRun([
+        "create",
+        "esg-tf",
+        "-tenant",
+        "tenant-tf",
+        "-datacenter",
+        "dc-site-w",
+        "-size",
+        "large",
+      ]);
+      expect(error).toBeUndefined();
+      expect(created).toEqual({ EdgeId: "edge-4", Location: "/api/4.0/edges/edge-4" });
+      const { edge } = await govnsxRun(["get", "edge-4"]);
+      expect(edge).toMatchObject({
+        Id: "edge-4",
+        Version: "1",
+        Status: "deployed",
+        Tenant: "tenant-tf",
+        Name: "esg-tf",
+        Type: "gatewayServices",
+        Appliances: {
+          ApplianceSize: "large",
+          DeployAppliances: true,
+          AppliancesList: [{ ResourcePoolId: "domain-c7", DatastoreId: "datastore-15", Deployed: true }],
+        },
+      });
+      expect(edge?.Vnics, "a services gateway has ten vnics").toHaveLength(10);
+      const state = await control<{ edges: { id: string }[] }>("GET", "state");
+      expect(state.edges.map((e) => e.id)).toContain("edge-4");
+      const got = await fetchEdgeText("edge-4");
+      // govnsx names the datacenter; edge-1 (datacenter-22) is in the one of that name
+      expect(got).toContain(
+        "<datacenterMoid>datacenter-22</datacenterMoid><datacenterName>dc-site-w</datacenterName>",
+      );
+    });
+
+    it("deletes an edge (Edge.Delete); its id then answers 404, and a second delete is govnsx's 404 error", async () => {
+      const { created } = await govnsxRun(["create", "esg-gone"]);
+      const id = created?.EdgeId ?? "";
+      expect(await govnsxRun(["delete", id])).toEqual({ deleted: true });
+      expect((await govnsxRun(["get", id])).error).toBe("[ERROR] 404 : 404 Not Found");
+      expect((await govnsxRun(["delete", id])).error?.startsWith("[ERROR] 404 : 404 Not Found")).toBe(true);
+      const { objects } = await control<AuditSnapshot>("GET", "audit");
+      expect(objects.map((o) => `${o.action} ${o.id}`)).toEqual([`created ${id}`, `deleted ${id}`]);
     });
 
     it("stores a description the provider sets", async () => {

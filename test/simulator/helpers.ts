@@ -4,6 +4,9 @@
  * its small XML documents.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { request } from "undici";
 import { parseXmlObject } from "../../src/nsx/xml.ts";
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from "../../src/simulator/index.ts";
@@ -177,4 +180,42 @@ export function firstLine(
       resolve({ code, stderr: err });
     });
   });
+}
+
+/** `nsxv-operator simulate` on a free port with a state file of these YAML lines, for a client program to drive */
+export interface SimulateProcess {
+  url: string;
+  /** a control API call, its JSON answer */
+  control<T>(method: string, path: string, body?: unknown): Promise<T>;
+  stop(): void;
+}
+
+export async function startSimulateProcess(stateLines: string[]): Promise<SimulateProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "sim-client-"));
+  const state = join(dir, "state.yaml");
+  writeFileSync(state, stateLines.join("\n"));
+  const child = spawnSimulate(["--port", "0", "--state", state]);
+  const stop = () => {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const { line, stderr } = await firstLine(child);
+  const url = /listening on (http:\/\/\S+)$/.exec(line ?? "")?.[1];
+  if (url === undefined) {
+    stop();
+    throw new Error(`simulate did not start: ${stderr}`);
+  }
+  return {
+    url,
+    stop,
+    async control<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await request(`${url}/_simulator/${path}`, {
+        method: method as "GET",
+        ...(body !== undefined
+          ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } }
+          : {}),
+      });
+      return (await res.body.json()) as T;
+    },
+  };
 }
