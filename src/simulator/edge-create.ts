@@ -10,7 +10,7 @@
  */
 import { NsxResponseError } from "../nsx/errors.ts";
 import { parseXmlDocument } from "../nsx/xml.ts";
-import { assignRuleIds, fillSettingDefaults, SETTING_DEFAULTS } from "./edge-fill.ts";
+import { assignRuleIds, fillSettingDefaults, normalizeVnicBooleans, SETTING_DEFAULTS } from "./edge-fill.ts";
 import { EdgeModelError, child, childText, leaf, modelOfElement, type EdgeModel } from "./edge-model.ts";
 import { withoutCliPassword } from "./edge-put.ts";
 import { ERROR_CODES, type ErrorCode } from "./error-codes.ts";
@@ -168,6 +168,7 @@ export function newEdgeConfig(sent: EdgeModel, id: string, placement: Placement)
   if (type === "distributedRouter")
     for (const field of ["mgmtInterface", "interfaces"]) moveToEnd(config, sent, field);
   assignRuleIds(config, undefined);
+  normalizeVnicBooleans(config);
   return config;
 }
 

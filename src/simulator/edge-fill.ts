@@ -4,7 +4,8 @@
  * enableAesni true, enableFips false, vseLogLevel info), an id and a rule tag for every new
  * firewall and NAT rule, and, for each appliance, the runtime fields only the manager knows (the
  * VM it deployed, the host it runs on...), which partial documents (govnsx, terraform, gonsx)
- * never carry. A PUT without `<name>` keeps the stored name. What a manager does with a PUT that
+ * never carry. A PUT without `<name>` keeps the stored name. A vnic's booleans are written
+ * lower-case, whatever case they were sent in. What a manager does with a PUT that
  * leaves out other sections is not recorded; the simulator replaces them (README, not modelled).
  */
 import { child, childText, leaf, setChildText, type EdgeModel } from "./edge-model.ts";
@@ -38,6 +39,24 @@ export const APPLIANCE_RUNTIME_FIELDS: readonly string[] = [
 /** the first ids a manager gives (RAML and real captures): firewall rules from 131073, NAT rules from 196609 */
 const FIRST_FIREWALL_RULE_ID = 131073;
 const FIRST_NAT_RULE_ID = 196609;
+
+/** a vnic's boolean fields: PowerNSX's interface specs send `True`/`False` (PowerShell's text of a switch) */
+const VNIC_BOOLEANS: ReadonlySet<string> = new Set(["isConnected", "enableProxyArp", "enableSendRedirects"]);
+
+/**
+ * A manager reads a vnic's booleans into its model and writes them as `true`/`false`: PowerNSX's
+ * `True`/`False` (which managers accept: its New-NsxEdge works) come back lower-case.
+ */
+export function normalizeVnicBooleans(model: EdgeModel): void {
+  for (const vnic of child(model, "vnics")?.children ?? []) {
+    vnic.children = vnic.children.map((c) => {
+      const lower = c.text?.trim().toLowerCase();
+      return VNIC_BOOLEANS.has(c.name) && (lower === "true" || lower === "false") && c.text !== lower
+        ? { ...c, text: lower }
+        : c;
+    });
+  }
+}
 
 /** Sets each default the model lacks. */
 export function fillSettingDefaults(model: EdgeModel): void {

@@ -19,7 +19,13 @@ import {
   setChildText,
   type EdgeModel,
 } from "./edge-model.ts";
-import { assignRuleIds, fillSettingDefaults, keepApplianceRuntime, keepName } from "./edge-fill.ts";
+import {
+  assignRuleIds,
+  fillSettingDefaults,
+  keepApplianceRuntime,
+  keepName,
+  normalizeVnicBooleans,
+} from "./edge-fill.ts";
 import { ERROR_CODES, type ErrorCode } from "./error-codes.ts";
 
 /** Fields a PUT does not set: they stay what the manager knows (field notes), `id` and `version` aside. */
@@ -110,6 +116,7 @@ export function configAfterPut(current: EdgeModel, sent: EdgeModel, storedVersio
   fillSettingDefaults(next);
   keepApplianceRuntime(next, current);
   assignRuleIds(next, current);
+  normalizeVnicBooleans(next);
   withoutCliPassword(next);
   return inManagerOrder(next, current);
 }

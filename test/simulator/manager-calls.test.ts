@@ -27,6 +27,46 @@ async function tokenOf(path: string, body?: string): Promise<string> {
   return (xml(reply.text).authToken as { value: string }).value;
 }
 
+describe("PowerNSX's credential check and vCenter lookup", () => {
+  it("GET /api/2.0/nwfabric/features: the fabric's features at the manager's release, for any account; 401 without", async () => {
+    const reply = await t.api("GET", "/api/2.0/nwfabric/features", { auth: AUDITOR });
+    expect(reply.status).toBe(200);
+    const { featureInfo } = xml(reply.text, ["featureInfo"]).featureInfos as {
+      featureInfo: Record<string, string>[];
+    };
+    expect(featureInfo.map((f) => f.featureId)).toEqual([
+      "com.vmware.vshield.nsxmgr.nwfabric.hostPrep",
+      "com.vmware.vshield.nsxmgr.vxlan",
+      "com.vmware.vshield.nsxmgr.messagingInfra",
+      "com.vmware.vshield.firewall",
+    ]);
+    expect(featureInfo.every((f) => f.version === "6.4.6" && f.name !== "")).toBe(true);
+    const anonymous = await t.api("GET", "/api/2.0/nwfabric/features", { auth: null });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers["www-authenticate"]).toBe('Basic realm="NSX Manager"');
+  });
+
+  it("GET /api/2.0/services/vcconfig: the state file's vCenter, an empty <vcInfo/> without one", async () => {
+    expect((await t.api("GET", "/api/2.0/services/vcconfig")).text).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><vcInfo/>',
+    );
+    await t.close();
+    await start({
+      vcenter: {
+        ipAddress: "vcsa-01a.corp.local",
+        userName: "administrator@vsphere.local",
+        certificateThumbprint: "D2:75:61",
+      },
+    });
+    expect(xml((await t.api("GET", "/api/2.0/services/vcconfig")).text).vcInfo).toEqual({
+      ipAddress: "vcsa-01a.corp.local",
+      userName: "administrator@vsphere.local",
+      certificateThumbprint: "D2:75:61",
+      assignRoleToUser: "true",
+    });
+  });
+});
+
 describe("GET /api/1.0/appliance-management/global/info (PowerNSX's Connect-NsxServer)", () => {
   it("answers the manager's version and the caller, by Basic or by token", async () => {
     const reply = await t.api("GET", INFO);

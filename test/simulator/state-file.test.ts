@@ -102,6 +102,18 @@ describe("validation", () => {
       reason: "every answer listing the note would be invalid XML",
     },
     {
+      name: "VcenterWithoutUser",
+      input: { vcenter: { ipAddress: "vcsa.corp.local" } },
+      error: "vcenter.userName: is required",
+      reason: "vcconfig answers the registration's user",
+    },
+    {
+      name: "VcenterBadThumbprint",
+      input: { vcenter: { ipAddress: "vc", userName: "u", certificateThumbprint: "D2-75" } },
+      error: "vcenter.certificateThumbprint: must be colon-delimited hexadecimal",
+      reason: "the RAML's form of a thumbprint",
+    },
+    {
       name: "AuditorWithoutPassword",
       input: { auditor: { username: "auditor" } },
       error: "auditor.password: is required",
