@@ -230,29 +230,34 @@ function unconnectedVnic(index: number): EdgeModel {
   ]);
 }
 
-/** the sent appliances, each deployed: a VM the manager created for it, named `<name>-<haIndex>` */
+/**
+ * the sent appliances, each deployed (a VM the manager created for it, named `<name>-<haIndex>`),
+ * unless the document says `<deployAppliances>false</deployAppliances>`: then configured only
+ */
 function appliances(sent: EdgeModel | undefined, edge: { id: string; name: string }): EdgeModel {
   const n = Number(edge.id.slice("edge-".length));
   const given = sent?.children ?? [];
   const size = (sent === undefined ? undefined : childText(sent, "applianceSize")) ?? "compact";
+  const deploy = (sent === undefined ? undefined : childText(sent, "deployAppliances")?.trim()) !== "false";
   const deployed = given
     .filter((c) => c.name === "appliance")
     .map((appliance, haIndex) =>
       node("appliance", [
         leaf("highAvailabilityIndex", String(haIndex)),
         ...appliance.children.filter((c) => !DEPLOYMENT_FIELDS.has(c.name)),
-        leaf("vmId", `vm-${9000 + n * 2 + haIndex}`),
-        leaf("vmName", `${edge.name}-${haIndex}`),
-        leaf("deployed", "true"),
+        deploy ? leaf("vmId", `vm-${9000 + n * 2 + haIndex}`) : undefined,
+        deploy ? leaf("vmName", `${edge.name}-${haIndex}`) : undefined,
+        leaf("deployed", String(deploy)),
         leaf("edgeId", edge.id),
       ]),
     );
-  const rest = given.filter((c) => c.name !== "applianceSize" && c.name !== "appliance");
-  const deploy =
-    child(sent ?? node("appliances", []), "deployAppliances") === undefined
-      ? [leaf("deployAppliances", "true")]
-      : [];
-  return node("appliances", [leaf("applianceSize", size), ...deployed, ...rest, ...deploy]);
+  const rest = given.filter((c) => !["applianceSize", "appliance", "deployAppliances"].includes(c.name));
+  return node("appliances", [
+    leaf("applianceSize", size),
+    ...deployed,
+    ...rest,
+    leaf("deployAppliances", String(deploy)),
+  ]);
 }
 
 /** what the manager sets when it deploys an appliance, whatever the document said */

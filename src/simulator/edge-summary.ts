@@ -155,10 +155,13 @@ function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel
   ]);
 }
 
-/** the appliances as the summary shows them; the active one is the first (HA index 0) */
+/** the appliances as the summary shows them; the active one is the first deployed (HA index 0) */
 function appliancesSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel {
   const appliances = child(config, "appliances");
-  const list = appliances?.children.filter((c) => c.name === "appliance") ?? [];
+  // an appliance configured with deployAppliances false has no VM: it is not counted, nor active
+  const list = (appliances?.children ?? []).filter(
+    (c) => c.name === "appliance" && childText(c, "deployed") !== "false",
+  );
   const active = list.find((a) => childText(a, "highAvailabilityIndex") === "0") ?? list[0];
   const size = appliances === undefined ? undefined : childText(appliances, "applianceSize");
   const deployAppliances = appliances === undefined ? undefined : childText(appliances, "deployAppliances");

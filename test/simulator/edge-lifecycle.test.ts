@@ -109,6 +109,21 @@ describe("POST /api/4.0/edges", () => {
     expect(summary).toMatchObject({ name: "NSX-edge-3", tenantId: "default", revision: "1" });
   });
 
+  it("configures without deploying when the document says deployAppliances false: no VM, none counted", async () => {
+    await create(
+      "<edge><appliances><appliance><resourcePoolId>r</resourcePoolId><datastoreId>d</datastoreId></appliance>" +
+        "<deployAppliances>false</deployAppliances></appliances></edge>",
+    );
+    const text = (await getEdge("edge-3")).serialize();
+    expect(text).not.toContain("<vmId>");
+    expect(text).toContain("<deployed>false</deployed>");
+    const summary = xml((await t.api("GET", "/api/4.0/edges/edge-3/summary")).text).edgeSummary as {
+      appliancesSummary: Record<string, string>;
+    };
+    expect(summary.appliancesSummary).toMatchObject({ numberOfDeployedVms: "0", deployAppliances: "false" });
+    expect(summary.appliancesSummary).not.toHaveProperty("vmMoidOfActiveVse");
+  });
+
   it("numbers the sent firewall and NAT rules, and keeps a distributed router's interfaces without vnics", async () => {
     await create(
       "<edge><type>distributedRouter</type><datacenterMoid>datacenter-9</datacenterMoid><appliances><appliance>" +
