@@ -1,7 +1,8 @@
 /**
- * A simulator of an NSX-v manager, for tests and benchmarks of the operator: a real HTTP(S) server
- * with the five calls of the spec (plus the edge list, allocation, version information and the
- * 6.4 authentication calls), XML in one format of the manager's own, a control API under
+ * A simulator of an NSX-v manager, for tests and benchmarks of the operator and for third-party
+ * clients: a real HTTP(S) server with the five calls of the spec (plus the edge list, edge and
+ * pool creation, update and deletion, allocation, PowerNSX's connection calls and the 6.4
+ * authentication calls), XML in one format of the manager's own, a control API under
  * `/_simulator/` (documented in control.ts), fault injection, counters and an audit of what each
  * edge PUT lost, changed or added.
  */
