@@ -10,7 +10,7 @@
  */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from "yaml";
 import { CodedError } from "../util/errors.ts";
-import { listManifestFiles, readManifestFile, type SkippedFile } from "./manifest-files.ts";
+import { listManifestFiles, readManifestFile, ReadLedger, type SkippedFile } from "./manifest-files.ts";
 import { fieldOf, ResourceValidator, type FieldIssue } from "./schema.ts";
 import { duplicateKey, MANIFEST_LIMITS, scanYamlText, type ManifestLimits } from "./yaml-guard.ts";
 import {
@@ -72,6 +72,8 @@ export interface LoadManifestsOptions {
   regularFilesOnly?: boolean;
   /** default MANIFEST_LIMITS */
   limits?: ManifestLimits;
+  /** what bounds the read as a whole (manifest-files.ts); default: a fresh one, READ_BOUNDS, naming the paths */
+  ledger?: ReadLedger;
 }
 
 /** A file, document or field that cannot be used; `message` names all of them. */
@@ -134,6 +136,7 @@ export async function loadManifests(
 ): Promise<ManifestSet> {
   const validator = options.validator ?? ResourceValidator.load();
   const limits = options.limits ?? MANIFEST_LIMITS;
+  const ledger = options.ledger ?? new ReadLedger(paths.join(", "));
   const listed = await listManifestFiles(paths);
   const result: ManifestSet = {
     objects: [],
@@ -143,10 +146,21 @@ export async function loadManifests(
     errors: listed.problems.map((p) => new ManifestError(p)),
   };
   const seen = new Map<string, ManifestSource>();
-  const readOptions = { maxBytes: limits.maxFileBytes, regularOnly: options.regularFilesOnly ?? false };
-  for (const listedFile of listed.files) {
+  const readOptions = {
+    maxBytes: limits.maxFileBytes,
+    regularOnly: options.regularFilesOnly ?? false,
+    ledger,
+  };
+  // the listing's sizes already over the bound: nothing is opened
+  const tooLarge = ledger.refusesListed(listed.files);
+  if (tooLarge !== undefined) result.errors.push(new ManifestError({ file: ledger.root, detail: tooLarge }));
+  for (const listedFile of tooLarge === undefined ? listed.files : []) {
     const file = listedFile.path;
     const read = await readManifestFile(listedFile, readOptions);
+    if ("overBound" in read) {
+      result.errors.push(new ManifestError({ file: ledger.root, detail: read.overBound }));
+      break;
+    }
     if ("skipped" in read) {
       result.skippedFiles.push({ file, reason: read.skipped });
       continue;

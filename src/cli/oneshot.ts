@@ -13,6 +13,7 @@ import {
   type SkippedDocument,
   type SkippedFile,
 } from "../api/manifests.ts";
+import { ReadLedger, type ReadBounds } from "../api/manifest-files.ts";
 import { SPEC_DEFAULTS, KINDS, type NSXManager, type NsxvObject, type Secret } from "../api/types.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
 import {
@@ -56,6 +57,8 @@ export interface OneShotOptions {
   /** default realClock */
   clock?: Pick<Clock, "now">;
   signal?: AbortSignal;
+  /** what all the manifests read may hold together; default READ_BOUNDS */
+  readBounds?: ReadBounds;
 }
 
 export const ONE_SHOT_DEFAULTS = Object.freeze({
@@ -131,7 +134,7 @@ export function parseManagerUrls(texts: readonly string[]): Map<string, string> 
  */
 export async function runOneShot(options: OneShotOptions): Promise<OneShotResult> {
   const o = withDefaults({ ...ONE_SHOT_DEFAULTS, env: process.env }, options);
-  const set = await loadManifests(o.paths);
+  const set = await loadManifests(o.paths, { ledger: new ReadLedger(o.paths.join(", "), o.readBounds) });
   const errors = [...set.errors, ...missingManagers(set.objects, set.errors)];
   const { skipped, skippedFiles } = set;
   if (errors.length > 0) return { type: "invalid", errors, skipped, skippedFiles };

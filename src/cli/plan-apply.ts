@@ -8,9 +8,10 @@ import type { ExecutionMode } from "../reconcile/index.ts";
 import { CliInputError, parseManagerUrls, runOneShot, type OneShotOptions } from "./oneshot.ts";
 import { EXIT, processIo, renderInvalidJson, renderJson, viewOf, type CliIo } from "./output.ts";
 import { renderManifestErrors, renderSkipped, renderText, useColour } from "./output-text.ts";
+import { readBoundOptions, readBoundsOf, type ReadBoundFlags } from "./read-bounds.ts";
 
 /** The flags of `plan` and `apply`, as commander parses them. */
-export interface OneShotFlags {
+export interface OneShotFlags extends ReadBoundFlags {
   filename: string[];
   output?: "text" | "json";
   /** `NAME=URL`, repeatable */
@@ -38,6 +39,7 @@ export async function runOneShotCommand(
       releaseStrays: flags.releaseStrays ?? false,
       managerUrls: parseManagerUrls(flags.managerUrl ?? []),
       env: io.env,
+      readBounds: readBoundsOf(flags),
     });
   } catch (error) {
     const message = error instanceof CliInputError ? error.message : String(error);
@@ -84,7 +86,7 @@ const ONE_SHOT_HELP: Record<ExecutionMode, { description: string; releaseStrays:
 /** `plan` or `apply`: the same flags, one pass of the same reconcile. */
 export function oneShotCommand(mode: ExecutionMode): Command {
   const help = ONE_SHOT_HELP[mode];
-  return new Command(mode)
+  const command = new Command(mode)
     .description(help.description)
     .requiredOption("-f, --filename <paths...>", "manifest files or directories (YAML or JSON, recursive)")
     .addOption(
@@ -97,7 +99,9 @@ export function oneShotCommand(mode: ExecutionMode): Command {
       "replace spec.url of the NSXManager named NAME (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--release-strays", help.releaseStrays, false)
+    .option("--release-strays", help.releaseStrays, false);
+  for (const option of readBoundOptions("")) command.addOption(option);
+  return command
     .addHelpText(
       "after",
       "\nCredentials come from the Secret manifests; NSX_USERNAME and NSX_PASSWORD, when set, win.",
