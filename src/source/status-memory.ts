@@ -4,14 +4,16 @@
  * finalizers (with which an object removed from the files stays, being deleted, until the
  * operator has acted on it: as Kubernetes keeps an object with finalizers). With a file,
  * it survives restarts, so that a stray's firstSeen (and so its grace period) does too. The file
- * is written whole and atomically (a crash never leaves half a file), one write at a time, and
- * changes made while one waits ride with it: thousands of status changes in a pass are a few
- * writes. A file that cannot be read is set aside and the memory starts empty: every stray's
+ * is written whole, atomically and durably (util/replace-file.ts: a crash or a power loss leaves
+ * the old file or the new, and a symlink planted beside it redirects nothing), one write at a
+ * time, and changes made while one waits ride with it: thousands of status changes in a pass
+ * are a few writes. One process at a time owns the file (status-lock.ts). A file that cannot be read is set aside and the memory starts empty: every stray's
  * grace period then starts anew, which holds releases back rather than guess.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Logger } from "../controller/controller.ts";
+import { removeLeftovers, replaceFile } from "../util/replace-file.ts";
 import type { Status } from "./source.ts";
 
 /** What is remembered of one object (by its queue key). */
@@ -26,6 +28,12 @@ export interface Remembered {
   deletedAt?: string;
   /** the object's annotations as last read (a pause, a skip-restore): what a deleting object still says */
   annotations?: Record<string, string>;
+  /**
+   * the file the object was last read from: after a restart, an object the files no longer hold
+   * is removed once this file has stayed unchanged for the quiet period (absent in status files
+   * written before it was kept: the directory is watched instead)
+   */
+  file?: string;
   /** why the status this object had may have been lost: it was in the files when the status file was set aside */
   statusLost?: string;
 }
@@ -57,6 +65,8 @@ export class StatusMemory {
   async read(): Promise<void> {
     const file = this.#file;
     if (file === undefined) return;
+    // the temporary files of writes a crash cut short
+    await removeLeftovers(file);
     let text: string;
     try {
       text = await readFile(file, "utf8");
@@ -97,8 +107,7 @@ export class StatusMemory {
       const content: StatusFile = { version: 1, objects: Object.fromEntries(this.objects) };
       try {
         await mkdir(dirname(file), { recursive: true });
-        await writeFile(`${file}.tmp`, `${JSON.stringify(content)}\n`);
-        await rename(`${file}.tmp`, file);
+        await replaceFile(file, `${JSON.stringify(content)}\n`);
       } catch (err) {
         this.#logger.error({ err, file }, "cannot write the status file");
         throw new Error(`cannot write the status file ${file}: ${(err as Error).message}`, { cause: err });
