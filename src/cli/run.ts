@@ -3,8 +3,8 @@
  * watches the custom resources and the Secrets their managers reference; with `--manifests DIR`
  * it runs the same controller on a directory of manifests. Flag parsing and wiring only: every
  * flag is checked here with a message naming it, the work is in src/operator/operator.ts.
- * Exit status: 0 after SIGTERM/SIGINT; 1 for bad flags, a fatal error, or a lost lease (the pod
- * restarts, as controller-runtime's do).
+ * Exit status: 0 after SIGTERM/SIGINT; 1 for bad flags, a fatal error, a lost lease (the pod
+ * restarts, as controller-runtime's do), a status file another process holds, or its lock lost.
  */
 import { Command, InvalidArgumentError, Option } from "commander";
 import { pino, type Logger as PinoLogger } from "pino";
@@ -12,7 +12,10 @@ import { CodedError } from "../util/errors.ts";
 import type { ClusterSourceConfig, LeaseConfig } from "./run-cluster.ts";
 import { formatDuration, parseDuration } from "../api/duration.ts";
 import { RECONCILER_DEFAULTS } from "../reconcile/reconciler.ts";
-import { DirectorySource } from "../source/directory.ts";
+import { DIRECTORY_DEFAULTS, DirectorySource } from "../source/directory.ts";
+import { StatusFileLock } from "../source/status-lock.ts";
+import type { ReadBounds } from "../api/manifest-files.ts";
+import { readBoundOptions, readBoundsOf, type ReadBoundFlags } from "./read-bounds.ts";
 import { LEADER_ELECTION_DEFAULTS } from "../controller/leader-election.ts";
 import {
   defaultConcurrencyPerManager,
@@ -24,7 +27,7 @@ import { parseBindAddress } from "../controller/probes.ts";
 import { DNS_SUBDOMAIN_PATTERN, isDnsLabel, isDnsSubdomain } from "../api/names.ts";
 
 /** The flags as commander hands them over, each already checked on its own. */
-export interface RunFlags {
+export interface RunFlags extends ReadBoundFlags {
   kubeconfig?: string;
   namespace?: string;
   selector?: string;
@@ -44,10 +47,20 @@ export interface RunFlags {
   shutdownTimeout: number;
   manifests?: string;
   statusFile?: string;
+  removalQuietPeriod?: number;
+}
+
+/** `run --manifests`: the directory, the status file, and the rules of reading them. */
+export interface ManifestsSourceConfig {
+  type: "manifests";
+  dir: string;
+  statusFile?: string;
+  removalQuietMs: number;
+  readBounds: ReadBounds;
 }
 
 export interface RunConfig {
-  source: ClusterSourceConfig | { type: "manifests"; dir: string; statusFile?: string };
+  source: ClusterSourceConfig | ManifestsSourceConfig;
   concurrency: number;
   concurrencyPerManager: number;
   syncIntervalMs: number;
@@ -147,8 +160,21 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
     if (clusterOnly !== undefined)
       throw new RunFlagError(`${clusterOnly[0]} needs a cluster: not with --manifests`);
     if (flags.leaderElect) throw new RunFlagError("--leader-elect needs a cluster: not with --manifests");
-  } else if (flags.statusFile !== undefined) {
-    throw new RunFlagError("--status-file goes with --manifests (in a cluster, status is on the objects)");
+  } else {
+    const manifestsOnly = (
+      [
+        ["--status-file", flags.statusFile, "in a cluster, status is on the objects"],
+        ["--removal-quiet-period", flags.removalQuietPeriod, "in a cluster, a delete is a delete"],
+        ["--max-manifest-bytes", flags.maxManifestBytes, "a cluster's objects are not read from files"],
+        [
+          "--max-manifest-documents",
+          flags.maxManifestDocuments,
+          "a cluster's objects are not read from files",
+        ],
+      ] as const
+    ).find(([, value]) => value !== undefined);
+    if (manifestsOnly !== undefined)
+      throw new RunFlagError(`${manifestsOnly[0]} goes with --manifests (${manifestsOnly[2]})`);
   }
   const perManager = flags.concurrencyPerManager ?? defaultConcurrencyPerManager(flags.concurrency);
   if (perManager > flags.concurrency) {
@@ -178,6 +204,8 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
             type: "manifests",
             dir: flags.manifests,
             ...(flags.statusFile !== undefined ? { statusFile: flags.statusFile } : {}),
+            removalQuietMs: flags.removalQuietPeriod ?? DIRECTORY_DEFAULTS.removalQuietMs,
+            readBounds: readBoundsOf(flags),
           }
         : {
             type: "cluster",
@@ -205,11 +233,32 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
   };
 }
 
+/** How `run` ended: the operator's exit, or the status file's lock lost to another process. */
+export type RunExit = OperatorExit | "status-file-lost";
+
 /**
  * Builds the source and the operator from the configuration and runs it until `signal` aborts.
- * The cluster's parts (client-node, heavy) are loaded only when no --manifests is given.
+ * The cluster's parts (client-node, heavy) are loaded only when no --manifests is given. With a
+ * status file, its lock is taken first (StatusFileLockedError when a live process holds it), and
+ * losing it stops the operator.
  */
 export async function runOperator(
+  config: RunConfig,
+  signal: AbortSignal,
+  logger: PinoLogger,
+): Promise<RunExit> {
+  const { statusFile } = config.source.type === "manifests" ? config.source : {};
+  const lock = statusFile === undefined ? undefined : await StatusFileLock.acquire(statusFile, { logger });
+  try {
+    const stop = lock === undefined ? signal : AbortSignal.any([signal, lock.lost]);
+    const exit = await startOperator(config, stop, logger);
+    return lock?.lost.aborted === true && !signal.aborted ? "status-file-lost" : exit;
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function startOperator(
   config: RunConfig,
   signal: AbortSignal,
   logger: PinoLogger,
@@ -221,6 +270,8 @@ export async function runOperator(
           source: new DirectorySource({
             dir: config.source.dir,
             statusFile: config.source.statusFile,
+            removalQuietMs: config.source.removalQuietMs,
+            readBounds: config.source.readBounds,
             logger,
           }),
           leaderElection: undefined,
@@ -347,7 +398,16 @@ function runOptions(): Option[] {
       "--manifests <dir>",
       "run on the manifests of this directory instead of a cluster; status is logged",
     ),
-    option("--status-file <file>", "with --manifests: keep status in this file across restarts"),
+    option(
+      "--status-file <file>",
+      "with --manifests: keep status in this file across restarts; one process at a time holds it (<file>.lock)",
+    ),
+    option(
+      "--removal-quiet-period <duration>",
+      `with --manifests: an object missing from the files is removed (its deletionPolicy acted on) only once the file it was in has stayed unchanged this long; what is added or changed is acted on at once (default: ${formatDuration(DIRECTORY_DEFAULTS.removalQuietMs)})`,
+      duration(0, "0s"),
+    ),
+    ...readBoundOptions("with --manifests: "),
   ];
 }
 

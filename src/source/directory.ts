@@ -1,17 +1,21 @@
 /**
  * The desired state from a directory of manifests (`run --manifests DIR`): the same controller
  * without a cluster. Files are read with loadManifests (validated and defaulted as the API server
- * would) and read again when they change: fs.watch, plus a periodic rescan for file systems where
- * it misses changes. A file that does not load is reported and the last good version of its
- * objects is kept, but their writes are blocked (`store.writesBlockedBy`: SourceInvalid, naming file and
- * line): the reconcile observes and reports them and writes nothing for them (no tenant, no
- * release) until the file loads again. Each object gets a generation that rises when its spec
+ * would) and read again when they change: a watch of each directory (tree-watch.ts), plus a
+ * periodic rescan for file systems where watches miss changes. What a read finds is taken at
+ * once; what it does not find is removed only once its absence has lasted (quiet-removals.ts):
+ * a file being regenerated is not a delete. A file that does not load is reported and the last
+ * good version of its objects is kept, but their writes are blocked (`store.writesBlockedBy`:
+ * SourceInvalid, naming file and line): the reconcile observes and reports them and writes
+ * nothing for them (no tenant, no release) until the file loads again. What the directory holds
+ * is bounded as a whole (a ReadLedger kept across reads): over a bound, nothing more is taken
+ * from it until it is back under. Each object gets a generation that rises when its spec
  * changes. Status lives in memory, is logged when it changes and, with `statusFile`, persists
  * across restarts (with the generations), so that a stray's firstSeen survives a restart.
  */
-import { watch } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
+import { READ_BOUNDS, ReadLedger, type ReadBounds } from "../api/manifest-files.ts";
 import { isManifestFile, loadManifests, type ManifestError, type SkippedFile } from "../api/manifests.ts";
 import { namespacedName, objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
@@ -30,6 +34,8 @@ import {
   type StatusWriteOutcome,
 } from "./source.ts";
 import { StatusMemory } from "./status-memory.ts";
+import { fileFingerprint, QuietRemovals } from "./quiet-removals.ts";
+import { TreeWatcher } from "./tree-watch.ts";
 import { withDefaults } from "../util/options.ts";
 
 export interface DirectorySourceOptions {
@@ -37,10 +43,17 @@ export interface DirectorySourceOptions {
   dir: string;
   /** keep status here across restarts (JSON, rewritten on each change); default: memory only */
   statusFile?: string;
-  /** read everything again this often, in case fs.watch missed a change; default 30000 */
+  /** read everything again this often, in case a watch missed a change; default 30000 */
   rescanIntervalMs?: number;
-  /** changes within this window are read once; default 200 */
+  /** a change is read once no other came for this long; default 200 */
   debounceMs?: number;
+  /**
+   * an object missing from the files is removed once the file it was read from has stayed
+   * unchanged this long (quiet-removals.ts); default 5000
+   */
+  removalQuietMs?: number;
+  /** what the directory may hold in all its files; default READ_BOUNDS */
+  readBounds?: ReadBounds;
   /** default: each event is a log line */
   events?: EventRecorder;
   /** default: the CRDs shipped in crds/ */
@@ -49,7 +62,11 @@ export interface DirectorySourceOptions {
   logger?: Logger;
 }
 
-export const DIRECTORY_DEFAULTS = { rescanIntervalMs: 30_000, debounceMs: 200 } as const;
+export const DIRECTORY_DEFAULTS = {
+  rescanIntervalMs: 30_000,
+  debounceMs: 200,
+  removalQuietMs: 5_000,
+} as const;
 
 /** Events as log lines, naming the object: what a run without a cluster has instead of Events. */
 export function loggingEventRecorder(logger: Logger): EventRecorder {
@@ -93,14 +110,17 @@ export class DirectorySource implements DesiredStateSource {
   #firstLoad = true;
   /** the read in progress, if any: reads apply one after another, so an older read never lands over a newer one */
   #reading: Promise<void> = Promise.resolve();
-  /**
-   * Objects one read did not find, kept until a second read agrees: a file caught half-written
-   * (an editor's or git's truncate-then-write) must not delete objects, which would run their
-   * finalizers' restores and forget their status.
-   */
-  #unconfirmedRemovals = new Set<string>();
-  /** while started: asks for the read that confirms removals, debounceMs later */
-  #confirmRemovals: (() => void) | undefined;
+  /** objects and Secrets a read did not find, kept until their absence has lasted */
+  readonly #objectRemovals: QuietRemovals<Entry<NsxvObject>>;
+  readonly #secretRemovals: QuietRemovals<Entry<Secret>>;
+  /** what the directory's files hold, against the bounds */
+  readonly #ledger: ReadLedger;
+  /** a read was refused (over a bound, the directory unreadable): the next one reads everything */
+  #readAllNext = false;
+  /** while started: asks for a read of these files (all: every file) after `delayMs` */
+  #requestRead: ((files: readonly string[] | "all", delayMs: number) => void) | undefined;
+  /** while started: the read that may let missing entries go, when it is due */
+  #removalsDue: Timer | undefined;
 
   constructor(options: DirectorySourceOptions) {
     this.#dir = resolve(options.dir);
@@ -108,6 +128,9 @@ export class DirectorySource implements DesiredStateSource {
     const o = withDefaults(DIRECTORY_DEFAULTS, options);
     this.#rescanIntervalMs = o.rescanIntervalMs;
     this.#debounceMs = o.debounceMs;
+    this.#objectRemovals = new QuietRemovals(o.removalQuietMs);
+    this.#secretRemovals = new QuietRemovals(o.removalQuietMs);
+    this.#ledger = new ReadLedger(this.#dir, options.readBounds ?? READ_BOUNDS);
     this.#validator = options.validator;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? nopLogger;
@@ -137,15 +160,18 @@ export class DirectorySource implements DesiredStateSource {
     await this.#memory.read();
     await this.reload();
     let pending: Timer | undefined;
-    /** files fs.watch named since the last read; "all" when it could not say which */
+    /** files a watch named since the last read; "all" when it could not say which */
     let changed: Set<string> | "all" = new Set();
-    const schedule = (delayMs: number): void => {
+    this.#requestRead = (files, delayMs) => {
+      if (files === "all") changed = "all";
+      else if (changed !== "all") for (const file of files) changed.add(file);
+      // the read waits until changes stop coming for delayMs: a file being written is read once
       pending?.cancel();
       pending = this.#clock.setTimer(delayMs, () => {
         pending = undefined;
-        const files = changed;
+        const read = changed;
         changed = new Set();
-        (files === "all" ? this.reload() : this.#reloadFiles([...files])).catch((err: unknown) =>
+        (read === "all" ? this.reload() : this.#reloadFiles([...read])).catch((err: unknown) =>
           this.#logger.error(
             { err, dir: this.#dir },
             "reading the manifests failed; the next change or rescan tries again",
@@ -154,28 +180,26 @@ export class DirectorySource implements DesiredStateSource {
       });
     };
     const rescan = (): void => {
-      changed = "all";
-      schedule(0);
+      this.#requestRead?.("all", 0);
       rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
     };
     let rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
-    this.#confirmRemovals = () => {
-      changed = "all";
-      schedule(this.#debounceMs);
-    };
-    const watcher = this.#watchFiles((file) => {
-      if (changed !== "all") {
-        if (file === undefined) changed = "all";
-        else changed.add(file);
-      }
-      schedule(this.#debounceMs);
+    const watcher = new TreeWatcher({
+      root: this.#dir,
+      reads: isManifestFile,
+      onChange: (path) => this.#requestRead?.(path === undefined ? "all" : [path], this.#debounceMs),
+      logger: this.#logger,
     });
+    watcher.start();
+    // removals a first read left missing
+    this.#scheduleRemovals();
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
-    watcher?.close();
-    this.#confirmRemovals = undefined;
+    watcher.close();
+    this.#requestRead = undefined;
+    this.#removalsDue?.cancel();
     pending?.cancel();
     rescanTimer.cancel();
     await this.#reading;
@@ -258,37 +282,91 @@ export class DirectorySource implements DesiredStateSource {
   }
 
   async #readAll(): Promise<void> {
+    this.#readAllNext = false;
+    this.#ledger.forget([this.#dir]);
     const set = await this.#load([this.#dir]);
-    if (set === undefined) return; // the directory itself cannot be read: keep everything
-    this.#apply(set.merge(new Map()), set.mergeSecrets(new Map()), set.invalid);
+    if (set === undefined) return; // the directory cannot be read, or is over a bound: keep everything
+    await this.#take(
+      { objects: set.merge(new Map()), secrets: set.mergeSecrets(new Map()), invalid: set.invalid },
+      () => true,
+    );
   }
 
   /**
-   * Reads only these files (named by fs.watch) and keeps every other file's objects as they are:
-   * a change in one file of thousands is acted on without reading the thousands. A file that is
-   * gone takes its objects with it; the periodic rescan still reads everything.
+   * Reads only these paths (named by a watch) and keeps every other file's objects as they are:
+   * a change in one file of thousands is acted on without reading the thousands. A path that is
+   * gone (a file, or a directory moved away) no longer holds its objects; the periodic rescan
+   * still reads everything.
    */
-  async #readFiles(files: readonly string[]): Promise<void> {
+  async #readFiles(paths: readonly string[]): Promise<void> {
+    if (this.#readAllNext) return this.#readAll();
     const present: string[] = [];
-    for (const file of files) {
-      const kind = await stat(file).then(
+    for (const path of paths) {
+      const kind = await stat(path).then(
         (s) => (s.isFile() ? "file" : "other"),
         () => "gone",
       );
       if (kind === "other") return this.#readAll(); // a directory came or changed: read everything
-      if (kind === "file" && isManifestFile(file)) present.push(file);
+      if (kind === "file" && isManifestFile(path)) present.push(path);
     }
+    const covered = (file: string): boolean => paths.some((p) => file === p || file.startsWith(p + sep));
+    this.#ledger.forget(paths);
     const set = await this.#load(present);
     if (set === undefined) return;
     const kept = <T>(entries: Map<string, Entry<T>>) =>
-      new Map([...entries].filter(([, entry]) => !files.includes(entry.file)));
-    const invalid = new Map([...this.#invalid].filter(([file]) => !files.includes(file)));
+      new Map([...entries].filter(([, entry]) => !covered(entry.file)));
+    const invalid = new Map([...this.#invalid].filter(([file]) => !covered(file)));
     for (const [file, error] of set.invalid) invalid.set(file, error);
-    this.#apply(
-      set.merge(kept(this.#objects), this.#objects),
-      set.mergeSecrets(kept(this.#secrets)),
-      invalid,
+    await this.#take(
+      {
+        objects: set.merge(kept(this.#objects), this.#objects),
+        secrets: set.mergeSecrets(kept(this.#secrets)),
+        invalid,
+      },
+      covered,
     );
+  }
+
+  /**
+   * Takes what a read found (`covered` says which files it read): entries it did not find stay
+   * until their absence has lasted; at the first read, so do the objects the status file
+   * remembers and the files do not hold (they may be in a file being written as the operator
+   * starts).
+   */
+  async #take(
+    read: {
+      objects: Map<string, Entry<NsxvObject>>;
+      secrets: Map<string, Entry<Secret>>;
+      invalid: Map<string, ManifestError>;
+    },
+    covered: (file: string) => boolean,
+  ): Promise<void> {
+    if (this.#firstLoad) {
+      for (const [key, remembered] of this.#memory.objects)
+        if (!read.objects.has(key) && remembered.deletedAt === undefined)
+          this.#objectRemovals.expect(key, remembered.file ?? this.#dir);
+    }
+    const settle = { covered, fingerprint: fileFingerprint, now: () => this.#clock.now() };
+    const gone = await this.#objectRemovals.settle(this.#objects, read.objects, settle);
+    await this.#secretRemovals.settle(this.#secrets, read.secrets, settle);
+    this.#apply(read.objects, read.secrets, read.invalid, gone);
+    this.#scheduleRemovals();
+  }
+
+  /** While started: the read that may let missing entries go, when the first is due. */
+  #scheduleRemovals(): void {
+    this.#removalsDue?.cancel();
+    this.#removalsDue = undefined;
+    const request = this.#requestRead;
+    const dues = [this.#objectRemovals.nextDue(), this.#secretRemovals.nextDue()].filter(
+      (due) => due !== undefined,
+    );
+    if (request === undefined || dues.length === 0) return;
+    const files = [...new Set([...this.#objectRemovals.files(), ...this.#secretRemovals.files()])];
+    this.#removalsDue = this.#clock.setTimer(Math.min(...dues) - this.#clock.now(), () => {
+      this.#removalsDue = undefined;
+      request(files, 0);
+    });
   }
 
   /**
@@ -300,6 +378,7 @@ export class DirectorySource implements DesiredStateSource {
     // only regular files: a FIFO named *.yaml would hold the reading forever
     const options = {
       regularFilesOnly: true,
+      ledger: this.#ledger,
       ...(this.#validator === undefined ? {} : { validator: this.#validator }),
     };
     const set =
@@ -309,7 +388,10 @@ export class DirectorySource implements DesiredStateSource {
     this.#report(set.errors, set.skippedFiles);
     const invalid = new Map<string, ManifestError>();
     for (const error of set.errors) if (!invalid.has(error.file)) invalid.set(error.file, error);
-    if (invalid.has(this.#dir)) return undefined;
+    if (invalid.has(this.#dir)) {
+      this.#readAllNext = true;
+      return undefined;
+    }
     const isBad = (file: string): boolean => invalidFor(invalid, file) !== undefined;
     const lastGood = <T>(into: Map<string, Entry<T>>, previous: Map<string, Entry<T>>) => {
       for (const [key, entry] of previous) if (isBad(entry.file) && !into.has(key)) into.set(key, entry);
@@ -335,17 +417,10 @@ export class DirectorySource implements DesiredStateSource {
     objects: Map<string, Entry<NsxvObject>>,
     secrets: Map<string, Entry<Secret>>,
     invalid: Map<string, ManifestError>,
+    gone: readonly string[],
   ): void {
     const before = this.#objects;
     const beforeSecrets = this.#secrets;
-    const unconfirmed = new Set<string>();
-    for (const [key, entry] of before) {
-      if (objects.has(key) || this.#unconfirmedRemovals.has(key)) continue;
-      objects.set(key, entry);
-      unconfirmed.add(key);
-    }
-    this.#unconfirmedRemovals = unconfirmed;
-    if (unconfirmed.size > 0) this.#confirmRemovals?.();
     /** objects as the reconciler saw them before this read, and whether their file's certainty moved */
     const seen = new Map<string, { view: NsxvObject | undefined; certaintyChanged: boolean }>();
     for (const [key, { value, file }] of objects) {
@@ -354,14 +429,18 @@ export class DirectorySource implements DesiredStateSource {
       const certaintyChanged =
         (invalidFor(this.#invalid, file) === undefined) !== (invalidFor(invalid, file) === undefined);
       seen.set(key, { view: old === undefined ? undefined : this.#view(old.value), certaintyChanged });
-      this.#remember(key, value);
+      this.#remember(key, value, file);
     }
     for (const [key, { value }] of before)
       if (!objects.has(key)) seen.set(key, { view: this.#view(value), certaintyChanged: false });
+    // known only from the status file until now (a restart): its deletion is news
+    for (const key of gone) if (!seen.has(key)) seen.set(key, { view: undefined, certaintyChanged: false });
     this.#invalid = invalid;
     // an object gone from the files is forgotten, unless it holds finalizers: then it is being deleted
     for (const [key, remembered] of [...this.#memory.objects]) {
       if (objects.has(key)) delete remembered.deletedAt;
+      else if (this.#objectRemovals.isMissing(key))
+        continue; // not known yet: kept as it is
       else if ((remembered.finalizers ?? []).length === 0) this.#memory.objects.delete(key);
       else if (remembered.deletedAt === undefined) remembered.deletedAt = formatTime(this.#clock.now());
     }
@@ -385,17 +464,24 @@ export class DirectorySource implements DesiredStateSource {
     }
   }
 
-  /** The memory of an object read from the files: a generation that rises with its spec, its annotations. */
-  #remember(key: string, value: NsxvObject): void {
+  /**
+   * The memory of an object read from the files: a generation that rises with its spec, its
+   * annotations, the file it is in.
+   */
+  #remember(key: string, value: NsxvObject, file: string): void {
     const spec = JSON.stringify(value.spec);
     const annotations = value.metadata.annotations;
     const remembered = this.#memory.objects.get(key);
     if (remembered === undefined) {
       // in the files when their status was lost (the first read after a set-aside status file)
       const lost = this.#firstLoad ? this.#memory.lost : undefined;
-      this.#memory.objects.set(key, omitUndefined({ generation: 1, spec, annotations, statusLost: lost }));
+      this.#memory.objects.set(
+        key,
+        omitUndefined({ generation: 1, spec, annotations, file, statusLost: lost }),
+      );
       return;
     }
+    remembered.file = file;
     if (remembered.spec !== spec) Object.assign(remembered, { generation: remembered.generation + 1, spec });
     if (annotations === undefined) delete remembered.annotations;
     else remembered.annotations = annotations;
@@ -466,23 +552,6 @@ export class DirectorySource implements DesiredStateSource {
         },
         `${error.message} (the last good version of this file's objects is kept)`,
       );
-    }
-  }
-
-  /** calls `onChange` with the absolute path of a changed file, or undefined when fs.watch does not say */
-  #watchFiles(onChange: (file: string | undefined) => void): { close(): void } | undefined {
-    try {
-      const watcher = watch(this.#dir, { recursive: true, persistent: false }, (_event, name) =>
-        onChange(name === null ? undefined : resolve(this.#dir, name)),
-      );
-      watcher.on("error", (err) => {
-        this.#logger.warn({ err, dir: this.#dir }, "watching the manifests failed; rescanning periodically");
-        watcher.close();
-      });
-      return watcher;
-    } catch (err) {
-      this.#logger.warn({ err, dir: this.#dir }, "cannot watch the manifests; rescanning periodically");
-      return undefined;
     }
   }
 }

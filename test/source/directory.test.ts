@@ -1,7 +1,9 @@
 /**
  * The directory desired-state source (`run --manifests DIR`): generations that follow the spec,
- * the keys a change enqueues, the last good version of a broken file, fs.watch, status logged and
- * kept in a status file across restarts, and the whole loop with the operator and the simulator.
+ * the keys a change enqueues, the last good version of a broken file, removals only once their
+ * absence has lasted the quiet period, watches, the bounds on what the directory holds, status
+ * logged and kept in a status file across restarts, and the whole loop with the operator and the
+ * simulator.
  */
 import { KINDS } from "../../src/api/types.ts";
 import { concernedBy } from "../../src/reconcile/routing.ts";
@@ -20,6 +22,9 @@ import { objectKey } from "../../src/api/refs.ts";
 import type { ObjectRef } from "../../src/api/refs.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
 import { waitFor } from "../support/wait.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+
+const QUIET_MS = 5_000;
 
 interface Line {
   level: string;
@@ -75,13 +80,12 @@ describe("DirectorySource", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function open(
-    options: { statusFile?: string; debounceMs?: number; validator?: ResourceValidator } = {},
-  ) {
+  async function open(options: Partial<ConstructorParameters<typeof DirectorySource>[0]> = {}) {
     const { logger, lines } = recordingLogger();
     const source = new DirectorySource({
       dir: join(dir, "manifests"),
       rescanIntervalMs: 60_000,
+      removalQuietMs: QUIET_MS,
       logger,
       ...options,
     });
@@ -109,8 +113,9 @@ describe("DirectorySource", () => {
       "manager.yaml": MANAGER("https://nsx.example"),
       "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
     });
-    // fs.watch stays out of it: the reads are the test's own
-    const { source, enqueued } = await open({ debounceMs: 60_000 });
+    // the watches stay out of it: the reads are the test's own
+    const clock = new FakeClock();
+    const { source, enqueued } = await open({ debounceMs: 60_000, clock });
     expect(source.notReady()).toBeUndefined();
     expect(enqueued.sort(), "everything is new").toEqual([
       "EdgeTenant/default/app",
@@ -127,8 +132,8 @@ describe("DirectorySource", () => {
       files: Record<string, string>;
       enqueued: string[];
       generations: Record<string, number | undefined>;
-      /** a removal is acted on when a second read agrees (a file caught half-written is not a removal) */
-      secondRead?: true;
+      /** a removal is acted on once the file has stayed unchanged for the quiet period (a file caught half-written is not a removal) */
+      quiet?: true;
     }[] = [
       {
         name: "SpecChange",
@@ -160,15 +165,16 @@ describe("DirectorySource", () => {
         files: { "edges.yaml": EDGE("web", "green") },
         enqueued: ["EdgeTenant/default/app"],
         generations: { web: 2, app: undefined },
-        secondRead: true,
+        quiet: true,
       },
     ];
     for (const c of cases) {
       enqueued.length = 0;
       await files(c.files);
       await source.reload();
-      if (c.secondRead) {
+      if (c.quiet) {
         expect(enqueued, `${c.name}: one read does not remove`).toEqual([]);
+        await clock.advance(QUIET_MS);
         await source.reload();
       }
       expect(enqueued.sort(), `${c.name}: ${c.reason}`).toEqual(c.enqueued);
@@ -246,7 +252,7 @@ describe("DirectorySource", () => {
         return base.validate(...args);
       },
     });
-    const { source, enqueued } = await open({ debounceMs: 20, validator });
+    const { source, enqueued } = await open({ debounceMs: 20, removalQuietMs: 100, validator });
     const tenantOf = async (name: string) =>
       ((await source.store.get(ref("EdgeTenant", name))) as { spec: { tenant: string } } | undefined)?.spec
         .tenant;
@@ -268,50 +274,124 @@ describe("DirectorySource", () => {
     expect(enqueued, "a removed object is reconciled once more").toEqual(["EdgeTenant/default/app"]);
   });
 
-  it("removes an object only when a second read agrees: a file caught half-written deletes nothing", async () => {
+  it("removes an object only once its file has stayed unchanged for the quiet period: a file being rewritten deletes nothing", async () => {
     await files({
       "manager.yaml": MANAGER("https://nsx.example"),
       "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
     });
-    const { source, enqueued } = await open({ debounceMs: 60_000 });
+    const clock = new FakeClock();
+    const { source, enqueued } = await open({ debounceMs: 60_000, clock });
     expect(await source.setFinalizer(ref("EdgeTenant", "app"), "nsxv.io/restore", true)).toBe("written");
+    const deletionOfApp = async () =>
+      ((await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject | undefined)?.metadata
+        .deletionTimestamp;
     enqueued.length = 0;
     // a writer truncated the file and has written the first document so far
     await files({ "edges.yaml": EDGE("web", "blue") });
     await source.reload();
+    await clock.advance(QUIET_MS - 1);
+    await source.reload();
     const app = (await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject | undefined;
-    expect(app?.metadata.deletionTimestamp, "not being deleted on one read").toBeUndefined();
+    expect(app?.metadata.deletionTimestamp, "not being deleted before the quiet period").toBeUndefined();
     expect(app?.metadata.generation).toBe(1);
     expect(enqueued).toEqual([]);
-    // the writer finishes: the next read finds it again, and nothing moved
+    // the writer finishes: found again, nothing moved
     await files({ "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red") });
     await source.reload();
+    await clock.advance(QUIET_MS);
     await source.reload();
-    expect(
-      ((await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject).metadata.deletionTimestamp,
-    ).toBeUndefined();
+    expect(await deletionOfApp()).toBeUndefined();
     expect(enqueued, "nothing to reconcile").toEqual([]);
-    // really removed: two reads agree, and its finalizer makes it one being deleted
+
+    // a slow writer: each change to the file starts the quiet period again
+    await files({ "edges.yaml": "" });
+    await source.reload();
+    await clock.advance(QUIET_MS - 1_000);
     await files({ "edges.yaml": EDGE("web", "blue") });
     await source.reload();
+    await clock.advance(2_000);
     await source.reload();
-    const deleting = (await source.store.get(ref("EdgeTenant", "app"))) as NsxvObject | undefined;
-    expect(deleting?.metadata.deletionTimestamp).toBeTypeOf("string");
+    expect(await deletionOfApp(), "the file changed 2 s ago").toBeUndefined();
+    expect(enqueued).toEqual([]);
+
+    // really removed: unchanged for the quiet period, and its finalizer makes it one being deleted
+    await clock.advance(QUIET_MS - 2_000);
+    await source.reload();
+    expect(await deletionOfApp()).toBeTypeOf("string");
     expect(enqueued).toEqual(["EdgeTenant/default/app"]);
   });
 
-  it("asks for the confirming read itself, debounceMs after a read that misses objects", async () => {
+  it("lets a missing object go by itself once the quiet period has passed, with one read of its file", async () => {
     await files({
       "manager.yaml": MANAGER("https://nsx.example"),
       "edges.yaml": EDGE("web", "blue") + "---" + EDGE("app", "red"),
     });
-    const { source, enqueued } = await open({ debounceMs: 20 });
+    const clock = new FakeClock();
+    const base = ResourceValidator.load();
+    let validated = 0;
+    const validator = Object.assign(Object.create(base) as ResourceValidator, {
+      validate: (...args: Parameters<ResourceValidator["validate"]>) => {
+        validated++;
+        return base.validate(...args);
+      },
+    });
+    const { source, enqueued } = await open({ debounceMs: 60_000, clock, validator });
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "blue") });
     await source.reload();
-    await waitFor("the confirming read", () => enqueued.length > 0);
+    validated = 0;
+    await clock.advance(QUIET_MS);
+    const deadline = Date.now() + 5_000;
+    while (enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(enqueued).toEqual(["EdgeTenant/default/app"]);
     expect(await source.store.get(ref("EdgeTenant", "app"))).toBeUndefined();
+    expect(validated, "only edges.yaml (its one object) was read again").toBe(1);
+  });
+
+  it("after a restart, keeps what the status file remembers through a file caught empty, and lets it go once that lasts", async () => {
+    const statusFile = join(dir, "state", "status.json");
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const web = ref("EdgeTenant", "web");
+    const status = { observedGeneration: 1, originalTenant: "legacy" };
+    const first = await open({ statusFile });
+    expect(await first.source.setFinalizer(web, "nsxv.io/restore-tenant", true)).toBe("written");
+    expect(await first.source.writeStatus(web, status)).toBe("written");
+    first.stop.abort();
+    await first.running;
+
+    // the operator starts while a generator has truncated the file
+    await files({ "edges.yaml": "" });
+    const clock = new FakeClock();
+    const second = await open({ statusFile, clock, debounceMs: 60_000 });
+    expect(
+      await second.source.store.get(web),
+      "not known yet: neither live nor being deleted",
+    ).toBeUndefined();
+    expect(second.enqueued).toEqual(["NSXManager/default/nsx"]);
+    await files({ "edges.yaml": EDGE("web", "blue") });
+    await clock.advance(QUIET_MS - 1_000);
+    await second.source.reload();
+    const back = (await second.source.store.get(web)) as NsxvObject;
+    expect(back.metadata.deletionTimestamp).toBeUndefined();
+    expect(back.metadata.finalizers, "its memory kept").toEqual(["nsxv.io/restore-tenant"]);
+    expect(back.status).toEqual(status);
+    second.stop.abort();
+    await second.running;
+
+    // removed while it was down: once the quiet period has passed, it is being deleted
+    await files({ "edges.yaml": "" });
+    const third = await open({ statusFile, clock, debounceMs: 60_000 });
+    expect(await third.source.store.get(web)).toBeUndefined();
+    third.enqueued.length = 0;
+    await clock.advance(QUIET_MS);
+    const deadline = Date.now() + 5_000;
+    while (third.enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(third.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
+    const going = (await third.source.store.get(web)) as NsxvObject;
+    expect(going.metadata.deletionTimestamp).toBeTypeOf("string");
+    expect(going.status).toEqual(status);
+    third.stop.abort();
+    await third.running;
   });
 
   it("writes the status file once per burst, with every status of the burst in it", async () => {
@@ -367,14 +447,16 @@ describe("DirectorySource", () => {
   it("keeps an object removed from the files while it holds a finalizer, as being deleted, across restarts, until the finalizer goes", async () => {
     const statusFile = join(dir, "state", "status.json");
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
-    const first = await open({ statusFile });
+    const clock = new FakeClock();
+    const first = await open({ statusFile, clock });
     const web = ref("EdgeTenant", "web");
     expect(await first.source.setFinalizer(web, "nsxv.io/restore-tenant", true)).toBe("written");
     expect((await first.source.store.get(web))?.metadata.finalizers).toEqual(["nsxv.io/restore-tenant"]);
     first.enqueued.length = 0;
     await files({ "edges.yaml": "" });
     await first.source.reload();
-    await first.source.reload(); // the second read agrees
+    await clock.advance(QUIET_MS);
+    await first.source.reload();
     expect(first.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
     const going = (await first.source.store.get(web)) as NsxvObject;
     expect(going.metadata.deletionTimestamp).toBeTypeOf("string");
@@ -399,10 +481,12 @@ describe("DirectorySource", () => {
 
   it("forgets an object removed from the files that holds no finalizer", async () => {
     await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
-    const { source } = await open();
+    const clock = new FakeClock();
+    const { source } = await open({ clock });
     await files({ "edges.yaml": "" });
     await source.reload();
-    await source.reload(); // the second read agrees
+    await clock.advance(QUIET_MS);
+    await source.reload();
     expect(await source.store.get(ref("EdgeTenant", "web"))).toBeUndefined();
   });
 

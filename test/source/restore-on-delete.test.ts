@@ -4,6 +4,7 @@
  * also when the object was removed while the operator was down. The operator, the directory
  * source and the simulator, end to end.
  */
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,6 +73,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
       dir: join(dir, "manifests"),
       statusFile: join(dir, "status.json"),
       debounceMs: 20,
+      removalQuietMs: 300,
       logger: nopLogger,
       events: recordingEvents(events),
     });
@@ -176,9 +178,19 @@ describe("deletionPolicy Restore in run --manifests", () => {
   });
 
   it("writes nothing when the original tenant cannot be recorded", async () => {
-    // the file the status is written to before it is renamed into place is a directory: every write fails
-    await mkdir(join(dir, "status.json.tmp"));
+    // a manager slow enough that the status file can be broken before the first correction
+    await sim.close();
+    sim = await startSimulator({
+      state: { edges: [{ generate: { count: 1, idStart: 1, tenant: "legacy" } }] },
+      settings: { latencyMs: 300 },
+    });
+    await writeFile(join(dir, "manifests", "manager.yaml"), MANAGER(sim.url));
     start();
+    // once the first read is recorded, the status file becomes a directory: every write fails
+    const statusFile = join(dir, "status.json");
+    await waitFor("the first read recorded", () => existsSync(statusFile));
+    await rm(statusFile);
+    await mkdir(join(statusFile, "in-the-way"), { recursive: true });
     await waitFor("the edge was read", () => (sim.state.counters.snapshot().getEdge?.["200"] ?? 0) >= 2);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(sim.state.counters.snapshot().putEdge, "no PUT without a durable record").toBeUndefined();
