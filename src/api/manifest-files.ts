@@ -123,20 +123,19 @@ export class ReadLedger {
 }
 
 /**
- * The YAML documents of a text, without parsing it: a `---` line starts one, as does content
- * after a `...` line or at the start. A marker cannot occur inside a scalar (YAML forbids a line
- * that starts with one there), so this is the parser's count.
+ * The YAML documents of a text, as the parser will make them, without parsing it: a `---` line
+ * starts one, as does content at the start or after a `...` line; a `...` line ends one, or is
+ * an empty one of its own. A marker cannot occur inside a scalar (YAML forbids a line that
+ * starts with one there).
  */
 export function countDocuments(text: string): number {
   let documents = 0;
   let open = false;
-  for (const match of text.matchAll(/^(---|\.\.\.)?(.*)$/gm)) {
-    const [, marker, rest = ""] = match;
-    if (marker === "---" && /^(\s|$)/.test(rest)) {
-      documents++;
-      open = true;
-    } else if (marker === "..." && /^(\s|$)/.test(rest)) open = false;
-    else if (!open && /^[^#%\s]|^\s+[^#\s]/.test(match[0])) {
+  for (const [line] of text.matchAll(/^.*$/gm)) {
+    const marker = /^(---|\.\.\.)(\s|$)/.exec(line)?.[1];
+    if (marker === "---" || (marker === "..." && !open)) documents++;
+    if (marker !== undefined) open = marker === "---";
+    else if (!open && /^\s*[^#\s%]|^\s+%/.test(line)) {
       documents++;
       open = true;
     }
