@@ -117,13 +117,20 @@ const CASES: Case[] = [
         hostile: HOSTILE_TEXTS.filter((h) => h.name === "CompactSequences"),
         mappingKeys: [100],
         refusedRssOverBaselineMiB: 100,
+        ordinaryObjects: 5,
+        // over the 16Mi bound on one read, each file within the 4 MiB cap
+        overBound: { files: 5, fileBytes: 3_500_000 },
       }),
     metrics: (label) =>
       label.startsWith("baseline")
         ? ["peak RSS", "wall"]
         : label.startsWith("ConfigMap")
           ? ["read", "peak RSS", "wall"]
-          : ["refused before parsing", "peak RSS", "peak RSS over baseline", "wall"],
+          : label.includes("EdgeTenants")
+            ? ["read", "CPU per object over baseline", "wall", "peak RSS"]
+            : label.includes("files of")
+              ? ["refused unread, the bound named", "peak RSS over baseline", "wall"]
+              : ["refused before parsing", "peak RSS", "peak RSS over baseline", "wall"],
   },
   {
     name: "ClientThroughput",
