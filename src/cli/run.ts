@@ -146,8 +146,8 @@ function logLevel(text: string): string {
   return text;
 }
 
-/** Checks the flags against each other and applies the defaults that depend on others or on the environment. */
-export function runConfig(flags: RunFlags, env: Record<string, string | undefined> = process.env): RunConfig {
+/** The flags of one source given with the other: cluster-only flags with --manifests, and the other way round. */
+function checkSourceFlags(flags: RunFlags): void {
   if (flags.manifests !== undefined) {
     const clusterOnly = (
       [
@@ -160,22 +160,24 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
     if (clusterOnly !== undefined)
       throw new RunFlagError(`${clusterOnly[0]} needs a cluster: not with --manifests`);
     if (flags.leaderElect) throw new RunFlagError("--leader-elect needs a cluster: not with --manifests");
-  } else {
-    const manifestsOnly = (
-      [
-        ["--status-file", flags.statusFile, "in a cluster, status is on the objects"],
-        ["--removal-quiet-period", flags.removalQuietPeriod, "in a cluster, a delete is a delete"],
-        ["--max-manifest-bytes", flags.maxManifestBytes, "a cluster's objects are not read from files"],
-        [
-          "--max-manifest-documents",
-          flags.maxManifestDocuments,
-          "a cluster's objects are not read from files",
-        ],
-      ] as const
-    ).find(([, value]) => value !== undefined);
-    if (manifestsOnly !== undefined)
-      throw new RunFlagError(`${manifestsOnly[0]} goes with --manifests (${manifestsOnly[2]})`);
+    return;
   }
+  const notFromFiles = "a cluster's objects are not read from files";
+  const manifestsOnly = (
+    [
+      ["--status-file", flags.statusFile, "in a cluster, status is on the objects"],
+      ["--removal-quiet-period", flags.removalQuietPeriod, "in a cluster, a delete is a delete"],
+      ["--max-manifest-bytes", flags.maxManifestBytes, notFromFiles],
+      ["--max-manifest-documents", flags.maxManifestDocuments, notFromFiles],
+    ] as const
+  ).find(([, value]) => value !== undefined);
+  if (manifestsOnly !== undefined)
+    throw new RunFlagError(`${manifestsOnly[0]} goes with --manifests (${manifestsOnly[2]})`);
+}
+
+/** Checks the flags against each other and applies the defaults that depend on others or on the environment. */
+export function runConfig(flags: RunFlags, env: Record<string, string | undefined> = process.env): RunConfig {
+  checkSourceFlags(flags);
   const perManager = flags.concurrencyPerManager ?? defaultConcurrencyPerManager(flags.concurrency);
   if (perManager > flags.concurrency) {
     throw new RunFlagError(

@@ -157,8 +157,6 @@ export class DirectorySource implements DesiredStateSource {
 
   /** Reads the status file and the manifests, then follows changes until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
-    await this.#memory.read();
-    await this.reload();
     let pending: Timer | undefined;
     /** files a watch named since the last read; "all" when it could not say which */
     let changed: Set<string> | "all" = new Set();
@@ -190,9 +188,12 @@ export class DirectorySource implements DesiredStateSource {
       onChange: (path) => this.#requestRead?.(path === undefined ? "all" : [path], this.#debounceMs),
       logger: this.#logger,
     });
+    // watching before the first read: a change made while it reads is read after it
     watcher.start();
-    // removals a first read left missing
-    this.#scheduleRemovals();
+    await this.#serially(async () => {
+      await this.#memory.read();
+      await this.#readAll();
+    });
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });

@@ -63,13 +63,7 @@ export class QuietRemovals<E extends Located> {
       now: () => number;
     },
   ): Promise<string[]> {
-    const absent = [...before.keys()].filter((key) => !found.has(key));
-    for (const [key, missing] of this.#missing) {
-      const entry = found.get(key);
-      // found again, in a file this read covered (an entry kept from a file not read proves nothing)
-      if (entry !== undefined && read.covered(entry.file)) this.#missing.delete(key);
-      else if (entry === undefined && !before.has(key) && read.covered(missing.file)) absent.push(key);
-    }
+    const absent = this.#absent(before, found, read.covered);
     const prints = new Map<string, string>();
     for (const key of absent) {
       const file = this.#fileOf(key, before);
@@ -93,6 +87,22 @@ export class QuietRemovals<E extends Located> {
       if (entry !== undefined) found.set(key, entry);
     }
     return gone;
+  }
+
+  /** The keys the read did not find; forgets those it found again. */
+  #absent(
+    before: ReadonlyMap<string, E>,
+    found: Map<string, E>,
+    covered: (file: string) => boolean,
+  ): string[] {
+    const absent = [...before.keys()].filter((key) => !found.has(key));
+    for (const [key, missing] of this.#missing) {
+      const entry = found.get(key);
+      // found again, in a file this read covered (an entry kept from a file not read proves nothing)
+      if (entry !== undefined && covered(entry.file)) this.#missing.delete(key);
+      else if (entry === undefined && !before.has(key) && covered(missing.file)) absent.push(key);
+    }
+    return absent;
   }
 
   #fileOf(key: string, before: ReadonlyMap<string, E>): string {
