@@ -92,6 +92,7 @@ export class DirectorySource implements DesiredStateSource {
   readonly #dir: string;
   readonly #rescanIntervalMs: number;
   readonly #debounceMs: number;
+  readonly #removalQuietMs: number;
   readonly #validator: ResourceValidator | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -128,6 +129,7 @@ export class DirectorySource implements DesiredStateSource {
     const o = withDefaults(DIRECTORY_DEFAULTS, options);
     this.#rescanIntervalMs = o.rescanIntervalMs;
     this.#debounceMs = o.debounceMs;
+    this.#removalQuietMs = o.removalQuietMs;
     this.#objectRemovals = new QuietRemovals(o.removalQuietMs);
     this.#secretRemovals = new QuietRemovals(o.removalQuietMs);
     this.#ledger = new ReadLedger(this.#dir, options.readBounds ?? READ_BOUNDS);
@@ -348,8 +350,17 @@ export class DirectorySource implements DesiredStateSource {
           this.#objectRemovals.expect(key, remembered.file ?? this.#dir);
     }
     const settle = { covered, fingerprint: fileFingerprint, now: () => this.#clock.now() };
+    const missingBefore = new Set(this.#objectRemovals.missing());
     const gone = await this.#objectRemovals.settle(this.#objects, read.objects, settle);
     await this.#secretRemovals.settle(this.#secrets, read.secrets, settle);
+    const newlyMissing = this.#objectRemovals.missing().filter((key) => !missingBefore.has(key));
+    if (newlyMissing.length > 0) {
+      // why a removal is not acted on at once
+      this.#logger.info(
+        { count: newlyMissing.length, objects: newlyMissing.slice(0, 5), quietMs: this.#removalQuietMs },
+        "objects missing from the files: each is removed once the file it was in has stayed unchanged for the quiet period",
+      );
+    }
     this.#apply(read.objects, read.secrets, read.invalid, gone);
     this.#scheduleRemovals();
   }

@@ -1,7 +1,7 @@
 /**
  * When an entry that a read of the manifests did not find is removed: only once its absence has
- * lasted. Generators write by truncating first (`kustomize build > nsx/edges.yaml`, `helm
- * template`, `git stash pop`, a CI step that removes and re-creates), so a file seen empty,
+ * lasted. Generators write by truncating first (kustomize build or helm template redirected
+ * into the file, `git stash pop`, a CI step that removes and re-creates), so a file seen empty,
  * shorter or gone is "not known yet", never a delete: removing an EdgeTenant runs its
  * deletionPolicy Restore. An entry missing from a read is kept as last read until the file it
  * was last read from has stayed unchanged for the quiet period, counted from the read that first
@@ -46,6 +46,11 @@ export class QuietRemovals<E extends Located> {
   /** whether `key` is missing and not let go yet */
   isMissing(key: string): boolean {
     return this.#missing.has(key);
+  }
+
+  /** the keys missing and not let go yet */
+  missing(): string[] {
+    return [...this.#missing.keys()];
   }
 
   /**
