@@ -62,6 +62,9 @@ export interface DirectorySourceOptions {
   logger?: Logger;
 }
 
+/** the longest a read waits for changes to stop coming */
+const MAX_READ_WAIT_MS = 2_000;
+
 export const DIRECTORY_DEFAULTS = {
   rescanIntervalMs: 30_000,
   debounceMs: 200,
@@ -160,14 +163,20 @@ export class DirectorySource implements DesiredStateSource {
   /** Reads the status file and the manifests, then follows changes until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
     let pending: Timer | undefined;
+    /** when the first change the pending read waits for was asked for */
+    let waitingSince = 0;
     /** files a watch named since the last read; "all" when it could not say which */
     let changed: Set<string> | "all" = new Set();
     this.#requestRead = (files, delayMs) => {
       if (files === "all") changed = "all";
       else if (changed !== "all") for (const file of files) changed.add(file);
-      // the read waits until changes stop coming for delayMs: a file being written is read once
+      // the read waits until changes stop coming for delayMs (a file being written is read once
+      // it is written), but not forever: a file that never stops changing is read every few seconds
+      const now = this.#clock.now();
+      if (pending === undefined) waitingSince = now;
       pending?.cancel();
-      pending = this.#clock.setTimer(delayMs, () => {
+      const delay = Math.min(delayMs, waitingSince + Math.max(MAX_READ_WAIT_MS, delayMs) - now);
+      pending = this.#clock.setTimer(delay, () => {
         pending = undefined;
         const read = changed;
         changed = new Set();
@@ -180,7 +189,7 @@ export class DirectorySource implements DesiredStateSource {
       });
     };
     const rescan = (): void => {
-      this.#requestRead?.("all", 0);
+      this.#requestRead?.("all", this.#debounceMs);
       rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
     };
     let rescanTimer = this.#clock.setTimer(this.#rescanIntervalMs, rescan);
@@ -377,7 +386,7 @@ export class DirectorySource implements DesiredStateSource {
     const files = [...new Set([...this.#objectRemovals.files(), ...this.#secretRemovals.files()])];
     this.#removalsDue = this.#clock.setTimer(Math.min(...dues) - this.#clock.now(), () => {
       this.#removalsDue = undefined;
-      request(files, 0);
+      request(files, this.#debounceMs);
     });
   }
 

@@ -84,6 +84,29 @@ describe("run flags", () => {
     });
   });
 
+  it("--manifests: the directory's rules, defaulted and as given", async () => {
+    const defaults = await parse(["--manifests=d", "--status-file=s"]);
+    expect(runConfig(defaults.flags!, {}).source).toEqual({
+      type: "manifests",
+      dir: "d",
+      statusFile: "s",
+      removalQuietMs: 5_000,
+      readBounds: { maxBytes: 16 * 1024 * 1024, maxDocuments: 25_000 },
+    });
+    const given = await parse([
+      "--manifests=d",
+      "--removal-quiet-period=30s",
+      "--max-manifest-bytes=64Mi",
+      "--max-manifest-documents=100000",
+    ]);
+    expect(runConfig(given.flags!, {}).source).toEqual({
+      type: "manifests",
+      dir: "d",
+      removalQuietMs: 30_000,
+      readBounds: { maxBytes: 64 * 1024 * 1024, maxDocuments: 100_000 },
+    });
+  });
+
   const leaseNamespaces = [
     {
       name: "Flag",
@@ -192,6 +215,30 @@ describe("run flags", () => {
       message: "not a duration",
       reason: "no negative durations",
     },
+    {
+      name: "RemovalQuietPeriodUnitless",
+      args: ["--removal-quiet-period=5"],
+      message: '"5" is not a duration',
+      reason: "Go duration syntax",
+    },
+    {
+      name: "MaxManifestBytesUnit",
+      args: ["--max-manifest-bytes=16MB"],
+      message: "want a number of bytes, optionally with Ki, Mi or Gi",
+      reason: "binary units, as Kubernetes quantities",
+    },
+    {
+      name: "MaxManifestBytesZero",
+      args: ["--max-manifest-bytes=0"],
+      message: "want a number of bytes",
+      reason: "a directory that may hold nothing",
+    },
+    {
+      name: "MaxManifestDocumentsZero",
+      args: ["--max-manifest-documents=0"],
+      message: "must be an integer >= 1",
+      reason: "a directory that may hold nothing",
+    },
   ];
   it.each(bad)("refuses $name", async ({ args, message, reason }) => {
     const { error } = await parse(args);
@@ -216,6 +263,18 @@ describe("run flags", () => {
       args: ["--status-file=s"],
       message: "--status-file goes with --manifests",
       reason: "in a cluster status is on the objects",
+    },
+    {
+      name: "QuietPeriodAlone",
+      args: ["--removal-quiet-period=10s"],
+      message: "--removal-quiet-period goes with --manifests",
+      reason: "in a cluster a delete is a delete",
+    },
+    {
+      name: "BoundAlone",
+      args: ["--max-manifest-documents=10"],
+      message: "--max-manifest-documents goes with --manifests",
+      reason: "a cluster's objects are not read from files",
     },
     {
       name: "LeaseShorterThanDeadline",

@@ -328,24 +328,28 @@ describe("DirectorySource", () => {
     });
     const clock = new FakeClock();
     const base = ResourceValidator.load();
-    let validated = 0;
+    const validated: string[] = [];
     const validator = Object.assign(Object.create(base) as ResourceValidator, {
       validate: (...args: Parameters<ResourceValidator["validate"]>) => {
-        validated++;
+        validated.push(args[0]);
         return base.validate(...args);
       },
     });
-    const { source, enqueued } = await open({ debounceMs: 60_000, clock, validator });
+    const { source, enqueued } = await open({ clock, validator });
     enqueued.length = 0;
     await files({ "edges.yaml": EDGE("web", "blue") });
     await source.reload();
-    validated = 0;
-    await clock.advance(QUIET_MS);
+    validated.length = 0;
+    // the watch's own read of edges.yaml, and the one that lets app go
+    await clock.advance(QUIET_MS + 200);
     const deadline = Date.now() + 5_000;
     while (enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(enqueued).toEqual(["EdgeTenant/default/app"]);
     expect(await source.store.get(ref("EdgeTenant", "app"))).toBeUndefined();
-    expect(validated, "only edges.yaml (its one object) was read again").toBe(1);
+    expect(validated.length, "edges.yaml was read again").toBeGreaterThan(0);
+    expect(new Set(validated), "only edges.yaml: the manager's file was not read").toEqual(
+      new Set(["EdgeTenant"]),
+    );
   });
 
   it("after a restart, keeps what the status file remembers through a file caught empty, and lets it go once that lasts", async () => {
@@ -362,7 +366,7 @@ describe("DirectorySource", () => {
     // the operator starts while a generator has truncated the file
     await files({ "edges.yaml": "" });
     const clock = new FakeClock();
-    const second = await open({ statusFile, clock, debounceMs: 60_000 });
+    const second = await open({ statusFile, clock });
     expect(
       await second.source.store.get(web),
       "not known yet: neither live nor being deleted",
@@ -380,10 +384,10 @@ describe("DirectorySource", () => {
 
     // removed while it was down: once the quiet period has passed, it is being deleted
     await files({ "edges.yaml": "" });
-    const third = await open({ statusFile, clock, debounceMs: 60_000 });
+    const third = await open({ statusFile, clock });
     expect(await third.source.store.get(web)).toBeUndefined();
     third.enqueued.length = 0;
-    await clock.advance(QUIET_MS);
+    await clock.advance(QUIET_MS + 200);
     const deadline = Date.now() + 5_000;
     while (third.enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(third.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
