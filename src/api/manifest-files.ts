@@ -10,10 +10,10 @@
  * A file's cost is capped by its size (and yaml-guard.ts); a read's total by a ReadLedger: the
  * bytes and documents of every file one read takes in (a CLI pass, the directory source's view of
  * its directory). 30 files of 680 KB cost `plan` 39 s and 435 MB before it, each under every
- * per-file cap. The bytes are checked from the listing's sizes before a file is opened, and again
- * as each file is read (a file may grow); documents are counted as each file is read, before it
- * is parsed. A read over a bound stops there, with one error naming what was read, the bound and
- * the flag that raises it.
+ * per-file cap. The bytes are checked from the listing's sizes before a file is opened, and each
+ * file's bytes and documents again once it is read and passed its own caps (a file refused on
+ * its own is not taken in), before it is parsed. A read over a bound stops there, with one error
+ * naming what was read, the bound and the flag that raises it.
  */
 import { constants } from "node:fs";
 import { open, readdir, realpath, stat } from "node:fs/promises";
@@ -33,12 +33,7 @@ export interface SkippedFile {
   reason: string;
 }
 
-export type ReadOutcome =
-  | { text: string }
-  | { skipped: string }
-  | { problem: string }
-  /** the read as a whole went over a bound of its ledger: stop reading */
-  | { overBound: string };
+export type ReadOutcome = { text: string } | { skipped: string } | { problem: string };
 
 /** What one read of manifests may hold in all its files together. */
 export interface ReadBounds {
@@ -89,16 +84,20 @@ export class ReadLedger {
       if (paths.some((p) => file === p || file.startsWith(p + sep))) this.#set(file, undefined);
   }
 
-  /** Why these files, not read yet, cannot be read: their listed sizes take the total over maxBytes. */
-  refusesListed(files: readonly ManifestFile[]): string | undefined {
+  /**
+   * Why these files, not read yet, cannot be read: their listed sizes take the total over
+   * maxBytes. A file over `maxFileBytes` is refused on its own, unread: it does not count.
+   */
+  refusesListed(files: readonly ManifestFile[], maxFileBytes: number): string | undefined {
     let bytes = this.#bytes;
-    for (const { path, size } of files) bytes += size - (this.#files.get(path)?.bytes ?? 0);
+    for (const { path, size } of files)
+      if (size <= maxFileBytes) bytes += size - (this.#files.get(path)?.bytes ?? 0);
     return this.#over(bytes, this.#documents);
   }
 
-  /** Records what a file holds; why the read must stop, when that takes the total over a bound. */
-  charge(file: string, cost: FileCost): string | undefined {
-    this.#set(file, cost);
+  /** Records what a file's text holds; why the read must stop, when that takes the total over a bound. */
+  charge(file: string, text: string): string | undefined {
+    this.#set(file, { bytes: Buffer.byteLength(text), documents: countDocuments(text) });
     return this.#over(this.#bytes, this.#documents);
   }
 
@@ -198,26 +197,13 @@ export async function listManifestFiles(paths: readonly string[]): Promise<{
 
 /**
  * The file's text, read to at most `maxBytes` (a larger one is refused without being read
- * whole), or why not; charged to `ledger`, whose bounds it must keep. `regularOnly`: a file
- * named on the command line is treated as one found in a directory (the directory source names
- * the files fs.watch reported).
+ * whole), or why not. `regularOnly`: a file named on the command line is treated as one found
+ * in a directory (the directory source names the files fs.watch reported).
  */
 export async function readManifestFile(
   file: ManifestFile,
-  options: { maxBytes: number; regularOnly: boolean; ledger: ReadLedger },
-): Promise<ReadOutcome> {
-  const read = await readBytes(file, options);
-  if (!("bytes" in read)) return read;
-  const text = read.bytes.toString("utf8");
-  const cost = { bytes: read.bytes.length, documents: countDocuments(text) };
-  const over = options.ledger.charge(file.path, cost);
-  return over === undefined ? { text } : { overBound: over };
-}
-
-async function readBytes(
-  file: ManifestFile,
   options: { maxBytes: number; regularOnly: boolean },
-): Promise<{ bytes: Buffer } | { skipped: string } | { problem: string }> {
+): Promise<ReadOutcome> {
   const anything = file.named && !options.regularOnly;
   const tooLarge = {
     problem: `larger than ${options.maxBytes} bytes, the cap on a manifest file: refused unread; split it`,
@@ -243,7 +229,7 @@ async function readBytes(
       if (bytes > options.maxBytes) return tooLarge;
       chunks.push(buffer.subarray(0, bytesRead));
     }
-    return { bytes: Buffer.concat(chunks) };
+    return { text: Buffer.concat(chunks).toString("utf8") };
   } catch (error) {
     return { problem: `cannot read: ${(error as Error).message}` };
   } finally {

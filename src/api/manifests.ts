@@ -146,21 +146,13 @@ export async function loadManifests(
     errors: listed.problems.map((p) => new ManifestError(p)),
   };
   const seen = new Map<string, ManifestSource>();
-  const readOptions = {
-    maxBytes: limits.maxFileBytes,
-    regularOnly: options.regularFilesOnly ?? false,
-    ledger,
-  };
+  const readOptions = { maxBytes: limits.maxFileBytes, regularOnly: options.regularFilesOnly ?? false };
   // the listing's sizes already over the bound: nothing is opened
-  const tooLarge = ledger.refusesListed(listed.files);
+  const tooLarge = ledger.refusesListed(listed.files, limits.maxFileBytes);
   if (tooLarge !== undefined) result.errors.push(new ManifestError({ file: ledger.root, detail: tooLarge }));
   for (const listedFile of tooLarge === undefined ? listed.files : []) {
     const file = listedFile.path;
     const read = await readManifestFile(listedFile, readOptions);
-    if ("overBound" in read) {
-      result.errors.push(new ManifestError({ file: ledger.root, detail: read.overBound }));
-      break;
-    }
     if ("skipped" in read) {
       result.skippedFiles.push({ file, reason: read.skipped });
       continue;
@@ -175,6 +167,12 @@ export async function loadManifests(
       const line = text.slice(0, refused.offset).split("\n").length;
       result.errors.push(new ManifestError({ file, line, detail: refused.detail }));
       continue;
+    }
+    // what the read as a whole may hold, before the parser pays for this file
+    const overBound = ledger.charge(file, text);
+    if (overBound !== undefined) {
+      result.errors.push(new ManifestError({ file: ledger.root, detail: overBound }));
+      break;
     }
     const lineCounter = new LineCounter();
     let docs: Document.Parsed[];
