@@ -457,11 +457,11 @@ export class DirectorySource implements DesiredStateSource {
     // known only from the status file until now (a restart): its deletion is news
     for (const key of gone) if (!seen.has(key)) seen.set(key, { view: undefined, certaintyChanged: false });
     this.#invalid = invalid;
-    // an object gone from the files is forgotten, unless it holds finalizers: then it is being deleted
+    // an object gone from the files is forgotten, unless it holds finalizers: then it is being
+    // deleted; one missing for less than the quiet period is not known to be gone yet
     for (const [key, remembered] of [...this.#memory.objects]) {
       if (objects.has(key)) delete remembered.deletedAt;
-      else if (this.#objectRemovals.isMissing(key))
-        continue; // not known yet: kept as it is
+      else if (this.#objectRemovals.isMissing(key)) continue;
       else if ((remembered.finalizers ?? []).length === 0) this.#memory.objects.delete(key);
       else if (remembered.deletedAt === undefined) remembered.deletedAt = formatTime(this.#clock.now());
     }
@@ -475,6 +475,7 @@ export class DirectorySource implements DesiredStateSource {
     for (const [key, { view, certaintyChanged }] of seen) {
       const entry = objects.get(key);
       const after = entry === undefined ? this.#deleting(key) : this.#view(entry.value);
+      if (view === undefined && after === undefined) continue; // never seen, and gone
       if (view !== undefined && after !== undefined && !certaintyChanged && sameIntent(view, after)) continue;
       this.#listeners.emit({ type: "object", before: view, after, always: certaintyChanged });
     }

@@ -398,6 +398,34 @@ describe("DirectorySource", () => {
     await third.running;
   });
 
+  it("after a restart, forgets an object without finalizers the files lost meanwhile, once that has lasted", async () => {
+    const statusFile = join(dir, "state", "status.json");
+    await files({ "manager.yaml": MANAGER("https://nsx.example"), "edges.yaml": EDGE("web", "blue") });
+    const first = await open({ statusFile });
+    expect(await first.source.writeStatus(ref("EdgeTenant", "web"), { observedGeneration: 1 })).toBe(
+      "written",
+    );
+    first.stop.abort();
+    await first.running;
+    await files({ "edges.yaml": "" });
+    const clock = new FakeClock();
+    const second = await open({ statusFile, clock });
+    const remembered = async () =>
+      (JSON.parse(await readFile(statusFile, "utf8")) as { objects: Record<string, unknown> }).objects[
+        "EdgeTenant/default/web"
+      ];
+    expect(await remembered(), "kept while not known to be gone").toBeDefined();
+    second.enqueued.length = 0;
+    await clock.advance(QUIET_MS + 200);
+    const deadline = Date.now() + 5_000;
+    while ((await remembered()) !== undefined && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await remembered(), "forgotten").toBeUndefined();
+    expect(second.enqueued, "nothing to reconcile: it never was live in this run").toEqual([]);
+    second.stop.abort();
+    await second.running;
+  });
+
   it("writes the status file once per burst, with every status of the burst in it", async () => {
     const statusFile = join(dir, "state", "status.json");
     const edges = Array.from({ length: 50 }, (_, i) => EDGE(`e${i}`, "blue")).join("---");
