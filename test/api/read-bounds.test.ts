@@ -17,6 +17,7 @@ import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import type { Logger } from "../../src/controller/controller.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import { captureIo } from "../cli/helpers.ts";
+import { waitFor } from "../support/wait.ts";
 
 const root = mkdtempSync(join(tmpdir(), "nsxv-read-bounds-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -181,7 +182,7 @@ describe("the directory source's bound: the directory's total, across reads", ()
 
     // one file grows: the read of it alone is under the bound, the directory is over it
     writeFileSync(join(dir, "b.yaml"), edges(3, 3));
-    await until(() => errors.length > 0);
+    await waitFor("the refusal logged", () => errors.length > 0, { timeoutMs: 5_000 });
     expect(errors.at(-1)).toContain(
       `${dir}: holds more than 4 YAML documents, the bound per read (--max-manifest-documents raises it)`,
     );
@@ -189,14 +190,9 @@ describe("the directory source's bound: the directory's total, across reads", ()
 
     writeFileSync(join(dir, "a.yaml"), edges(1, 1));
     const back = ["e1", "e3", "e4", "e5"];
-    await until(() => names().join() === back.join());
+    await waitFor("the directory read again", () => names().join() === back.join(), { timeoutMs: 5_000 });
     expect(names(), "back under: read, the file that grew too").toEqual(back);
     stop.abort();
     await running;
   });
 });
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-}

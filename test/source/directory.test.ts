@@ -342,8 +342,7 @@ describe("DirectorySource", () => {
     validated.length = 0;
     // the watch's own read of edges.yaml, and the one that lets app go
     await clock.advance(QUIET_MS + 200);
-    const deadline = Date.now() + 5_000;
-    while (enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor("app let go", () => enqueued.length > 0, { timeoutMs: 5_000 });
     expect(enqueued).toEqual(["EdgeTenant/default/app"]);
     expect(await source.store.get(ref("EdgeTenant", "app"))).toBeUndefined();
     expect(validated.length, "edges.yaml was read again").toBeGreaterThan(0);
@@ -388,8 +387,7 @@ describe("DirectorySource", () => {
     expect(await third.source.store.get(web)).toBeUndefined();
     third.enqueued.length = 0;
     await clock.advance(QUIET_MS + 200);
-    const deadline = Date.now() + 5_000;
-    while (third.enqueued.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor("web's deletion queued", () => third.enqueued.length > 0, { timeoutMs: 5_000 });
     expect(third.enqueued, "queued to act on its deletion").toContain("EdgeTenant/default/web");
     const going = (await third.source.store.get(web)) as NsxvObject;
     expect(going.metadata.deletionTimestamp).toBeTypeOf("string");
@@ -417,10 +415,7 @@ describe("DirectorySource", () => {
     expect(await remembered(), "kept while not known to be gone").toBeDefined();
     second.enqueued.length = 0;
     await clock.advance(QUIET_MS + 200);
-    const deadline = Date.now() + 5_000;
-    while ((await remembered()) !== undefined && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(await remembered(), "forgotten").toBeUndefined();
+    await waitFor("web forgotten", async () => (await remembered()) === undefined, { timeoutMs: 5_000 });
     expect(second.enqueued, "nothing to reconcile: it never was live in this run").toEqual([]);
     second.stop.abort();
     await second.running;

@@ -20,6 +20,7 @@ import { Operator } from "../../src/operator/operator.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import { FakeClock } from "../../src/util/clock.ts";
+import { waitFor } from "../support/wait.ts";
 
 const QUIET_MS = 5_000;
 const DEBOUNCE_MS = 200;
@@ -127,7 +128,7 @@ async function rig() {
   const exit = operator.start(stop.signal);
   const tenant = (i: number) => sim.state.edge(`edge-${i}`)?.doc.tenant;
   const puts = () => sim.state.counters.snapshot().putEdge?.["204"] ?? 0;
-  await until(
+  await waitFor(
     "every edge corrected",
     () => puts() === EDGES && [1, 2, 3, 4].every((i) => tenant(i) === "blue"),
   );
@@ -151,14 +152,6 @@ async function rig() {
 }
 
 const realSleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await realSleep(10);
-  }
-}
 
 type Rig = Awaited<ReturnType<typeof rig>>;
 
@@ -266,7 +259,7 @@ describe("regenerating the manifests of run --manifests", () => {
             await apply(r, target, last.write, contentOf(target, gone));
             const removedAt = r.clock.now();
             for (let waited = 0; waited < QUIET_MS + 3_000; waited += 500) await after(r, 500);
-            await until(`edge-${gone} restored`, () => r.tenant(gone) === "legacy");
+            await waitFor(`edge-${gone} restored`, () => r.tenant(gone) === "legacy");
             const seenAt = r.deletedAt.get(`e${gone}`);
             expect(seenAt, "seen as deleted").toBeDefined();
             expect(seenAt! - removedAt, "within the quiet period and a few seconds").toBeLessThanOrEqual(

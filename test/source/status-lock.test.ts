@@ -15,6 +15,7 @@ import { startSimulator } from "../../src/simulator/index.ts";
 import { StatusFileLock, StatusFileLockedError, type LockHolder } from "../../src/source/status-lock.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { spawnOperator, type OperatorProcess } from "../faults/operator-process.ts";
+import { waitFor } from "../support/wait.ts";
 
 const SECOND = 1_000;
 
@@ -182,15 +183,13 @@ describe("the status file's lock", () => {
     utimesSync(lock.lockFile, old, old);
     const age = () => Date.now() - statSync(lock.lockFile).mtimeMs;
     await clock.advance(10 * SECOND);
-    await until(() => age() < 60 * SECOND);
-    expect(age(), "refreshed").toBeLessThan(60 * SECOND);
+    await waitFor("the lock refreshed", () => age() < 60 * SECOND, { timeoutMs: 5_000 });
     expect(lock.lost.aborted).toBe(false);
     // someone else's lock now
     const holder = JSON.parse(readFileSync(lock.lockFile, "utf8")) as LockHolder;
     writeFileSync(lock.lockFile, JSON.stringify({ ...holder, token: "someone-else" }));
     await clock.advance(10 * SECOND);
-    await until(() => lock.lost.aborted);
-    expect(lock.lost.aborted, "lost").toBe(true);
+    await waitFor("the lock lost", () => lock.lost.aborted, { timeoutMs: 5_000 });
     await lock.release();
     expect(existsSync(lock.lockFile), "the other holder's lock is not removed").toBe(true);
   });
@@ -230,7 +229,7 @@ spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue, deletionPolicy:
       return p;
     };
     const first = start();
-    await until(() => sim.state.edge("edge-1")?.doc.tenant === "blue", 20_000);
+    await waitFor("the first one corrects the edge", () => sim.state.edge("edge-1")?.doc.tenant === "blue");
 
     const second = start();
     expect(await second.exited, second.stderr()).toBe(1);
@@ -246,14 +245,9 @@ spec: { managerRef: { name: nsx }, edgeId: edge-1, tenant: blue, deletionPolicy:
     expect(await first.kill("SIGKILL")).toBe("SIGKILL");
     expect(existsSync(`${file}.lock`), "kill -9 left its lock").toBe(true);
     const third = start();
-    await until(() => third.logs.some((l) => l.msg === "controller started"), 20_000);
+    await waitFor("the third one runs", () => third.logs.some((l) => l.msg === "controller started"));
     expect(third.logs.some((l) => String(l.msg).startsWith("took over the status file"))).toBe(true);
     expect(await third.kill("SIGTERM"), third.stderr()).toBe(0);
     expect(existsSync(`${file}.lock`), "a clean stop leaves no lock").toBe(false);
   }, 60_000);
 });
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-}

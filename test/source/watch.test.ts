@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NsxvObject } from "../../src/api/types.ts";
 import { nopLogger } from "../../src/controller/controller.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
+import { waitFor } from "../support/wait.ts";
 
 const EDGE = (name: string, tenant: string) => `apiVersion: nsxv.io/v1alpha1
 kind: EdgeTenant
@@ -236,8 +237,8 @@ describe("watching the manifests of run --manifests", () => {
         }),
       );
     await c.act(root);
-    const deadline = Date.now() + 5_000;
-    while (JSON.stringify(tenants()) !== JSON.stringify(c.after) && Date.now() < deadline) await sleep(20);
+    const seen = () => JSON.stringify(tenants()) === JSON.stringify(c.after);
+    await waitFor("the change seen", seen, { timeoutMs: 5_000 }).catch(() => undefined);
     expect(tenants(), "seen well before the rescan").toEqual(c.after);
     stop.abort();
     await running;
