@@ -96,10 +96,10 @@ export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
   {
     kind: "NSXManager",
     path: "spec.url",
-    // a URL with `@` is the next rule's: refused there without quoting it
-    rule: `self.contains('@') || self.matches(r'${MANAGER_URL_PATTERN}')`,
+    // a URL with `@`, `?` or `#` is the next rules': refused there without quoting it
+    rule: `self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'${MANAGER_URL_PATTERN}')`,
     check: (value) =>
-      typeof value === "string" && !value.includes("@") && !new RegExp(MANAGER_URL_PATTERN).test(value)
+      typeof value === "string" && !/[@?#]/.test(value) && !new RegExp(MANAGER_URL_PATTERN).test(value)
         ? true
         : undefined,
   },
@@ -108,6 +108,12 @@ export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
     path: "spec.url",
     rule: "!self.contains('@')",
     check: (value) => (typeof value === "string" && value.includes("@") ? true : undefined),
+  },
+  {
+    kind: "NSXManager",
+    path: "spec.url",
+    rule: "!self.contains('?') && !self.contains('#')",
+    check: (value) => (typeof value === "string" && /[?#]/.test(value) ? true : undefined),
   },
   {
     kind: "NSXManager",

@@ -29,7 +29,7 @@ import {
 import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
 import { withDefaults } from "../util/options.ts";
 import { CodedError } from "../util/errors.ts";
-import { hideUrlCredentials } from "../util/url-credentials.ts";
+import { hasQueryOrFragment, hideUrlCredentials } from "../util/url-credentials.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 
 /** Bad command-line input found before any manager call (an unknown --manager-url name, no objects). */
@@ -121,6 +121,12 @@ export function parseManagerUrls(texts: readonly string[]): Map<string, string> 
     if (parsed.username !== "" || parsed.password !== "") {
       // never echo it: it carries credentials
       throw new CliInputError(`--manager-url ${name}: the URL must not carry credentials`);
+    }
+    if (hasQueryOrFragment(url)) {
+      // nor this one: a query often carries a token
+      throw new CliInputError(
+        `--manager-url ${name}: the URL must not carry a query string or fragment (? or #)`,
+      );
     }
     if (urls.has(name)) throw new CliInputError(`--manager-url ${name}: given twice`);
     urls.set(name, url);

@@ -127,9 +127,10 @@ export class ManagerClient implements ManagerApi {
     const o = resolveClientOptions(options);
     this.#options = o;
     this.#onRequest = options.onRequest;
-    const credentials = Buffer.from(`${options.username}:${options.password}`, "utf8").toString("base64");
+    const userPassword = `${options.username}:${options.password}`;
+    const credentials = Buffer.from(userPassword, "utf8").toString("base64");
     this.#basic = `Basic ${credentials}`;
-    const secrets = [options.password, credentials];
+    const secrets = [options.password, userPassword, credentials];
     this.#redact = createRedactor(() => [...secrets, ...this.#tokensSent]);
     this.#limiter = new RequestLimiter({
       maxConcurrentRequests: o.maxConcurrentRequests,

@@ -15,7 +15,7 @@ import {
   type ManagerAuth,
   type NSXManager,
 } from "../api/types.ts";
-import { hideUrlCredentials } from "../util/url-credentials.ts";
+import { hasQueryOrFragment, hideUrlCredentials } from "../util/url-credentials.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolvePolicy } from "./policy.ts";
 import { isEdgeId, isPoolId } from "../nsx/ids.ts";
@@ -125,6 +125,10 @@ export function resolveManager(object: NSXManager): ManagerConfig {
   if (url.username !== "" || url.password !== "") {
     // never echo the URL here: it carries credentials
     throw ReconcileError.invalidSpec("spec.url: must not carry credentials; use spec.credentialsSecretRef");
+  }
+  if (hasQueryOrFragment(spec.url)) {
+    // nor here: a query often carries a token
+    throw ReconcileError.invalidSpec("spec.url: must not carry a query string or fragment (? or #)");
   }
   const credentialsSecret = spec.credentialsSecretRef?.name;
   if (typeof credentialsSecret !== "string" || credentialsSecret === "") {

@@ -83,7 +83,24 @@ export const VALIDATION_CASES: ValidationCase[] = [
     "a password with @ and / is a password all the same",
     { message: "Forbidden: must not carry credentials", notShown: "w0rd" },
   ),
-  url("https://nsx.example.com?x=1", "spec.url", "a query would be appended to every call"),
+  url(
+    "https://nsx.example.com?x=1",
+    "spec.url",
+    "a query would be appended to every call, and the refusal does not print it",
+    { message: "Forbidden: must not carry a query string or fragment", notShown: "x=1" },
+  ),
+  url(
+    "https://nsx.example.com/api?token=Qs-secret-5",
+    "spec.url",
+    "a query often carries a token: refused without quoting it",
+    { message: "Forbidden: must not carry a query string or fragment", notShown: "Qs-secret-5" },
+  ),
+  url(
+    "https://nsx.example.com/#frag-secret-6",
+    "spec.url",
+    "a fragment is refused as a query is, without quoting it",
+    { message: "Forbidden: must not carry a query string or fragment", notShown: "frag-secret-6" },
+  ),
   url("https://", "spec.url", "a URL needs a host"),
   url("https://nsx.example.com:123456", "spec.url", "a port has at most five digits"),
   {

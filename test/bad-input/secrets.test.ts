@@ -12,6 +12,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { runImport } from "../../src/cli/import.ts";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
+import type { NSXManager } from "../../src/api/types.ts";
+import { resolveManager } from "../../src/reconcile/spec.ts";
 import type { ExecutionMode } from "../../src/reconcile/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
 import {
@@ -136,6 +138,90 @@ describe("a manager that echoes the Authorization header in every field of its e
     expect(JSON.stringify(manager?.status)).toContain("[REDACTED]");
     assertNoSecret(status, "the status file");
     assertNoSecret(JSON.stringify(running.logs) + running.stderr(), "the logs");
+  });
+});
+
+/** the password and the Basic credentials as a manager or proxy may echo them transformed */
+const TRANSFORMED: Record<string, string> = {
+  splitBase64: `${BASIC_B64.slice(0, 14)} ${BASIC_B64.slice(14)}`,
+  hex: Buffer.from(PASSWORD).toString("hex"),
+  base64OfPassword: Buffer.from(PASSWORD).toString("base64"),
+  upperCased: PASSWORD.toUpperCase(),
+  spaced: [...PASSWORD].join(" "),
+  numericEntities: [...PASSWORD].map((c) => `&#${c.charCodeAt(0)};`).join(""),
+};
+
+describe("a manager that echoes the credentials transformed", () => {
+  it.each(["plan", "apply"] as ExecutionMode[])(
+    "%s: no form of them in the text or the JSON",
+    async (mode) => {
+      server = await startServer((_r, res) =>
+        reply(
+          res,
+          400,
+          `<error><details>${Object.entries(TRANSFORMED)
+            .map(([name, form]) => `${name}=${form};`)
+            .join(" ")}</details><errorCode>${TRANSFORMED["hex"]}</errorCode></error>`,
+        ),
+      );
+      const dir = echoManifests(server.url, undefined);
+      for (const output of ["text", "json"] as const) {
+        const io = captureIo();
+        expect(await runOneShotCommand(mode, { filename: [dir], output }, io)).toBe(1);
+        const printed = io.out() + io.err();
+        expect(printed, "the echo reached the output").toContain("splitBase64=[REDACTED]");
+        for (const [name, form] of Object.entries(TRANSFORMED)) {
+          for (const part of form.split(" ").filter((p) => p.length >= 8))
+            expect(printed, `${output} output holds ${name}`).not.toContain(part);
+          expect(printed, `${output} output holds ${name}`).toContain(`${name}=[REDACTED]`);
+        }
+      }
+    },
+  );
+});
+
+describe("a manager URL with a query string or fragment is refused without quoting it", () => {
+  const URLS = [
+    { name: "Query", url: "https://nsx.example.org/api?token=Qs-token-7", secret: "Qs-token-7" },
+    { name: "Fragment", url: "https://nsx.example.org/#frag-token-8", secret: "frag-token-8" },
+    { name: "NoScheme", url: "nsx.example.org/?token=no-scheme-token-9", secret: "no-scheme-token-9" },
+  ];
+
+  it.each(URLS)(
+    "manifest spec.url, $name: plan names the field, text and JSON",
+    async ({ url, secret: s }) => {
+      const dir = dirs.write({ "m.yaml": [manager(url), secret()] });
+      for (const output of ["text", "json"] as const) {
+        const io = captureIo();
+        expect(await runOneShotCommand("plan", { filename: [dir], output }, io)).toBe(1);
+        expect(io.out() + io.err()).toContain("spec.url");
+        expect(io.out() + io.err()).not.toContain(s);
+      }
+    },
+  );
+
+  it.each(URLS)("--manager-url with and without NAME=, $name", async ({ url, secret: s }) => {
+    const dir = dirs.write({ "m.yaml": [manager("https://nsx.example.org"), secret()] });
+    for (const flag of [`lab=${url}`, url]) {
+      const io = captureIo();
+      expect(await runOneShotCommand("plan", { filename: [dir], managerUrl: [flag] }, io)).toBe(1);
+      expect(io.err()).toContain("--manager-url");
+      expect(io.out() + io.err(), flag).not.toContain(s);
+    }
+  });
+
+  it("a spec.url that reaches the reconciler unvalidated is refused there without quoting it", () => {
+    const object = { ...manager(URLS[0]!.url), metadata: { name: "lab", namespace: "default" } };
+    const refusal = (() => {
+      try {
+        resolveManager(object as NSXManager);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    })();
+    expect(refusal).toContain("spec.url: must not carry a query string or fragment");
+    expect(refusal).not.toContain(URLS[0]!.secret);
   });
 });
 

@@ -34,6 +34,30 @@ describe("hideUrlCredentials", () => {
       want: "https://nsx.example.org",
     },
     {
+      name: "QueryString",
+      reason: "a query often passes a token: what follows ? goes",
+      value: "https://nsx.example.org/api?token=abc&x=1",
+      want: "https://nsx.example.org/api?[REDACTED]",
+    },
+    {
+      name: "Fragment",
+      reason: "what follows # goes too",
+      value: "https://nsx.example.org/#secret",
+      want: "https://nsx.example.org/#[REDACTED]",
+    },
+    {
+      name: "AtInTheQuery",
+      reason: "an @ after the ? is part of the query, not userinfo: the host stays readable",
+      value: "https://nsx.example.org/?u=admin:pw@x",
+      want: "https://nsx.example.org/?[REDACTED]",
+    },
+    {
+      name: "UserinfoAndQuery",
+      reason: "both go",
+      value: "admin:pw@nsx.example.org?t=1",
+      want: "[REDACTED]@nsx.example.org?[REDACTED]",
+    },
+    {
       name: "MailLike",
       reason: "a name@domain without scheme or colon is no credential",
       value: "ops@example.org",
