@@ -11,6 +11,7 @@ import { NsxApiError } from "../nsx/errors.ts";
 import type { ReconcileError } from "../reconcile/errors.ts";
 import {
   isPaused,
+  releaseTarget,
   type Action,
   type ExecutionMode,
   type PlannedAction,
@@ -46,7 +47,8 @@ export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
  * managementPolicy?, target?, state, message, changes[], error?, warnings? }` (`warnings`: an
  * NSXManager whose connection is insecure, `{ reason, message }`; `target`: the manager's URL, the
  * edge with its name and version, the pool with its name), each change the action
- * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, note, firstSeen) plus
+ * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, allocationId, note,
+ * firstSeen) plus
  * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
  * field, detail, message }`. 2: `documentIndex` counts from 1, as the text output does.
  */
@@ -256,19 +258,28 @@ function changeView(
   } else if (mode === "plan") result = "planned";
   else if (wasDone(action, report)) result = "done";
   else {
-    result = "notDone";
+    const dropped = report.dropped.find((d) => sameTarget(d.action, action));
+    result = dropped?.heldBack === true ? "held" : "notDone";
     why =
-      report.outcome.type === "failed"
+      dropped?.why ??
+      (report.outcome.type === "failed"
         ? "not carried out: see the error"
-        : "not needed: a fresh read after a concurrent change showed it done";
+        : "not needed: a fresh read after a concurrent change showed it done");
   }
   return why === undefined ? { ...action, result } : { ...action, result, why };
 }
 
+/** Done as planned: the tenant written, or that very allocation released (not another one on the address). */
 function wasDone(action: Action, report: ReconcileReport): boolean {
   if (action.type !== "releaseAddress")
     return report.changes.tenantCorrections.some((c) => c.edgeId === action.edgeId && c.to === action.to);
-  return report.changes.releases.some((r) => r.poolId === action.poolId && r.ip === action.ip);
+  return report.changes.releases.some((r) => releaseTarget(r) === releaseTarget(action));
+}
+
+function sameTarget(a: Action, b: Action): boolean {
+  if (a.type === "releaseAddress")
+    return b.type === "releaseAddress" && releaseTarget(a) === releaseTarget(b);
+  return b.type !== "releaseAddress" && a.edgeId === b.edgeId;
 }
 
 /** What two objects of a conflict both name: the edge, or the pool as selected. */

@@ -17,4 +17,5 @@ export { memoryStore, type Awaitable, type DesiredStateStore, type MemoryStore }
 export { EVENT_REASONS, REASONS, type EventReason, type Reason, type ReconcileEvent } from "./conditions.ts";
 export { ReconcileError } from "./errors.ts";
 export { isPaused, SUPPORTED_COMBINATIONS, type PolicyAction } from "./policy.ts";
-export type { Action, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";
+export type { Action, DroppedAction, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";
+export { releaseTarget } from "./ip-pool-plan.ts";

@@ -27,7 +27,7 @@ import { formatTime } from "../util/clock.ts";
 import { ReconcileError } from "./errors.ts";
 import type { ActionResults, KindPlan, Settled } from "./kind.ts";
 import { omitUndefined } from "../util/options.ts";
-import type { ReleaseAction, Withheld } from "./plan.ts";
+import type { DroppedAction, ReleaseAction, Withheld } from "./plan.ts";
 import { allows } from "./policy.ts";
 import type { PoolConfig } from "./spec.ts";
 
@@ -148,6 +148,18 @@ export function allocationIdentity(allocation: Allocation): AllocationIdentity {
 }
 
 /**
+ * What a release acts on, as a key: one allocation (pool, address, id and note), never the
+ * address alone. A planned release is found again in a fresh plan by it, so that after a 409 or
+ * a "not allocated" answer the DELETE is sent only while the fresh read lists the same
+ * allocation: an address allocated again meanwhile, to a new machine, is another target.
+ */
+export function releaseTarget(
+  release: Pick<ReleaseAction, "poolId" | "ip" | "allocationId" | "note">,
+): string {
+  return JSON.stringify([release.poolId, release.ip, release.allocationId ?? null, release.note ?? null]);
+}
+
+/**
  * True when both name the same allocation. An entry recorded without an id (a status written
  * before ids were recorded) matches nothing: its grace period starts anew rather than being
  * lent to whatever allocation holds the address now.
@@ -238,7 +250,10 @@ function settle(
     ...strayUpdates(remaining, used, pending && failure === undefined, pending),
     exhaustionUpdate(pool, used, exhausted),
   ];
-  const events = replacedEvents(results.dropped, decisions.strays);
+  const dropped = droppedWhy(results.dropped, decisions.strays);
+  const events: ReconcileEvent[] = dropped
+    .filter((d) => d.heldBack)
+    .map((d) => ({ type: "Normal", reason: "AllocationReplaced", message: d.why }));
   if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
     const message = `pool ${pool.objectId} (${pool.name}): all ${pool.totalAddressCount} addresses are allocated`;
     events.push({ type: "Warning", reason: "PoolExhausted", message });
@@ -261,19 +276,29 @@ function settle(
     conditions: setConditions(previous?.conditions, updates, { now, generation }),
   });
   const usage = { poolId: pool.objectId, usedAddressCount: used, totalAddressCount: pool.totalAddressCount };
-  return { status, events, pool: { ...usage, strays: remaining.length } };
+  return { status, events, pool: { ...usage, strays: remaining.length }, dropped };
 }
 
-/** A Normal event per planned release not made because the address became another allocation. */
-function replacedEvents(dropped: readonly ReleaseAction[], strays: readonly Stray[]): ReconcileEvent[] {
-  const events: ReconcileEvent[] = [];
-  for (const action of dropped) {
+/**
+ * Why each planned release a fresh list dropped was not made: the address is gone from the list
+ * (released by someone else: done, in effect), or another allocation holds it now (held back: a
+ * new stray, with a grace period of its own, that the next pass decides about).
+ */
+function droppedWhy(
+  dropped: readonly ReleaseAction[],
+  strays: readonly Stray[],
+): DroppedAction<ReleaseAction>[] {
+  return dropped.map((action) => {
     const now = strays.find((s) => s.key === action.ip);
-    if (now === undefined || sameAllocation(action, now)) continue;
-    const message = `${action.ip} of pool ${action.poolId} was not released: the manager now lists another allocation there (${describeAllocation(now)}) than the one planned (${describeAllocation(action)}); it is a new stray, whose grace period starts anew`;
-    events.push({ type: "Normal", reason: "AllocationReplaced", message });
-  }
-  return events;
+    if (now === undefined || sameAllocation(action, now))
+      return {
+        action,
+        why: "not needed: a fresh list no longer shows it (released by someone else)",
+        heldBack: false,
+      };
+    const why = `${action.ip} of pool ${action.poolId} was not released: the manager now lists another allocation there (${describeAllocation(now)}) than the one planned (${describeAllocation(action)}); it is a new stray, whose grace period starts anew`;
+    return { action, why, heldBack: true };
+  });
 }
 
 function describeAllocation({ allocationId, note }: AllocationIdentity): string {

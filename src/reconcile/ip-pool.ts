@@ -4,8 +4,10 @@
  * each stray due with one DELETE, guarded at the moment of the call (assertReleasable). The
  * allocation list that decided the releases is the pre-write read: a pass is one list plus the
  * DELETEs. The list is read again only when an answer says it changed under us (a 409, or "not
- * allocated": 120056), and then each release still to come is decided again on the fresh list:
- * an address released by someone else, or allocated again to someone new, is not released.
+ * allocated": 120056), and then each release still to come is decided again on the fresh list,
+ * and a DELETE is sent only for the allocation planned (releaseTarget: the same id and note on
+ * the address): an address released by someone else, or allocated again to someone new, is not
+ * released, in `run` and in a one-shot `apply --release-strays` alike.
  */
 import { formatRef } from "../api/refs.ts";
 import type { IPPoolAllocations } from "../api/types.ts";
@@ -14,7 +16,7 @@ import type { Failure } from "./conditions.ts";
 import type { ConflictIndex } from "./conflicts.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
-import { assertReleasable, planIpPool, type PoolObservation } from "./ip-pool-plan.ts";
+import { assertReleasable, planIpPool, releaseTarget, type PoolObservation } from "./ip-pool-plan.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import type { ReleaseAction } from "./plan.ts";
 import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
@@ -69,7 +71,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
     NSX_ERR_CONFLICT: "retry",
     NSX_ERR_NOT_ALLOCATED: { refuse: "ReleaseFailed", says: "the manager answered that it is not allocated" },
   },
-  targetOf: (action) => action.ip,
+  targetOf: releaseTarget,
   describe: (action) => `release of ${action.ip} from ${action.poolId}`,
 };
 

@@ -10,7 +10,7 @@ import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import type { NsxErrorCode } from "../nsx/errors.ts";
 import type { Failure, ReconcileEvent } from "./conditions.ts";
-import type { Action, Withheld } from "./plan.ts";
+import type { Action, DroppedAction, Withheld } from "./plan.ts";
 import type { ObjectStatus, PoolUsage } from "./report.ts";
 import type { ReconcilerState } from "./state.ts";
 
@@ -63,6 +63,8 @@ export interface Settled {
   notes?: string[];
   /** when the observation settled here was made, when not now (the manager's edge list was read earlier) */
   observedAtMs?: number;
+  /** planned actions a fresh read dropped, where the kind tells more than "no longer needed" */
+  dropped?: DroppedAction[];
 }
 
 /** What a planner decides from one observation. Pure data and a pure function. */

@@ -48,6 +48,17 @@ export interface Withheld<A extends Action = Action> {
   why: string;
 }
 
+/**
+ * A planned action that a fresh read (after a 409 or a "not allocated") no longer wanted, and
+ * why; `heldBack` when what it was to change is still there, as something else the next pass
+ * decides about (an address allocated again to a new machine), rather than done by someone else.
+ */
+export interface DroppedAction<A extends Action = Action> {
+  action: A;
+  why: string;
+  heldBack: boolean;
+}
+
 /** One line of `plan` output: an action, carried out (or, in plan mode, to be) unless withheld. */
 export interface PlannedAction {
   action: Action;

@@ -216,6 +216,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       finalized: settled?.finalized,
       ...(settled?.wake !== undefined && settled.wake.length > 0 ? { wake: settled.wake } : {}),
       ...(settled?.notes !== undefined && settled.notes.length > 0 ? { notes: settled.notes } : {}),
+      ...(settled?.dropped !== undefined && settled.dropped.length > 0 ? { dropped: settled.dropped } : {}),
       outcome: {
         type: "done",
         requeueAfterMs: Math.min(resyncOf(object), run.latest?.requeueAfterMs ?? Infinity),

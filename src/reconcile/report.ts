@@ -7,8 +7,9 @@
 import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import { findCondition, type ReconcileEvent } from "./conditions.ts";
+import { omitUndefined } from "../util/options.ts";
 import type { ReconcileError } from "./errors.ts";
-import type { Action, PlannedAction } from "./plan.ts";
+import type { Action, DroppedAction, PlannedAction } from "./plan.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
@@ -29,6 +30,8 @@ export interface TenantCorrection {
 export interface Release {
   poolId: string;
   ip: string;
+  /** the allocation released: its id (when the manager lists one) and note */
+  allocationId?: string;
   note?: string;
 }
 
@@ -74,6 +77,8 @@ export interface ReconcileReport {
   conflictOwner: ObjectRef | undefined;
   /** every action decided, withheld ones (Observe, grace period, ...) with why: `plan` prints it */
   planned: PlannedAction[];
+  /** planned actions a fresh read dropped, with why, where the kind tells (a replaced allocation) */
+  dropped: DroppedAction[];
   outcome: Outcome;
 }
 
@@ -89,6 +94,7 @@ export interface Draft {
   finalizer?: FinalizerChange;
   conflictOwner?: ObjectRef;
   planned?: PlannedAction[];
+  dropped?: DroppedAction[];
   /** a deleting object's pass is done with it: its finalizer may go */
   finalized?: boolean | undefined;
   outcome: Outcome;
@@ -125,6 +131,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
     finalizer: draft.finalizer,
     conflictOwner: draft.conflictOwner,
     planned: draft.planned ?? [],
+    dropped: draft.dropped ?? [],
     outcome: draft.outcome,
   };
 }
@@ -134,8 +141,8 @@ export function changesOf(done: readonly Action[]): ReconcileChanges {
   const changes: ReconcileChanges = { tenantCorrections: [], releases: [] };
   for (const action of done) {
     if (action.type === "releaseAddress") {
-      const { poolId, ip, note } = action;
-      changes.releases.push(note === undefined ? { poolId, ip } : { poolId, ip, note });
+      const { poolId, ip, allocationId, note } = action;
+      changes.releases.push(omitUndefined({ poolId, ip, allocationId, note }));
     } else changes.tenantCorrections.push({ edgeId: action.edgeId, from: action.from, to: action.to });
   }
   return changes;

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { edgeModelOf, modelsEqualExcept } from "../../src/simulator/edge-model.ts";
+import { startRewritingProxy } from "../faults/rewriting-proxy.ts";
 import {
   allocations,
   captureIo,
@@ -189,6 +190,78 @@ describe("apply leaves Observe and paused objects alone", () => {
     if (name === "Paused")
       expect([calls["getEdge"] ?? 0, calls["listAllocations"] ?? 0], "no calls at all").toEqual([0, 0]);
     else expect(io.out()).toContain("(observe only: would release)");
+  });
+});
+
+describe("apply --release-strays releases only the allocation it planned", () => {
+  it("a 409 after which the address holds a new allocation: no DELETE for it, and the output says so", async () => {
+    const pool = demo.sim.state.pool("ipaddresspool-1")!;
+    const stray = "10.20.0.12";
+    const planned = pool.allocations().find((a) => a.ipAddress === stray)!;
+    let answered409 = false;
+    // the manager releases the address, a new machine is given it at once, and the DELETE is answered 409
+    const proxy = await startRewritingProxy(demo.sim.url, [
+      {
+        method: "DELETE",
+        path: /\/ipaddresspool-1\/ipaddresses\/10\.20\.0\.12$/,
+        body: (t) => t,
+        intercept: async () => {
+          if (answered409) return undefined;
+          answered409 = true;
+          demo.sim.state.release(pool, stray);
+          demo.sim.state.allocate("ipaddresspool-1", { mode: "RESERVE", ipAddress: stray, note: "vm-new" });
+          return {
+            status: 409,
+            body: "<error><details>concurrent change</details><errorCode>409</errorCode></error>",
+          };
+        },
+      },
+    ]);
+    try {
+      const dir = dirs.write({
+        "all.yaml": [
+          manager(proxy.url),
+          secret(),
+          poolAllocations("ctl", { id: "ipaddresspool-1" }, [
+            "10.20.0.10-10.20.0.11",
+            "10.20.0.20-10.20.0.21",
+          ]),
+        ],
+      });
+      const io = captureIo();
+      const code = await runOneShotCommand(
+        "apply",
+        { filename: [dir], releaseStrays: true, output: "json" },
+        io,
+      );
+      expect(answered409, "the DELETE met the 409").toBe(true);
+      const renewed = pool.allocations().find((a) => a.ipAddress === stray);
+      expect(renewed?.note, "the new machine keeps its address").toBe("vm-new");
+      expect(renewed?.id).not.toBe(planned.id);
+      expect(
+        demo.sim.state.audit.snapshot().releases.map((r) => `${r.ip} ${r.note ?? ""}`),
+        "released: the other stray, and the planned allocation only by the manager's own act before its 409",
+      ).toEqual([`${stray} ${planned.note}`, "10.20.0.15 test-vm jdoe"]);
+      const view = JSON.parse(io.out()) as {
+        summary: { releases: number; heldBack: number };
+        objects: {
+          changes: { ip: string; allocationId?: string; note?: string; result: string; why?: string }[];
+        }[];
+      };
+      const changes = view.objects[1]!.changes;
+      const old = changes.find((c) => c.ip === stray);
+      expect(old, "the planned allocation is not reported done").toMatchObject({
+        allocationId: planned.id,
+        note: planned.note,
+        result: "held",
+      });
+      expect(old?.why).toContain(`another allocation there (id ${renewed!.id}, note "vm-new")`);
+      expect(changes.find((c) => c.ip === "10.20.0.15")?.result).toBe("done");
+      expect(view.summary).toMatchObject({ releases: 1, heldBack: 1 });
+      expect(code, "a stray is left: held back").toBe(2);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

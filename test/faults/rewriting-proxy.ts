@@ -1,8 +1,9 @@
 /**
  * An HTTP proxy on loopback in front of the manager simulator that rewrites the bodies of chosen
- * answers: a manager that writes what the simulator never would (odd address forms, DOCTYPEs,
- * duplicated elements, wrong types, answers without Content-Length). Everything else passes
- * through unchanged, so the simulator still counts and audits every call that reaches it.
+ * answers, or answers in the manager's place: a manager that writes what the simulator never
+ * would (odd address forms, DOCTYPEs, duplicated elements, wrong types, lost sections, answers
+ * without Content-Length, a 409 after acting). Everything else passes through unchanged, so the
+ * simulator still counts and audits every call that reaches it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +14,11 @@ export interface Rewrite {
   path: RegExp;
   /** the new body; the status and the content type stay */
   body: (text: string) => string;
+  /**
+   * Answers in the manager's place before anything is forwarded, when it returns an answer (a
+   * manager that acts and then says 409); undefined forwards the call as usual.
+   */
+  intercept?: () => Promise<{ status: number; body: string } | undefined>;
   /** send without Content-Length, in chunks (as a streaming manager or a proxy does) */
   chunked?: boolean;
 }
@@ -48,14 +54,21 @@ export async function startRewritingProxy(
       if (typeof value === "string") headers[name] = value;
     }
     const method = req.method ?? "GET";
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const rewrite = rewrites.find((r) => r.method === method && r.path.test(path));
+    const own = await rewrite?.intercept?.();
+    if (own !== undefined) {
+      rewritten++;
+      res.writeHead(own.status, { "content-type": "application/xml" });
+      res.end(own.body);
+      return;
+    }
     const upstream = await fetch(`${target}${req.url ?? "/"}`, {
       method,
       headers,
       ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
     });
     let body = Buffer.from(await upstream.arrayBuffer());
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const rewrite = rewrites.find((r) => r.method === method && r.path.test(path));
     if (rewrite !== undefined && upstream.status < 300 && body.length > 0) {
       body = Buffer.from(rewrite.body(body.toString("utf8")), "utf8");
       rewritten++;

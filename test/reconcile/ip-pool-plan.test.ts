@@ -8,12 +8,14 @@ import {
   assertReleasable,
   CAPPED_REQUEUE_MS,
   planIpPool,
+  releaseTarget,
   type IpPoolPlanInput,
 } from "../../src/reconcile/ip-pool-plan.ts";
 import type { KindPlan } from "../../src/reconcile/kind.ts";
 import type { ReleaseAction } from "../../src/reconcile/plan.ts";
 import {
   allDone,
+  allocationIdOf,
   allocations,
   at,
   MINUTE,
@@ -586,6 +588,82 @@ describe("planIpPool", () => {
     // the planner never plans an allowed address, whatever the case
     const allowed = AddressSet.parse(c.spec?.allowed ?? []);
     for (const action of plan.actions) expect(allowed.has(action.ip), c.reason).toBe(false);
+  });
+});
+
+describe("a planned release after a fresh list (a 409, a 'not allocated'): one rule for run and apply", () => {
+  const object = poolAllocations({ allowed: ["10.0.0.1"], release: { minStrayAge: "5m", maxPerSync: 10 } });
+  /** run: the stray recorded long enough ago; apply --release-strays: no grace period to wait out */
+  const MODES = [
+    { mode: "run", previous: strays(["10.0.0.7", T0, "ctl-3"]), now: at(10 * MINUTE), oneShot: undefined },
+    { mode: "apply --release-strays", previous: undefined, now: T0, oneShot: { releaseStrays: true } },
+  ];
+  const CASES: {
+    name: string;
+    reason: string;
+    fresh: Parameters<typeof allocations>;
+    /** the planned release is found again in the fresh plan: its DELETE is sent again */
+    found: boolean;
+    heldBack?: boolean;
+  }[] = [
+    {
+      name: "SameAllocation",
+      reason: "the same id and note: the planned allocation is still there, and is released",
+      fresh: [["10.0.0.7", "ctl-3"]],
+      found: true,
+    },
+    {
+      name: "NewIdSameNote",
+      reason:
+        "another allocation of the address (a new id) is another machine's: never released in its place",
+      fresh: [["10.0.0.7", "ctl-3", "allocatedipaddress-99"]],
+      found: false,
+      heldBack: true,
+    },
+    {
+      name: "NewNoteSameId",
+      reason: "the note is the second witness: another note is another allocation",
+      fresh: [["10.0.0.7", "vm-new"]],
+      found: false,
+      heldBack: true,
+    },
+    {
+      name: "AddressGone",
+      reason: "released by someone else: nothing to do, and nothing left behind",
+      fresh: [],
+      found: false,
+      heldBack: false,
+    },
+  ];
+  it.each(MODES.flatMap((m) => CASES.map((c) => ({ ...m, ...c }))))("$mode, $name: $reason", (c) => {
+    const plan = (allocated: Parameters<typeof allocations>) =>
+      planIpPool(
+        poolPlanInput({
+          object,
+          observed: { pool: pool(), allocations: allocations(...allocated) },
+          previous: c.previous,
+          now: c.now,
+          oneShot: c.oneShot,
+        }),
+      );
+    const [planned] = plan([["10.0.0.7", "ctl-3"]]).actions;
+    expect(planned?.allocationId, "the release planned names its allocation").toBe(
+      allocationIdOf("10.0.0.7"),
+    );
+    const fresh = plan(c.fresh);
+    const again = fresh.actions.find((a) => releaseTarget(a) === releaseTarget(planned!));
+    expect(again !== undefined, c.reason).toBe(c.found);
+    if (c.found) return;
+    const settled = fresh.settle({ done: [], dropped: [planned!], refused: [] });
+    expect(
+      settled.dropped?.map((d) => d.heldBack),
+      c.reason,
+    ).toEqual([c.heldBack]);
+    expect(
+      settled.events.map((e) => e.reason),
+      c.reason,
+    ).toEqual(c.heldBack === true ? ["AllocationReplaced"] : []);
+    if (c.heldBack === true) expect(settled.dropped?.[0]?.why).toContain("another allocation there");
   });
 });
 

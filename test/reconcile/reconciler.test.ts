@@ -3,6 +3,7 @@ import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { condition, iso, setup } from "./harness.ts";
 import {
+  allocationIdOf,
   allocations,
   apiError,
   at,
@@ -250,7 +251,9 @@ describe("dependents", () => {
     expect(condition(first, "Reconciling")).toMatchObject({ status: "True", reason: "ReleasesPending" });
     clock.ms = at(2 * MINUTE).getTime();
     const second = await pass(object);
-    expect(second.changes.releases).toEqual([{ poolId: "ipaddresspool-1", ip: "10.0.0.7", note: "ctl-3" }]);
+    expect(second.changes.releases, "the allocation released, by its id and note").toEqual([
+      { poolId: "ipaddresspool-1", ip: "10.0.0.7", allocationId: allocationIdOf("10.0.0.7"), note: "ctl-3" },
+    ]);
     expect(second.events).toEqual([
       {
         type: "Normal",

@@ -89,7 +89,12 @@ describe("reconcile against the simulator", () => {
     clock.ms += 2 * MINUTE;
     const second = await pass(object);
     expect(second.changes.releases).toEqual([
-      { poolId: "ipaddresspool-1", ip: "2001:db8::a", note: "removed-host" },
+      {
+        poolId: "ipaddresspool-1",
+        ip: "2001:db8::a",
+        allocationId: "allocatedipaddress-3",
+        note: "removed-host",
+      },
     ]);
     const left = sim.state
       .pool("ipaddresspool-1")
