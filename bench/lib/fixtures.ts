@@ -177,9 +177,9 @@ export function edgeListPages(edges: number): number {
 /**
  * The fewest manager calls that converge the fleet: the edge list's pages (the NSXManager's
  * check); per edge a GET (no object has been read in full yet), which is also the pre-write read,
- * and per drifted edge its PUT; one pool list per manager and scope (all pools are in
- * globalroot-0); per pool one allocation list, which decides the releases, and one DELETE per
- * stray.
+ * and per drifted edge its PUT; one pool list per manager and scope when there are pools (all are
+ * in globalroot-0; the check reads it for them, or as the check itself without edges); per pool
+ * one allocation list, which decides the releases, and one DELETE per stray.
  */
 export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: number): Record<string, number> {
   return {
@@ -188,8 +188,8 @@ export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: numbe
     // tenant reads, and the pass that writes reads again (its pre-write read)
     getEdge: fleet.edges + driftedEdges,
     putEdge: driftedEdges,
-    // the NSXManager's own check lists globalroot-0: the pools share that list
-    listPools: 1,
+    // the NSXManager's own check lists globalroot-0 for the pools, which share that list
+    listPools: poolLists(fleet),
     listAllocations: fleet.pools,
     releaseAddress: fleet.pools * fleet.straysPerPool,
   };
@@ -197,17 +197,23 @@ export function minimalConvergenceCalls(fleet: FleetOptions, driftedEdges: numbe
 
 /**
  * In sync: the edge list's pages, a GET only for the edges whose safety-net full read is due
- * (`fullReadsDue`), one allocation list per IPPoolAllocations, one pool list; no writes.
+ * (`fullReadsDue`), one allocation list per IPPoolAllocations, one pool list when there are pools
+ * (or no edges); no writes.
  */
 export function minimalSteadyStateCalls(fleet: FleetOptions, fullReadsDue: number): Record<string, number> {
   return {
     listEdges: edgeListPages(fleet.edges),
     getEdge: fullReadsDue,
     putEdge: 0,
-    listPools: 1,
+    listPools: poolLists(fleet),
     listAllocations: fleet.pools,
     releaseAddress: 0,
   };
+}
+
+/** The NSXManager's check lists globalroot-0 when pools share it, or when no edge list answers the check. */
+function poolLists(fleet: FleetOptions): number {
+  return fleet.pools > 0 || fleet.edges === 0 ? 1 : 0;
 }
 
 export function sum(record: Record<string, number>): number {

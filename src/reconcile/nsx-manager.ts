@@ -1,8 +1,10 @@
 /**
  * The NSXManager kind, one pass of the common contract (kind.ts) with nothing to act on: the
- * manager's own check. It builds the client from the spec and the Secrets and lists the pools
- * of the global scope (a fresh list, which the dependents then share): reachable and
- * authenticated, or why not. Ready is the outcome of the check itself (`readyFollowsFailure` in
+ * manager's own check. It builds the client from the spec and the Secrets and reads the edge list
+ * when EdgeTenants name the manager (which they then observe from), and the pools of the global
+ * scope when IPPoolAllocations name it (a fresh list, which they then share) or when there is no
+ * edge list to answer the check: reachable and authenticated, or why not. One call per 1024
+ * edges is the whole check of a manager with only EdgeTenants. Ready is the outcome of the check itself (`readyFollowsFailure` in
  * the reconciler's table), and a failed check says what it learnt (`managerFacts`). A connection
  * open to its network path (plain http:// to another machine, or no certificate verification) is
  * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
@@ -24,13 +26,14 @@ import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode } from "./errors.ts";
-import type { PassHandler } from "./kind.ts";
+import type { PassContext, PassHandler } from "./kind.ts";
 import { omitUndefined } from "../util/options.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
 export interface ManagerObservation {
-  pools: number;
+  /** undefined when the edge list answered the check and no object needs the pools */
+  pools: number | undefined;
   vsmUuid: string | undefined;
   /** the edge list, read when EdgeTenants name this manager */
   edgeList: EdgeListState | undefined;
@@ -40,9 +43,14 @@ export interface ManagerObservation {
 export interface ManagerTarget {
   connection: ManagerConnection;
   edgeTenants: EdgeTenant[];
+  /** IPPoolAllocations name it: they share the fresh pool list this check reads */
+  hasPools: boolean;
   /** the shortest sync interval of its EdgeTenants (the default without any), spread: its list's interval */
   resyncMs: number;
 }
+
+/** Answers to the edge list that fail the check itself; any other failure of the list (a 403, a bad page) is the list's own. */
+const CHECK_FAILURES = ["NSX_ERR_UNAUTHORIZED", "NSX_ERR_CONNECTION", "NSX_ERR_UNAVAILABLE"] as const;
 
 /** An NSXManager's passes plan no action: one that reaches execute is a bug. */
 function noActions(action: never): Promise<never> {
@@ -52,36 +60,45 @@ function noActions(action: never): Promise<never> {
 export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObservation, never> = {
   async prepare(ctx) {
     resolveManager(ctx.object);
-    const edgeTenants = ctx.state
-      .dependentsOf(ctx.object)
-      .filter((o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined);
+    const dependents = ctx.state.dependentsOf(ctx.object);
+    const edgeTenants = dependents.filter(
+      (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
+    );
+    const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
     const intervals = edgeTenants.map((o) => syncIntervalMsOf(o)).filter((ms) => ms !== undefined);
     const resyncMs = ctx.state.resync(intervals.length === 0 ? undefined : Math.min(...intervals));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
-    return { connection: await ctx.state.connect(ctx.object, { fresh: true }), edgeTenants, resyncMs };
+    const connection = await ctx.state.connect(ctx.object, { fresh: true });
+    return { connection, edgeTenants, hasPools, resyncMs };
   },
   async observe(target, ctx) {
     const { connection } = target;
-    const pools = await ctx.state.refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
-    const edgeList =
-      target.edgeTenants.length === 0
-        ? undefined
-        : await ctx.state.edgeLists.refresh(connection.key, connection.api, { signal: ctx.signal }).then(
-            () => ctx.state.edgeLists.latest(connection.key),
-            () => ctx.state.edgeLists.latest(connection.key),
-          );
-    return { pools: pools.length, vsmUuid: pools.find((p) => p.vsmUuid !== undefined)?.vsmUuid, edgeList };
+    const refreshPools = () => ctx.state.refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
+    const [edgeList, sharedPools] = await Promise.all([
+      target.edgeTenants.length === 0 ? undefined : refreshEdgeList(connection, ctx),
+      target.hasPools ? refreshPools() : undefined,
+    ]);
+    // a list that was read answers the check (reachable, authenticated): the pools are listed only
+    // for the objects that share that list, or as the check when there is no list
+    const pools = sharedPools ?? (edgeList?.list === undefined ? await refreshPools() : undefined);
+    const summaries = edgeList?.list?.byId.values() ?? [];
+    const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
+    return { pools: pools?.length, vsmUuid, edgeList };
   },
   plan(target, observed, ctx) {
     const previous = ctx.object.status;
     const { edgeList } = observed;
-    const count = `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${SPEC_DEFAULTS.poolScope}`;
+    const pools =
+      observed.pools === undefined
+        ? undefined
+        : `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${SPEC_DEFAULTS.poolScope}`;
     const listed =
       edgeList === undefined
-        ? ""
+        ? undefined
         : edgeList.list !== undefined
-          ? `; ${edgeList.list.byId.size} edge${edgeList.list.byId.size === 1 ? "" : "s"} listed`
-          : `; the edge list failed (${edgeList.error}): its EdgeTenants read their edges one by one until it works`;
+          ? `${edgeList.list.byId.size} edge${edgeList.list.byId.size === 1 ? "" : "s"} listed`
+          : `the edge list failed (${edgeList.error}): its EdgeTenants read their edges one by one until it works`;
+    const seen = [pools, listed].filter((part) => part !== undefined).join("; ");
     const vsmUuid = observed.vsmUuid ?? previous?.vsmUuid;
     const status = (): NSXManagerStatus =>
       omitUndefined({
@@ -98,7 +115,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
               type: "Ready",
               status: "True",
               reason: "Available",
-              message: `reachable and authenticated: ${count}${listed}`,
+              message: `reachable and authenticated: ${seen}`,
             },
             ...syncedUpdates(ctx.writesBlockedBy),
           ],
@@ -128,6 +145,24 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   targetOf: () => "",
   describe: () => "",
 };
+
+/**
+ * The manager's edge list, fetched now: what its EdgeTenants observe from. A failure that says the
+ * manager refused the credentials or did not answer is the check's own failure; any other (a 403
+ * on the list, a bad page) is the list's, kept as the reason its EdgeTenants read one by one.
+ */
+async function refreshEdgeList(
+  connection: ManagerConnection,
+  ctx: PassContext<NSXManager>,
+): Promise<EdgeListState | undefined> {
+  const { edgeLists } = ctx.state;
+  try {
+    await edgeLists.refresh(connection.key, connection.api, { signal: ctx.signal });
+  } catch (error) {
+    if (CHECK_FAILURES.some((code) => hasNsxCode(error, code))) throw error;
+  }
+  return edgeLists.latest(connection.key);
+}
 
 /** What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. */
 export function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable" | "authenticated"> {

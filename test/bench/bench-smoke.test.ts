@@ -79,6 +79,9 @@ const CASES: Case[] = [
             "lost-content PUTs",
           ],
     exact: {
+      // the fewest: the list's one page answers the manager's check; apply adds a GET and a PUT per drifted edge
+      "manager calls": 1,
+      "apply: manager calls": 1 + 2 * 2,
       "getEdge calls": 0,
       "plan names exactly the drifted edges": 1,
       "apply: edges corrected (PUTs)": 2,

@@ -193,6 +193,22 @@ describe("apply leaves Observe and paused objects alone", () => {
   });
 });
 
+describe("apply makes the fewest calls", () => {
+  it("N drifted edges: the edge list (which is also the manager's check), then a GET and a PUT each: 2N + 1", async () => {
+    const dir = dirs.write({
+      "all.yaml": [
+        manager(demo.sim.url),
+        secret(),
+        edgeTenant("web", "edge-1", "tenant-blue"),
+        edgeTenant("app", "edge-2", "tenant-green"),
+        edgeTenant("db", "edge-3", "legacy-ops"),
+      ],
+    });
+    expect(await runOneShotCommand("apply", { filename: [dir] }, captureIo())).toBe(0);
+    expect(callsOf(demo.sim)).toEqual({ listEdges: 1, getEdge: 2, putEdge: 2 });
+  });
+});
+
 describe("apply --release-strays releases only the allocation it planned", () => {
   it("a 409 after which the address holds a new allocation: no DELETE for it, and the output says so", async () => {
     const pool = demo.sim.state.pool("ipaddresspool-1")!;

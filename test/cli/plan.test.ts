@@ -95,17 +95,14 @@ describe("plan reads the edge list first", () => {
     const dir = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), ...converged] });
     const io = captureIo();
     expect(await runOneShotCommand("plan", { filename: [dir] }, io), io.err()).toBe(0);
-    expect(callsOf(demo.sim), "the manager's check: pools and one page of edges").toEqual({
-      listPools: 1,
-      listEdges: 1,
-    });
+    expect(callsOf(demo.sim), "the manager's check is the one page of edges").toEqual({ listEdges: 1 });
     expect(io.out(), "name and version from the list's summary").toContain("edge-2 (esg-02, version 1)");
 
     demo.sim.state.counters.reset();
     const drifted = [...converged.slice(0, 2), edgeTenant("db", "edge-3", "tenant-red")];
     const again = dirs.write({ "all.yaml": [manager(demo.sim.url), secret(), ...drifted] });
     expect(await runOneShotCommand("plan", { filename: [again] }, captureIo())).toBe(2);
-    expect(callsOf(demo.sim)).toEqual({ listPools: 1, listEdges: 1, getEdge: 1 });
+    expect(callsOf(demo.sim)).toEqual({ listEdges: 1, getEdge: 1 });
   });
 });
 
@@ -435,8 +432,11 @@ describe("plan credentials", () => {
       /EdgeTenant default\/web.*\n {2}✗ ManagerNotReady: NSXManager default\/lab: its last check failed to authenticate/,
     );
     expect(io.out() + io.err()).not.toContain("wrong-password-42");
-    expect(demo.sim.state.counters.snapshot(), "the dependents made no call").toEqual({
-      listPools: { 401: 1 },
+    expect(
+      demo.sim.state.counters.snapshot(),
+      "the check's one refused call; the dependents made none",
+    ).toEqual({
+      listEdges: { 401: 1 },
     });
   });
 

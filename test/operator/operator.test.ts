@@ -156,7 +156,7 @@ describe("Operator", () => {
     });
     await waitFor(
       "a reconcile in flight",
-      () => sim.state.counters.snapshot().listPools !== undefined || undefined,
+      () => Object.keys(sim.state.counters.snapshot()).length > 0 || undefined,
     );
     stop.abort();
     expect(await exit).toBe("stopped");

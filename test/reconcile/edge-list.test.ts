@@ -19,6 +19,8 @@ import {
   fakeManager,
   manager,
   MINUTE,
+  pool,
+  poolAllocations,
   withOriginal,
 } from "./fixtures.ts";
 import { condition, setup } from "./harness.ts";
@@ -38,7 +40,9 @@ describe("the NSXManager's check reads the edge list", () => {
   it("once per check when EdgeTenants name the manager, and wakes those it shows drifted", async () => {
     const { fake, pass } = fleet("red");
     const report = await pass(manager());
-    expect(fake.calls).toEqual(["listPools globalroot-0", "listEdges"]);
+    expect(fake.calls, "the list answers the check: no pool list without IPPoolAllocations").toEqual([
+      "listEdges",
+    ]);
     expect(report.wake, "edge-1 carries red, blue is wanted").toEqual([
       { kind: "EdgeTenant", namespace: "ns", name: "edge" },
     ]);
@@ -49,6 +53,36 @@ describe("the NSXManager's check reads the edge list", () => {
     const { fake, pass } = setup({ objects: [manager()] });
     await pass(manager());
     expect(fake.calls).toEqual(["listPools globalroot-0"]);
+  });
+
+  it("and the pools as well when IPPoolAllocations name the manager: they share that fresh list", async () => {
+    const object = withOriginal(edgeTenant(), "old");
+    const fake = fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "blue" }) },
+      pools: { "globalroot-0": [pool({ vsmUuid: "uuid-of-the-pools" })] },
+    });
+    const { pass } = setup({ objects: [manager(), object, poolAllocations()], fake });
+    const report = await pass(manager());
+    expect([...fake.calls].sort()).toEqual(["listEdges", "listPools globalroot-0"]);
+    expect(condition(report, "Ready")?.message).toContain("1 pool in globalroot-0; 1 edge listed");
+    expect((report.status as NSXManagerStatus).vsmUuid).toBe("uuid-of-the-pools");
+  });
+
+  it("a list refused with 401 is the check's answer: Unauthorized, no pool list after it", async () => {
+    const { fake, pass } = fleet("blue");
+    fake.faults.listEdges = [apiError(401, "GET", "/api/4.0/edges")];
+    const report = await pass(manager());
+    expect(fake.calls).toEqual(["listEdges"]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "Unauthorized" });
+    expect((report.status as NSXManagerStatus).authenticated).toBe(false);
+  });
+
+  it("a list that fails otherwise (403) leaves the check to the pool list", async () => {
+    const { fake, pass } = fleet("blue");
+    fake.faults.listEdges = [apiError(403, "GET", "/api/4.0/edges")];
+    const report = await pass(manager());
+    expect(fake.calls).toEqual(["listEdges", "listPools globalroot-0"]);
+    expect(condition(report, "Ready")).toMatchObject({ status: "True" });
   });
 
   it("says once when the list fails, stays Ready, and wakes every EdgeTenant to read its edge", async () => {
