@@ -48,6 +48,8 @@ export interface OneShotOptions {
    * applies). plan always plans what `apply --release-strays` would do.
    */
   releaseStrays?: boolean;
+  /** read every edge in full instead of taking the manager's edge list for what it shows */
+  fullRead?: boolean;
   /** NSXManager `name` or `namespace/name` → URL that replaces its spec.url */
   managerUrls?: ReadonlyMap<string, string>;
   /** NSX_USERNAME and NSX_PASSWORD are read from here; default process.env */
@@ -63,6 +65,7 @@ export interface OneShotOptions {
 
 export const ONE_SHOT_DEFAULTS = Object.freeze({
   releaseStrays: false,
+  fullRead: false,
   createClient: (options: ManagerClientOptions): ClosableManagerApi => new ManagerClient(options),
   clock: realClock,
 });
@@ -80,6 +83,7 @@ export type OneShotResult =
       type: "ran";
       mode: ExecutionMode;
       releaseStrays: boolean;
+      fullRead: boolean;
       /** ms since the epoch, by the pass's clock: strays first seen from here on are "stray now" */
       startedAtMs: number;
       /** NSXManagers first, then EdgeTenants, then IPPoolAllocations; by namespace/name within a kind */
@@ -160,7 +164,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     clock: o.clock,
     mode: o.mode,
     // plan shows what `apply --release-strays` would release; output.ts says the flag is needed
-    oneShot: { releaseStrays: o.mode === "plan" ? true : releaseStrays },
+    oneShot: { releaseStrays: o.mode === "plan" ? true : releaseStrays, fullRead: o.fullRead },
     poolListTtlMs: Infinity,
   });
   const startedAtMs = o.clock.now();
@@ -172,7 +176,17 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     const pass = (items: LoadedObject[]) =>
       mapBounded(items, limit, (item) => reconcileOne(reconcile, store, item, o.signal));
     const objects = [...(await pass(managers)), ...(await pass(dependents))];
-    return { type: "ran", mode: o.mode, releaseStrays, startedAtMs, objects, skipped, skippedFiles };
+    const { fullRead } = o;
+    return {
+      type: "ran",
+      mode: o.mode,
+      releaseStrays,
+      fullRead,
+      startedAtMs,
+      objects,
+      skipped,
+      skippedFiles,
+    };
   } finally {
     await connections.close();
   }

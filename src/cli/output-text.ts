@@ -40,10 +40,17 @@ export function renderText(view: PassView, options: { colour: boolean }): string
   return [...lines, "", summaryLine(view, p), ""].join("\n");
 }
 
+/** where an EdgeTenant's verdict came from, as its header says it */
+const VIA: Record<NonNullable<ObjectView["observedVia"]>, string> = {
+  EdgeList: "(from the edge list)",
+  Read: "(read in full)",
+};
+
 function objectLines(object: ObjectView, startedAtMs: number, p: Painter): string[] {
   const header = [
     p.bold(`${object.kind} ${object.namespace}/${object.name}`),
     object.target && p.dim(printable(object.target)),
+    object.observedVia === undefined ? undefined : p.dim(VIA[object.observedVia]),
     object.managementPolicy === "Observe" ? p.cyan("[Observe]") : undefined,
   ]
     .filter((s) => s !== undefined && s !== "")
@@ -136,7 +143,15 @@ function summaryLine(view: PassView, p: Painter): string {
     view.releaseStrays || !(view.command === "plan" ? s.releases > 0 : heldStrays)
       ? undefined
       : p.dim("Strays are released only by apply --release-strays: one pass cannot observe minStrayAge.");
-  return [line.filter((n) => n !== undefined).join(" "), hint].filter((n) => n !== undefined).join("\n");
+  const listed =
+    s.fromEdgeList === 0
+      ? undefined
+      : p.dim(
+          `${plural(s.fromEdgeList, "edge")} judged from the manager's edge list, not read: --full-read reads every edge in full.`,
+        );
+  return [line.filter((n) => n !== undefined).join(" "), hint, listed]
+    .filter((n) => n !== undefined)
+    .join("\n");
 }
 
 /** Manifest errors, for stderr: all of them, each naming file, line, object and field. */

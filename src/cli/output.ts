@@ -6,7 +6,7 @@
  * reports do not carry them.
  */
 import type { ManifestError, ManifestSource, SkippedDocument, SkippedFile } from "../api/manifests.ts";
-import type { Condition, ManagementPolicy, NsxvObject } from "../api/types.ts";
+import type { Condition, EdgeTenantStatus, ManagementPolicy, NsxvObject } from "../api/types.ts";
 import { NsxApiError } from "../nsx/errors.ts";
 import type { ReconcileError } from "../reconcile/errors.ts";
 import {
@@ -41,12 +41,15 @@ export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
 
 /**
  * Version of the JSON document `--output json` prints:
- * `{ formatVersion, version, command, releaseStrays, exitCode, summary, objects[], skipped[],
- * skippedFiles[], manifestErrors[] }` (`skippedFiles`: files of a directory left unread, `{ file,
- * reason }`) (`version`: the tool's), each object `{ kind, namespace, name, file, line,
- * managementPolicy?, target?, state, message, changes[], error?, warnings? }` (`warnings`: an
- * NSXManager whose connection is insecure, `{ reason, message }`; `target`: the manager's URL, the
- * edge with its name and version, the pool with its name), each change the action
+ * `{ formatVersion, version, command, releaseStrays, fullRead, exitCode, summary, objects[],
+ * skipped[], skippedFiles[], manifestErrors[] }` (`skippedFiles`: files of a directory left unread,
+ * `{ file, reason }`) (`version`: the tool's; `summary.fromEdgeList`: EdgeTenants judged from the
+ * manager's edge list without a read), each object `{ kind, namespace, name, file, line,
+ * managementPolicy?, target?, observedVia?, state, message, changes[], error?, warnings? }`
+ * (`observedVia`: an EdgeTenant's verdict came from `EdgeList`, the edge's summary in the manager's
+ * list, or from `Read`, the edge read in full; `warnings`: an NSXManager whose connection is
+ * insecure, `{ reason, message }`; `target`: the manager's URL, the edge with its name and
+ * version, the pool with its name), each change the action
  * (`setTenant`: edgeId, from, to; `releaseAddress`: poolId, ip, managerIp, allocationId, note,
  * firstSeen) plus
  * `result` and `why`; each manifest error `{ file, line, documentIndex, kind, namespace, name,
@@ -83,6 +86,8 @@ export interface ObjectView {
   managementPolicy?: ManagementPolicy;
   /** the manager URL, the edge or the pool, as far as known */
   target?: string;
+  /** where an EdgeTenant's verdict came from: the manager's edge list, or the edge read in full */
+  observedVia?: "EdgeList" | "Read";
   state: ObjectState;
   /** the Ready condition's message, or the failure's */
   message: string;
@@ -110,6 +115,8 @@ export interface Summary {
   paused: number;
   conflicts: number;
   errors: number;
+  /** EdgeTenants judged from the manager's edge list, their edges not read (none with --full-read) */
+  fromEdgeList: number;
 }
 
 const EMPTY_SUMMARY: Summary = Object.freeze({
@@ -121,11 +128,13 @@ const EMPTY_SUMMARY: Summary = Object.freeze({
   paused: 0,
   conflicts: 0,
   errors: 0,
+  fromEdgeList: 0,
 });
 
 export interface PassView {
   command: ExecutionMode;
   releaseStrays: boolean;
+  fullRead: boolean;
   startedAtMs: number;
   objects: ObjectView[];
   skipped: SkippedDocument[];
@@ -151,16 +160,18 @@ export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassVie
     paused: count("paused"),
     conflicts: count("conflict"),
     errors: count("error"),
+    fromEdgeList: objects.filter((o) => o.observedVia === "EdgeList").length,
   };
   const failed = summary.errors + summary.conflicts > 0;
   // plan: changes to make; apply: something it manages left different (held back by a flag or a cap)
   const pending =
     result.mode === "plan" ? summary.tenantCorrections + summary.releases > 0 : summary.heldBack > 0;
   const exitCode = failed ? EXIT.error : pending ? EXIT.changes : EXIT.ok;
-  const { releaseStrays, startedAtMs, skipped, skippedFiles } = result;
+  const { releaseStrays, fullRead, startedAtMs, skipped, skippedFiles } = result;
   return {
     command: result.mode,
     releaseStrays,
+    fullRead,
     startedAtMs,
     objects,
     skipped,
@@ -185,6 +196,7 @@ function objectView(
   const warnings = (status?.conditions ?? [])
     .filter((c) => c.type === "Insecure" && c.status === "True")
     .map(({ reason, message }) => ({ reason, message }));
+  const observedVia = observedViaOf(object, status, state);
   return {
     kind: object.kind,
     namespace,
@@ -193,12 +205,26 @@ function objectView(
     line: source.line,
     ...(policy !== undefined ? { managementPolicy: policy } : {}),
     ...(target !== undefined ? { target } : {}),
+    ...(observedVia !== undefined ? { observedVia } : {}),
     state,
     message,
     changes,
     ...(error !== undefined ? { error } : {}),
     ...(warnings.length > 0 ? { warnings } : {}),
   };
+}
+
+/**
+ * How this pass observed an EdgeTenant: a failed, paused or conflicting object observed nothing (a
+ * status from the manifest may still say how an earlier pass did).
+ */
+function observedViaOf(
+  object: NsxvObject,
+  status: NsxvObject["status"],
+  state: ObjectState,
+): ObjectView["observedVia"] {
+  if (object.kind !== "EdgeTenant" || ["error", "paused", "conflict"].includes(state)) return undefined;
+  return (status as EdgeTenantStatus | undefined)?.observedVia;
 }
 
 /** What the pass did to one object, as the summary of an object's view needs it. */
@@ -331,6 +357,7 @@ export function renderJson(view: PassView): string {
     version: VERSION,
     command: view.command,
     releaseStrays: view.releaseStrays,
+    fullRead: view.fullRead,
     exitCode: view.exitCode,
     summary: view.summary,
     objects: view.objects,
@@ -343,7 +370,7 @@ export function renderJson(view: PassView): string {
 
 /** The same document when the manifests were refused: no object ran, manifestErrors says why. */
 export function renderInvalidJson(
-  { command, releaseStrays }: { command: ExecutionMode; releaseStrays: boolean },
+  { command, releaseStrays, fullRead }: { command: ExecutionMode; releaseStrays: boolean; fullRead: boolean },
   {
     errors,
     skipped,
@@ -371,6 +398,7 @@ export function renderInvalidJson(
     version: VERSION,
     command,
     releaseStrays,
+    fullRead,
     exitCode: EXIT.error,
     summary: { ...EMPTY_SUMMARY, errors: errors.length },
     objects: [],

@@ -17,6 +17,7 @@ export interface OneShotFlags extends ReadBoundFlags {
   /** `NAME=URL`, repeatable */
   managerUrl?: string[];
   releaseStrays?: boolean;
+  fullRead?: boolean;
 }
 
 /** What tests and the demo replace: the client factory, the clock, an abort signal. */
@@ -37,6 +38,7 @@ export async function runOneShotCommand(
       paths: flags.filename,
       mode,
       releaseStrays: flags.releaseStrays ?? false,
+      fullRead: flags.fullRead ?? false,
       managerUrls: parseManagerUrls(flags.managerUrl ?? []),
       env: io.env,
       readBounds: readBoundsOf(flags),
@@ -50,7 +52,10 @@ export async function runOneShotCommand(
     const { errors, skippedFiles } = result;
     if (json)
       io.stdout.write(
-        renderInvalidJson({ command: mode, releaseStrays: flags.releaseStrays ?? false }, result),
+        renderInvalidJson(
+          { command: mode, releaseStrays: flags.releaseStrays ?? false, fullRead: flags.fullRead ?? false },
+          result,
+        ),
       );
     else {
       io.stderr.write(renderSkipped([], skippedFiles));
@@ -99,7 +104,12 @@ export function oneShotCommand(mode: ExecutionMode): Command {
       "replace spec.url of the NSXManager named NAME (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
-    .option("--release-strays", help.releaseStrays, false);
+    .option("--release-strays", help.releaseStrays, false)
+    .option(
+      "--full-read",
+      "read every edge in full instead of taking the manager's edge list for what it shows (audits, a list that cannot be trusted)",
+      false,
+    );
   for (const option of readBoundOptions("")) command.addOption(option);
   return command
     .addHelpText(

@@ -178,17 +178,16 @@ async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenan
 }
 
 /**
- * This object's full read is due now (never in a one-shot run, which trusts the list). An object
- * never read in full counts from its creation: thousands created at once are first read in full
- * spread over the interval too, not all on their first pass.
+ * This object's full read is due now: in a one-shot run only when asked (--full-read: every edge;
+ * otherwise one pass takes the list for what it shows, and says so), in the operator once per
+ * fullReadInterval. An object never read in full counts from its creation: thousands created at
+ * once are first read in full spread over the interval too, not all on their first pass.
  */
 function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
   const { state, object } = ctx;
+  if (state.oneShot !== undefined) return state.oneShot.fullRead === true;
   const since = object.status?.lastFullReadTime ?? object.metadata.creationTimestamp;
-  return (
-    state.oneShot === undefined &&
-    fullReadDue(since, ctx.now.getTime(), state.fullReadIntervalMs, phaseOf(object))
-  );
+  return fullReadDue(since, ctx.now.getTime(), state.fullReadIntervalMs, phaseOf(object));
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 export { createReconciler, RECONCILER_DEFAULTS, type Reconcile, type ReconcilerDeps } from "./reconciler.ts";
 export type { Outcome, PoolUsage, ReconcileChanges, ReconcileReport } from "./report.ts";
-export type { ExecutionMode } from "./state.ts";
+export type { ExecutionMode, OneShot } from "./state.ts";
 export {
   ManagerConnections,
   type ClosableManagerApi,

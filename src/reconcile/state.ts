@@ -42,7 +42,7 @@ export interface ReconcilerOptions {
   /** "plan": observe and plan only, no writes; default "apply" */
   mode?: ExecutionMode;
   /** set for a one-shot run (the CLI): no grace period can be observed, see IpPoolPlanInput */
-  oneShot?: { releaseStrays: boolean };
+  oneShot?: OneShot;
   /** resync of objects without spec.syncInterval (and of NSXManagers); default 300000 (5 min) */
   defaultSyncIntervalMs?: number;
   /** resyncs are spread by ±this fraction; default 0.1 */
@@ -55,6 +55,14 @@ export interface ReconcilerOptions {
   maxAttempts?: number;
   /** every edge is read in full at least this often, whatever the edge list says; default 3600000 (1 h) */
   fullReadIntervalMs?: number;
+}
+
+/** What a one-shot run (`plan`, `apply`) was asked. */
+export interface OneShot {
+  /** release strays without the grace period one pass cannot wait out */
+  releaseStrays: boolean;
+  /** read every edge in full instead of taking the manager's edge list for what it shows (--full-read) */
+  fullRead?: boolean;
 }
 
 type DependentKind = "EdgeTenant" | "IPPoolAllocations";
@@ -70,7 +78,7 @@ export class ReconcilerState {
   readonly connections: ManagerConnections;
   readonly mode: ExecutionMode;
   readonly maxAttempts: number;
-  readonly oneShot: { releaseStrays: boolean } | undefined;
+  readonly oneShot: OneShot | undefined;
   readonly fullReadIntervalMs: number;
   /** the top-level sections of each edge's last read (a read that lost some is read again) */
   readonly edgeShapes = new EdgeShapes();

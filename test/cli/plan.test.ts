@@ -106,6 +106,57 @@ describe("plan reads the edge list first", () => {
   });
 });
 
+describe("plan says where each verdict comes from, and reads in full when asked", () => {
+  it("a list that lies: in sync from the list (and said so); --full-read finds the drift", async () => {
+    const objects = [manager(demo.sim.url), secret(), edgeTenant("web", "edge-1", "default")];
+    const dir = dirs.write({ "all.yaml": objects });
+    // the list is frozen as it is, then the edge changes: the list shows the old tenant
+    demo.sim.state.faults.add({ route: "*", kind: "staleList" });
+    demo.sim.state.changeEdge("edge-1", { tenant: "someone-else" });
+    const listed = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir] }, listed)).toBe(0);
+    expect(listed.out()).toContain(
+      "EdgeTenant default/web  edge-1 (esg-web, version 12)  (from the edge list)  ✓ in sync",
+    );
+    expect(listed.out()).toContain("1 edge judged from the manager's edge list, not read");
+
+    demo.sim.state.counters.reset();
+    const read = captureIo();
+    expect(await runOneShotCommand("plan", { filename: [dir], fullRead: true, output: "json" }, read)).toBe(
+      2,
+    );
+    const doc = JSON.parse(read.out());
+    expect(doc).toMatchObject({ fullRead: true, summary: { tenantCorrections: 1, fromEdgeList: 0 } });
+    expect(doc.objects[1]).toMatchObject({
+      observedVia: "Read",
+      changes: [{ type: "setTenant", from: "someone-else", to: "default", result: "planned" }],
+    });
+    expect(callsOf(demo.sim), "the list (the manager's check), and the edge read in full").toEqual({
+      listEdges: 1,
+      getEdge: 1,
+    });
+  });
+
+  it("apply --full-read reads every edge, corrects what the read shows, and writes only after its read", async () => {
+    const dir = dirs.write({
+      "all.yaml": [
+        manager(demo.sim.url),
+        secret(),
+        edgeTenant("web", "edge-1", "default"),
+        edgeTenant("app", "edge-2", "default"),
+      ],
+    });
+    demo.sim.state.faults.add({ route: "*", kind: "staleList" });
+    demo.sim.state.changeEdge("edge-1", { tenant: "someone-else" });
+    const io = captureIo();
+    expect(await runOneShotCommand("apply", { filename: [dir], fullRead: true }, io)).toBe(0);
+    expect(io.out()).toContain(`~ tenant: "someone-else" → "default"  corrected`);
+    expect(io.out()).not.toContain("judged from the manager's edge list");
+    expect(callsOf(demo.sim)).toEqual({ listEdges: 1, getEdge: 2, putEdge: 1 });
+    expect(demo.sim.state.edge("edge-1")?.doc.tenant).toBe("default");
+  });
+});
+
 describe("plan output", () => {
   it("prints each correction, each release with its note and age, Observe and paused objects, and counts", async () => {
     const io = captureIo();
@@ -116,13 +167,16 @@ describe("plan output", () => {
     );
     const out = io.out();
     expect(exit).toBe(2);
-    expect(out).toContain(
-      `EdgeTenant default/esg-web  edge-1 (esg-web, version 12)\n  ~ tenant: "default" → "tenant-blue"\n`,
+    expect(out, "a correction is planned on a full read, and says so").toContain(
+      `EdgeTenant default/esg-web  edge-1 (esg-web, version 12)  (read in full)\n  ~ tenant: "default" → "tenant-blue"\n`,
     );
     expect(out).toContain(`- release 10.20.0.12  note "controller-3 (removed)"  stray now`);
     expect(out).toContain(`- release 2001:db8:20::1a0  note "vtep-esx-09 (decommissioned)"  stray now`);
-    expect(out).toMatch(
-      /esg-db .*\[Observe\]\n {2}~ tenant: "legacy-ops" → "tenant-red" {2}\(observe only: not changed\)/,
+    expect(out, "Observe writes nothing: the list's verdict stands, and says where it comes from").toMatch(
+      /esg-db .*\(from the edge list\) {2}\[Observe\]\n {2}~ tenant: "legacy-ops" → "tenant-red" {2}\(observe only: not changed\)/,
+    );
+    expect(out).toContain(
+      "1 edge judged from the manager's edge list, not read: --full-read reads every edge in full.",
     );
     expect(out).toContain("IPPoolAllocations default/dmz  ipaddresspool-3  [paused] no manager calls");
     expect(out).toContain("Plan: 2 tenant corrections, 3 releases. 1 object observed only, 1 paused.");
@@ -145,6 +199,7 @@ describe("plan output", () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       command: "plan",
       releaseStrays: false,
+      fullRead: false,
       exitCode: 2,
       summary: {
         objects: 7,
@@ -155,6 +210,7 @@ describe("plan output", () => {
         paused: 1,
         conflicts: 0,
         errors: 0,
+        fromEdgeList: 1,
       },
       skipped: [],
       manifestErrors: [],
@@ -168,6 +224,7 @@ describe("plan output", () => {
       line: 2,
       managementPolicy: "Enforce",
       target: "edge-1 (esg-web, version 12)",
+      observedVia: "Read",
       state: "changes",
       message: expect.stringContaining("would set it to"),
       changes: [
@@ -175,6 +232,7 @@ describe("plan output", () => {
       ],
     });
     expect(byName["esg-db"]).toMatchObject({
+      observedVia: "EdgeList",
       state: "observedOnly",
       changes: [{ result: "observed", why: expect.any(String) }],
     });
