@@ -144,6 +144,23 @@ export interface EdgeTenantStatus extends CommonStatus {
   observedVia?: "Read" | "EdgeList";
   /** RFC 3339: when the edge was last read in full (the safety net reads it at least once per fullReadInterval) */
   lastFullReadTime?: string;
+  /**
+   * what the last full read of the edge showed of its content: a later read that lacks some of it
+   * is read again, and never written back on its own (absent in a status written by an older release)
+   */
+  edgeShape?: EdgeShapeStatus;
+}
+
+/** The shape of an edge at its last full read (nsx/edge-shape.ts): sections and the length of its lists. */
+export interface EdgeShapeStatus {
+  /** the edge read: a shape is compared only with reads of the same edge */
+  edgeId: string;
+  /** the edge's `<version>` in that read: a read of the same version cannot hold less */
+  version?: number;
+  /** the direct children of `<edge>` that hold elements, and each child of `<features>` as `features/<name>` */
+  sections: string[];
+  /** the length of each counted list, by path from `<edge>` (`vnics/vnic`, `features/nat/natRules/natRule`, ...) */
+  lists: { path: string; count: number }[];
 }
 
 /** Where a remembered original tenant was read: one edge of one real manager. */

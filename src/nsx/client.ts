@@ -9,11 +9,13 @@
  */
 import type { Timer } from "../util/clock.ts";
 import { EdgeDocument } from "./edge-document.ts";
+import { edgeTypeLabel } from "./edge-shape.ts";
 import { attemptVerdict, CircuitBreaker, isRefusal, refusalReason, type Refusal } from "./breaker.ts";
 import {
   NsxApiError,
   NsxCircuitOpenError,
   NsxDocumentError,
+  NsxIncompleteEdgeError,
   NsxResponseError,
   NsxTransportError,
   redactErrorDetails,
@@ -179,12 +181,9 @@ export class ManagerClient implements ManagerApi {
       );
     }
     // a PUT replaces the edge's configuration with what it carries: never send less than an edge
-    const missing = doc.missingWholeEdgeFields();
-    if (missing.length > 0) {
-      throw new NsxDocumentError(
-        `putEdge ${edgeId}: refusing to write a document that is not a whole edge: it lacks ${missing.map((m) => `<${m}>`).join(", ")}, which every edge carries`,
-      );
-    }
+    const missing = doc.missingFromWholeEdge();
+    if (missing.length > 0)
+      throw new NsxIncompleteEdgeError({ edgeId, missing, typeLabel: edgeTypeLabel(doc.shape()) });
     await this.#call({
       route: "putEdge",
       method: "PUT",

@@ -5,6 +5,7 @@
  * comments, PIs, the declaration and the whitespace between elements (see xml.ts for why the
  * tree is our own).
  */
+import { edgeShapeOf, missingFromWholeEdge, type EdgeShape } from "./edge-shape.ts";
 import { NsxDocumentError, NsxResponseError } from "./errors.ts";
 import {
   cloneElement,
@@ -48,20 +49,6 @@ export const EDGE_FIELD_ORDER: readonly string[] = [
   "description",
 ];
 
-/**
- * What every edge the manager returns carries, ESG and DLR alike (spec 2.1, VMware's RAML
- * examples): a document without one of them is not a whole edge (a truncated or rewritten
- * answer), and writing it back would replace the edge's configuration with less.
- */
-export const WHOLE_EDGE_FIELDS: readonly string[] = [
-  "id",
-  "version",
-  "type",
-  "appliances",
-  "cliSettings",
-  "features",
-];
-
 /** the fields with typed getters below: each must be there at most once */
 const TYPED_FIELDS = [
   "id",
@@ -103,11 +90,14 @@ export class EdgeDocument {
   #partial: boolean;
   /** the text read, while nothing was changed */
   #text: string | undefined;
+  /** the shape of the document as it is, once asked for */
+  #shape: EdgeShape | undefined;
 
-  private constructor(doc: XmlDocument, partial: boolean, text: string | undefined) {
+  private constructor(doc: XmlDocument, partial: boolean, text: string | undefined, shape?: EdgeShape) {
     this.#doc = doc;
     this.#partial = partial;
     this.#text = text;
+    this.#shape = shape;
   }
 
   /** the whole tree, built on first need from the text (as read, or as changed) */
@@ -228,20 +218,19 @@ export class EdgeDocument {
       insertChild(root, element);
     }
     this.#text = undefined;
+    this.#shape = undefined;
     return this;
   }
 
-  /** The names of `<edge>`'s direct children, in document order, each once. */
-  topLevelFields(): string[] {
-    const names = new Set<string>();
-    for (const child of this.#doc.root.children) if (child.kind === "element") names.add(child.name);
-    return [...names];
+  /** Its sections, the counts of its lists, its type (edge-shape.ts), read once per text. */
+  shape(): EdgeShape {
+    this.#shape ??= edgeShapeOf(this.serialize());
+    return this.#shape;
   }
 
-  /** The fields of WHOLE_EDGE_FIELDS this document lacks: none for a whole edge. */
-  missingWholeEdgeFields(): string[] {
-    const present = new Set(this.topLevelFields());
-    return WHOLE_EDGE_FIELDS.filter((name) => !present.has(name));
+  /** What it lacks of what every edge of its type carries (edge-shape.ts): none for a whole edge. */
+  missingFromWholeEdge(): string[] {
+    return missingFromWholeEdge(this.shape());
   }
 
   setTenant(tenant: string): this {
@@ -254,6 +243,7 @@ export class EdgeDocument {
       { prolog: [...doc.prolog], root: cloneElement(doc.root), epilog: [...doc.epilog] },
       this.#partial,
       this.#text,
+      this.#shape,
     );
   }
 

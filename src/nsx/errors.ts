@@ -170,3 +170,21 @@ export class NsxDocumentError extends NsxError {
     super("NSX_ERR_BAD_DOCUMENT", message, options);
   }
 }
+
+/**
+ * A PUT refused before any call: the document lacks what every edge of its type carries
+ * (edge-shape.ts), and writing it would replace the edge's configuration with less.
+ */
+export class NsxIncompleteEdgeError extends NsxDocumentError {
+  readonly edgeId: string;
+  /** what it lacks, as the message names it: `<vnics>`, `<firewall> in <features>`, ... */
+  readonly missing: readonly string[];
+
+  constructor(init: { edgeId: string; missing: readonly string[]; typeLabel: string }) {
+    super(
+      `putEdge ${init.edgeId}: refusing to write a document that is not a whole edge: it lacks ${init.missing.join(", ")}, which every ${init.typeLabel} carries`,
+    );
+    this.edgeId = init.edgeId;
+    this.missing = init.missing;
+  }
+}

@@ -9,6 +9,13 @@
 export { CLIENT_DEFAULTS, ManagerClient } from "./client.ts";
 export type { ManagerClientOptions, RequestEvent, RouteName } from "./client.ts";
 export { EdgeDocument } from "./edge-document.ts";
-export { NsxApiError, NsxDocumentError, NsxError, NsxResponseError, NsxTransportError } from "./errors.ts";
+export {
+  NsxApiError,
+  NsxDocumentError,
+  NsxError,
+  NsxIncompleteEdgeError,
+  NsxResponseError,
+  NsxTransportError,
+} from "./errors.ts";
 export type { NsxErrorDetails } from "./errors.ts";
 export type { Allocation, CallOptions, IpPool, IpRange, ManagerApi, ReleaseAnswer } from "./types.ts";

@@ -6,8 +6,9 @@
  * - a scan (ParseOptions.materializeDepth): elements kept only down to a depth, the rest checked
  *   as thoroughly but kept as one raw span under a `partial` parent (the edge document keeps its
  *   top level; assertSafeXml keeps only the root);
- * - a sink without a tree (parseXmlObject): each element's start, text and end go straight into
- *   plain objects, for the small documents (pools, allocations, errors, `<boolean>`).
+ * - a sink without a tree (parseXmlObject, walkXml): each element's start, text and end go straight
+ *   into plain objects, for the small documents (pools, allocations, errors, `<boolean>`), or into
+ *   a reader of its own (the edge's shape).
  *
  * Why a tokenizer of our own for the lossless tree: fast-xml-parser 5 (preserveOrder, no entity
  * processing) with its XMLBuilder does not give back what it read. Measured: `<e/>` becomes
@@ -167,7 +168,7 @@ export interface ParseOptions {
 }
 
 /** What a reading without a tree hears: each element's start and end, and its text (decoded). */
-interface XmlSink {
+export interface XmlSink {
   start(name: string): void;
   text(text: string): void;
   end(): void;
@@ -521,6 +522,14 @@ export function textContent(node: XmlNode): string {
 /** A copy that shares only the immutable parts (leaves, attribute lists). */
 export function cloneElement(element: XmlElement): XmlElement {
   return { ...element, children: element.children.map((c) => (c.kind === "element" ? cloneElement(c) : c)) };
+}
+
+/**
+ * Reads a document into `sink` with the same checks as every document here, building nothing: one
+ * pass of the tokenizer (what the edge's shape is read with, in a document of megabytes).
+ */
+export function walkXml(text: string, what: string, sink: XmlSink): void {
+  new Tokenizer(text, what, {}, sink).run();
 }
 
 export interface XmlObjectOptions {

@@ -60,6 +60,10 @@ export const FAILURE_REASONS = [
   "EdgeMoved",
   // the credentials Secret does not name the manager's URL: its credentials are not sent there
   "CredentialsNotBound",
+  // a read of an edge that is not a whole edge, or lost what its last read had: never written back
+  "IncompleteEdge",
+  // read twice, both reads older than the manager's edge list: never written back
+  "StaleRead",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

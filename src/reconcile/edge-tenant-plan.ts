@@ -10,7 +10,7 @@
  *   remembers one, its spec may not move to another edge or manager (the pass stalls with
  *   EdgeMoved); an Orphan object that moves forgets it.
  */
-import type { EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
+import type { EdgeShapeStatus, EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
 import { formatTime } from "../util/clock.ts";
 import {
   failureUpdates,
@@ -38,6 +38,8 @@ export interface EdgeObservation {
   via: "read" | "list";
   /** when a list observation was made (the list's fetch); a read is made now */
   observedAtMs?: number | undefined;
+  /** a full read's shape, remembered in status until the next full read */
+  shape?: EdgeShapeStatus | undefined;
 }
 
 export interface EdgeTenantPlanInput {
@@ -201,13 +203,28 @@ function settle(
       originalTenant: recorded?.tenant,
       originalTenantOf: recorded?.of,
       lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
-      observedVia: read ? "Read" : "EdgeList",
-      lastFullReadTime: read ? formatTime(now) : previous?.lastFullReadTime,
+      ...howObserved(input),
       conditions: setConditions(previous?.conditions, updates, { now, generation }),
     }),
     events,
     notes,
     ...(observed.observedAtMs !== undefined ? { observedAtMs: observed.observedAtMs } : {}),
+  };
+}
+
+/** How the edge was observed, in status: a full read (now, and what it showed of the edge) or the list. */
+function howObserved(input: EdgeTenantPlanInput): Partial<EdgeTenantStatus> {
+  const { observed, previous, now } = input;
+  if (observed.via === "list")
+    return {
+      observedVia: "EdgeList",
+      lastFullReadTime: previous?.lastFullReadTime,
+      edgeShape: previous?.edgeShape,
+    };
+  return {
+    observedVia: "Read",
+    lastFullReadTime: formatTime(now),
+    edgeShape: observed.shape ?? previous?.edgeShape,
   };
 }
 

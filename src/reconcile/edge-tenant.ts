@@ -6,16 +6,19 @@
  * finalizer does: the same GET + PUT, back to the tenant the edge carried before the first
  * correction, on the edge that tenant was read from (restore-plan.ts decides).
  *
- * A read is checked before it can decide a write: a document that lacks what every edge
- * carries is refused by the client's PUT, and a read that lost top-level sections the previous
- * read of the same edge had is read again at once; the second read decides.
+ * A read is checked before it can decide a write: a document that lacks what every edge of its
+ * type carries is refused by the client's PUT (IncompleteEdge), and a read that lost content its
+ * last full read had (status.edgeShape) or is older than the edge list is read again at once
+ * (edge-shapes.ts decides what the second read may decide).
  */
 import { createHash } from "node:crypto";
 import { refOf, type ObjectRef } from "../api/refs.ts";
 import { RESTORE_FINALIZER, SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
 import type { EdgeDocument } from "../nsx/edge-document.ts";
+import { NsxIncompleteEdgeError } from "../nsx/errors.ts";
 import type { ManagerApi, CallOptions } from "../nsx/types.ts";
 import type { ManagerConnection } from "./connections.ts";
+import { decidingRead, doubted, rememberedOf, rememberedShapeOf, type KnownOfEdge } from "./edge-shapes.ts";
 import { planEdgeTenant, type EdgeObservation } from "./edge-tenant-plan.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
@@ -128,7 +131,8 @@ async function ownerOfOriginalEdge(ctx: PassContext<EdgeTenant>): Promise<Object
 }
 
 function observationOf(edgeId: string, document: EdgeDocument): Omit<EdgeObservation, "via"> {
-  return { edgeId, name: document.name, version: document.version, tenant: document.tenant };
+  const shape = rememberedShapeOf(edgeId, document);
+  return { edgeId, name: document.name, version: document.version, tenant: document.tenant, shape };
 }
 
 /**
@@ -222,15 +226,26 @@ async function writeTenant(
   ctx: PassContext<EdgeTenant>,
 ): Promise<"done"> {
   if (target.document === undefined) throw new Error(`PUT edge ${edgeId} planned without a read`);
-  await target.connection.api.putEdge(edgeId, target.document.clone().setTenant(to), { signal: ctx.signal });
+  try {
+    await target.connection.api.putEdge(edgeId, target.document.clone().setTenant(to), {
+      signal: ctx.signal,
+    });
+  } catch (error) {
+    if (!(error instanceof NsxIncompleteEdgeError)) throw error;
+    const message = `edge ${edgeId}: ${error.message}; nothing was written, the next pass reads it again`;
+    throw new ReconcileError({ reason: "IncompleteEdge", message, cause: error });
+  }
   ctx.state.edgeLists.wrote(target.connection.key, edgeId, to);
   return "done";
 }
 
 /**
- * GET the edge; a read that lost top-level sections the previous read of the edge had is read
- * again, and the second read is the one used (the manager may really have lost them, or a proxy
- * may have cut the first answer): a write is never based on a read that no second read agrees with.
+ * GET the edge, checked against what is known of it (edge-shapes.ts): a read that lost sections or
+ * list members its last full read had (status.edgeShape), or that is older than the manager's edge
+ * list, is read again, and the second read decides only when it is no older than the list and
+ * doubts nothing, or lost content at a higher version and agrees with the first: a write is never
+ * based on a read that no second read agrees with, after a restart or on the first read of
+ * `apply` as well.
  */
 async function readEdge(
   connection: ManagerConnection,
@@ -238,13 +253,14 @@ async function readEdge(
   ctx: PassContext<EdgeTenant>,
 ): Promise<EdgeDocument> {
   const call: CallOptions = { signal: ctx.signal };
-  const shapes = ctx.state.edgeShapes;
-  const key = `${connection.url} ${edgeId}`;
-  let document = await getEdge(connection.api, edgeId, call);
-  if (shapes.lost(key, document.topLevelFields()).length > 0)
-    document = await getEdge(connection.api, edgeId, call);
-  shapes.remember(key, document.topLevelFields());
-  return document;
+  const known: KnownOfEdge = {
+    remembered: rememberedOf(ctx.object.status, edgeId),
+    listed: ctx.state.edgeLists.latest(connection.key)?.list?.byId.get(edgeId),
+  };
+  const first = await getEdge(connection.api, edgeId, call);
+  if (!doubted(first, known)) return first;
+  const second = await getEdge(connection.api, edgeId, call);
+  return decidingRead(edgeId, { first, second }, known);
 }
 
 async function getEdge(api: ManagerApi, edgeId: string, call: CallOptions): Promise<EdgeDocument> {

@@ -29,10 +29,10 @@ import {
 import { edgeTenantPass, restorePass } from "./edge-tenant.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
 import { ipPoolPass } from "./ip-pool.ts";
-import type { PassContext, PassHandler } from "./kind.ts";
+import type { PassContext, PassHandler, Settled } from "./kind.ts";
 import { insecureConditions, managerFacts, managerReleasePass, nsxManagerPass } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
-import { withDefaults } from "../util/options.ts";
+import { omitUndefined, withDefaults } from "../util/options.ts";
 import { POOL_LIST_DEFAULTS } from "./pool-lists.ts";
 import type { Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
@@ -211,12 +211,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       status,
       events,
       changes: changesOf(run.results.done),
-      ...(settled?.pool !== undefined ? { pool: settled.pool } : {}),
       planned: run.planned,
-      finalized: settled?.finalized,
-      ...(settled?.wake !== undefined && settled.wake.length > 0 ? { wake: settled.wake } : {}),
-      ...(settled?.notes !== undefined && settled.notes.length > 0 ? { notes: settled.notes } : {}),
-      ...(settled?.dropped !== undefined && settled.dropped.length > 0 ? { dropped: settled.dropped } : {}),
+      ...settledFacts(settled),
       outcome: {
         type: "done",
         requeueAfterMs: Math.min(resyncOf(object), run.latest?.requeueAfterMs ?? Infinity),
@@ -336,6 +332,21 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   function resyncOf(object: NsxvObject): number {
     return state.resync(intervalOf(object));
   }
+}
+
+/** What the settled plan tells besides status and events: the pool, the finalizer, whom to wake, notes, dropped actions. */
+function settledFacts(
+  settled: Settled | undefined,
+): Pick<Draft, "pool" | "finalized" | "wake" | "notes" | "dropped"> {
+  if (settled === undefined) return {};
+  const { pool, finalized, wake = [], notes = [], dropped = [] } = settled;
+  return omitUndefined({
+    pool,
+    finalized,
+    wake: wake.length > 0 ? wake : undefined,
+    notes: notes.length > 0 ? notes : undefined,
+    dropped: dropped.length > 0 ? dropped : undefined,
+  });
 }
 
 /** What ended the pass and what the manager refused, as one failure; undefined when all went through. */

@@ -2,7 +2,7 @@
  * What the handlers share across passes: the reconciler's options, the desired-state store, the
  * manager connections, and the caches that make a pass over N objects cheap: the conflict index
  * per kind (rebuilt only when the store's revision moves), the pool lists per manager and scope
- * (fetched once, shared), pool ids by name per list, the shapes of the edges read; and the rule
+ * (fetched once, shared), pool ids by name per list; and the rule
  * that binds a Secret's credentials to the manager URLs it names.
  */
 import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
@@ -22,7 +22,6 @@ import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import { EdgeListCache } from "./edge-lists.ts";
-import { EdgeShapes } from "./edge-shapes.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { PoolListCache } from "./pool-lists.ts";
@@ -80,8 +79,6 @@ export class ReconcilerState {
   readonly maxAttempts: number;
   readonly oneShot: OneShot | undefined;
   readonly fullReadIntervalMs: number;
-  /** the top-level sections of each edge's last read (a read that lost some is read again) */
-  readonly edgeShapes = new EdgeShapes();
   /** each manager's edge list, as its last check read it */
   readonly edgeLists: EdgeListCache;
   /** object key → when its last successful observation was (what a stale Ready is judged by) */

@@ -1,7 +1,8 @@
 /**
  * Realistic edge documents for the simulator: every element of spec 2.1 in order, 10 vnics,
  * appliances, cliSettings without a password, features (firewall, routing with static routes,
- * OSPF and BGP, high availability, syslog, NAT, stray empty `featureConfig`s), the elements real
+ * OSPF and BGP, high availability, syslog, IPsec and DHCP switched off, NAT, stray empty
+ * `featureConfig`s: what every ESG carries, nsx/edge-shape.ts), the elements real
  * managers add beyond the spec (`edgeAssistId`, `queryDaemon`) and, unless asked not to, an
  * edgeSummary as a manager computes it (edge-summary.ts). With `targetBytes` the firewall rule set
  * grows until the document has about that size. The same options and seed always give the same
@@ -132,6 +133,20 @@ function edgeElement(e: EdgeIdentity, random: Random): XmlNode {
         el("security", [el("enabled", false)]),
       ]),
       el("syslog", [el("version", e.version), el("enabled", false), el("protocol", "udp")]),
+      el("ipsec", [
+        el("version", e.version),
+        el("enabled", false),
+        el("logging", [el("enable", false), el("logLevel", "info")]),
+        el("sites"),
+        el("global", [el("caCertificates"), el("crlCertificates")]),
+      ]),
+      el("dhcp", [
+        el("version", e.version),
+        el("enabled", false),
+        el("staticBindings"),
+        el("ipPools"),
+        el("logging", [el("enable", false), el("logLevel", "info")]),
+      ]),
       el("featureConfig"),
       nat(e.n, e.version, random),
       el("featureConfig"),

@@ -99,6 +99,12 @@ const edgeTenant: Fixture<EdgeTenant> = {
     lastCorrectionTime: "2024-05-01T10:00:00Z",
     observedVia: "EdgeList",
     lastFullReadTime: "2024-05-01T09:30:00Z",
+    edgeShape: {
+      edgeId: "edge-7",
+      version: 12,
+      sections: ["appliances", "features", "features/firewall", "vnics"],
+      lists: [{ path: "vnics/vnic", count: 10 }],
+    },
   },
 };
 

@@ -6,7 +6,13 @@ import {
   type ManagerClientOptions,
 } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
-import { NsxApiError, NsxDocumentError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
+import {
+  NsxApiError,
+  NsxDocumentError,
+  NsxIncompleteEdgeError,
+  NsxResponseError,
+  NsxTransportError,
+} from "../../src/nsx/errors.ts";
 import { clientHarness } from "./client-harness.ts";
 import { EDGE_XML, reply } from "./test-server.ts";
 
@@ -200,6 +206,8 @@ describe("ids are checked before any call", () => {
 
 describe("only whole edges are written", () => {
   const whole = EDGE_XML();
+  const ALL_FEATURES = ["firewall", "routing", "highAvailability", "syslog", "ipsec", "dhcp", "nat"];
+  const DLR = `<edge><id>edge-1</id><version>3</version><type>distributedRouter</type><appliances/><cliSettings/><mgmtInterface><index>0</index></mgmtInterface><interfaces><interface><index>2</index></interface></interfaces><features><firewall/><routing/></features></edge>`;
   it.each([
     {
       name: "IdAndDescriptionOnly",
@@ -210,8 +218,26 @@ describe("only whole edges are written", () => {
     {
       name: "NoFeatures",
       reason: "a cut answer that lost the firewall, NAT and routing configuration",
-      xml: whole.replace("<features><featureConfig/></features>", ""),
-      missing: ["<features>"],
+      xml: whole.replace(/<features>.*<\/features>/, ""),
+      missing: ["<features>", ...ALL_FEATURES.map((f) => `<${f}> in <features>`)],
+    },
+    {
+      name: "NoVnics",
+      reason: "an ESG without its interfaces: the PUT would remove them",
+      xml: whole.replace(/<vnics>.*<\/vnics>/, ""),
+      missing: ["<vnics>"],
+    },
+    {
+      name: "OneVnicLost",
+      reason: "a deployed ESG lists all ten vNICs, connected or not: one missing is one removed",
+      xml: whole.replace("<vnic><index>3</index></vnic>", ""),
+      missing: ["<vnic> with index 3 in <vnics>"],
+    },
+    {
+      name: "NoFirewall",
+      reason: "every ESG carries its firewall section, rules or not: without it the rules would go",
+      xml: whole.replace("<firewall><enabled>false</enabled></firewall>", ""),
+      missing: ["<firewall> in <features>"],
     },
     {
       name: "NoType",
@@ -219,12 +245,36 @@ describe("only whole edges are written", () => {
       xml: whole.replace("<type>gatewayServices</type>", ""),
       missing: ["<type>"],
     },
+    {
+      name: "UnknownType",
+      reason: "a type that is neither would escape the rules of both",
+      xml: whole.replace("<type>gatewayServices</type>", "<type>somethingElse</type>"),
+      missing: ['a <type> of gatewayServices or distributedRouter (it says "somethingElse")'],
+    },
+    {
+      name: "DlrWithoutInterfaces",
+      reason: "a DLR's interfaces are its configuration as an ESG's vNICs are",
+      xml: DLR.replace(/<interfaces>.*<\/interfaces>/, ""),
+      missing: ["<interfaces>"],
+    },
   ])("refuses $name before any call: $reason", async ({ xml, missing }) => {
     const server = await serve((_r, res) => reply(res, 204, ""));
     const put = client(server.url).putEdge("edge-1", EdgeDocument.parse(xml).setTenant("blue"));
-    await expect(put).rejects.toBeInstanceOf(NsxDocumentError);
-    await expect(put).rejects.toThrow(`it lacks ${missing.join(", ")}`);
+    await expect(put).rejects.toBeInstanceOf(NsxIncompleteEdgeError);
+    await expect(put).rejects.toThrow(
+      `putEdge edge-1: refusing to write a document that is not a whole edge: it lacks ${missing.join(", ")}, which every`,
+    );
+    await expect(put).rejects.toMatchObject({ code: "NSX_ERR_BAD_DOCUMENT", edgeId: "edge-1", missing });
     expect(server.connections(), "nothing sent").toBe(0);
+  });
+
+  it.each([
+    { name: "Esg", reason: "ten vNICs and the seven features", xml: whole },
+    { name: "Dlr", reason: "its interfaces, firewall and routing", xml: DLR },
+  ])("writes a whole $name: $reason", async ({ xml }) => {
+    const server = await serve((_r, res) => reply(res, 204, ""));
+    await client(server.url).putEdge("edge-1", EdgeDocument.parse(xml).setTenant("blue"));
+    expect(server.requests).toHaveLength(1);
   });
 });
 

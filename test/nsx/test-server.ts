@@ -98,5 +98,10 @@ export async function closedPort(): Promise<number> {
   return server.port;
 }
 
+/** A small whole ESG: what every one carries (nsx/edge-shape.ts), ten vNICs and the features, little else. */
 export const EDGE_XML = (id = "edge-1", tenant = "t1"): string =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>${id}</id>\n  <version>4</version>\n  <tenant>${tenant}</tenant>\n  <name>e</name>\n  <appliances><applianceSize>compact</applianceSize></appliances>\n  <cliSettings><userName>admin</userName></cliSettings>\n  <features><featureConfig/></features>\n  <type>gatewayServices</type>\n</edge>\n`;
+  `<?xml version="1.0" encoding="UTF-8"?>\n<edge>\n  <id>${id}</id>\n  <version>4</version>\n  <tenant>${tenant}</tenant>\n  <name>e</name>\n` +
+  `  <vnics>${Array.from({ length: 10 }, (_, i) => `<vnic><index>${i}</index></vnic>`).join("")}</vnics>\n` +
+  `  <appliances><applianceSize>compact</applianceSize></appliances>\n  <cliSettings><userName>admin</userName></cliSettings>\n` +
+  `  <features>${["firewall", "routing", "highAvailability", "syslog", "ipsec", "dhcp", "nat"].map((f) => `<${f}><enabled>false</enabled></${f}>`).join("")}<featureConfig/></features>\n` +
+  `  <type>gatewayServices</type>\n</edge>\n`;

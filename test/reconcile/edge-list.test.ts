@@ -132,13 +132,60 @@ describe("an EdgeTenant's pass takes the list first", () => {
     const { fake, pass, tenantPass } = fleet("blue");
     await pass(manager());
     await tenantPass();
-    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "red", revision: 9 }]]);
+    // a list that lags shows an older state of the edge: its version before the read's 7
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "red", revision: 6 }]]);
     await pass(manager());
     const calls = fake.calls.length;
     const report = await tenantPass();
     expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1"]);
     expect(report.changes.tenantCorrections).toEqual([]);
     expect(report.notes.join("\n")).toMatch(/summary that lags/);
+  });
+
+  it("a read older than the list is read again; two such reads decide nothing: StaleRead, nothing written", async () => {
+    const { fake, pass, tenantPass } = fleet("red");
+    await pass(manager());
+    // the manager's list shows version 9; something in between serves the document of version 7
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "red", revision: 9 }]]);
+    await pass(manager());
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls), "read twice, never written").toEqual([
+      "getEdge edge-1",
+      "getEdge edge-1",
+    ]);
+    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "StaleRead" });
+    expect(condition(report, "Synced")?.message).toContain(
+      "edge edge-1: read twice, and both reads are older than the manager's edge list (the read has version 7, the edge list showed version 9)",
+    );
+    expect(report.outcome.type, "the next pass reads again").toBe("failed");
+
+    fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 9 }));
+    const after = fake.calls.length;
+    const next = await tenantPass();
+    expect(fake.calls.slice(after), "a read as recent as the list decides").toEqual([
+      "getEdge edge-1",
+      "putEdge edge-1",
+    ]);
+    expect(next.changes.tenantCorrections).toHaveLength(1);
+  });
+
+  it("a read older than the list whose second read is recent: the second read decides", async () => {
+    const { fake, pass, tenantPass } = fleet("red");
+    await pass(manager());
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "red", revision: 8 }]]);
+    await pass(manager());
+    // the first read is served from a cache (version 7), the second by the manager (version 8)
+    let reads = 0;
+    fake.before = (call) => {
+      if (call === "getEdge edge-1" && ++reads === 2)
+        fake.state.edges.set("edge-1", edgeXml({ tenant: "red", version: 8 }));
+    };
+    const calls = fake.calls.length;
+    const report = await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1", "getEdge edge-1", "putEdge edge-1"]);
+    expect(fake.puts.at(-1)?.version, "the PUT is the second read's document").toBe(8);
+    expect(report.changes.tenantCorrections).toHaveLength(1);
   });
 
   it("the pass after the original is recorded reads again: a list that lags does not undo what a read saw", async () => {

@@ -210,6 +210,41 @@ describe("planEdgeTenant", () => {
     expect(status, "nothing was corrected, ever").not.toHaveProperty("lastCorrectionTime");
   });
 
+  it("remembers the shape of a full read, keeps it while observing from the list, and reads a status without one", () => {
+    const shape = {
+      edgeId: "edge-1",
+      version: 7,
+      sections: ["features", "vnics"],
+      lists: [{ path: "vnics/vnic", count: 10 }],
+    };
+    // a status written by an older release has no edgeShape: it is read as it is
+    const older: EdgeTenantStatus = { observedGeneration: 1, observedTenant: "blue", edgeVersion: 6 };
+    const read = allDone(
+      planEdgeTenant(
+        edgePlanInput({
+          object: edgeTenant(),
+          observed: { ...observed("blue"), shape },
+          previous: older,
+          now: T0,
+        }),
+      ),
+    ).status as EdgeTenantStatus;
+    expect(read.edgeShape, "the read's shape").toEqual(shape);
+    const listed = allDone(
+      planEdgeTenant(
+        edgePlanInput({
+          object: edgeTenant(),
+          observed: { edgeId: "edge-1", tenant: "blue", version: 8, via: "list" },
+          previous: read,
+          now: at(MINUTE),
+        }),
+      ),
+    ).status as EdgeTenantStatus;
+    expect(listed.edgeShape, "the list says nothing of the content: the last read's shape stays").toEqual(
+      shape,
+    );
+  });
+
   it("reports a planned but not carried out correction as drift (plan mode)", () => {
     const input = edgePlanInput({
       object: edgeTenant(),

@@ -32,12 +32,14 @@ describe("generateEdgeXml", () => {
     expect(text).toContain("<tunnels/>");
   });
 
-  it("has firewall, routing (static, OSPF, BGP), NAT and stray empty featureConfigs in features", () => {
+  it("has firewall, routing (static, OSPF, BGP), IPsec, DHCP, NAT and stray empty featureConfigs in features", () => {
     expect(childNames(text, "features")).toEqual([
       "firewall",
       "routing",
       "highAvailability",
       "syslog",
+      "ipsec",
+      "dhcp",
       "featureConfig",
       "nat",
       "featureConfig",

@@ -1,0 +1,195 @@
+/**
+ * What a whole edge is, written down once as data with its sources, and the shape of an edge
+ * document read in one pass without a tree. A PUT replaces the edge's configuration with what it
+ * carries (field notes: "a PUT that leaves out configuration sections replaces the edge's
+ * configuration with what was sent"), so a document that lacks what every edge of its type
+ * carries (a truncated answer, a proxy that dropped a section) must never be written back: on
+ * NSX-v that PUT removes interfaces or firewall rules. The shape (which sections, how many of each
+ * counted list) is also what the operator remembers of an edge between reads, in status.
+ */
+import { walkXml, type XmlSink } from "./xml.ts";
+
+/** What every edge of one `<type>` carries, and where that is written. */
+export interface EdgeTypeRule {
+  /** how a message names the type */
+  label: string;
+  /** elements every such edge carries, as paths from `<edge>` (`vnics`, `features/firewall`) */
+  elements: readonly string[];
+  /** the `<index>` of each `<vnic>` in `<vnics>`: every one is there */
+  vnicIndexes: readonly string[];
+  source: string;
+}
+
+/** The direct children of `<edge>` that every edge carries, ESG and DLR alike. */
+export const EVERY_EDGE: { elements: readonly string[]; source: string } = {
+  elements: ["id", "version", "type", "appliances", "cliSettings", "features"],
+  source:
+    "nsx-manager-api.md 2.1 (the edge document, spec 4.2: the PUT body is the whole document as read); VMware's RAML, nsxEdgeUpdate's example body (vmware-archive/nsxraml, nsxvapi.raml, PUT /4.0/edges/{edgeId})",
+};
+
+/** Per `<type>`: what every such edge carries beyond EVERY_EDGE. An unknown type is not a whole edge. */
+export const EDGE_TYPES: Readonly<Record<string, EdgeTypeRule>> = {
+  gatewayServices: {
+    label: "ESG (gatewayServices)",
+    elements: [
+      "vnics",
+      "features/firewall",
+      "features/routing",
+      "features/highAvailability",
+      "features/syslog",
+      "features/ipsec",
+      "features/dhcp",
+      "features/nat",
+    ],
+    vnicIndexes: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
+    source:
+      "VMware's RAML: POST /4.0/edges, 'vNIC Parameters: Edge Services Gateway Only' (index: 'Value varies from 0-9'), and the <features> of nsxEdgeUpdate's example body (firewall, routing, highAvailability, syslog, ipsec, dhcp, nat); nsx-manager-field-notes.md ('Real edges have up to 10 vnic entries'): a deployed ESG lists all ten vNICs, connected or not",
+  },
+  distributedRouter: {
+    label: "DLR (distributedRouter)",
+    elements: ["mgmtInterface", "interfaces", "features/firewall", "features/routing"],
+    vnicIndexes: [],
+    source:
+      "VMware's RAML: POST /4.0/edges, 'HA (Management) Interfaces and Interfaces Configuration: Logical (Distributed) Router Only' (mgmtInterface: Required; interfaces), and the firewall and routing sections it documents for logical routers",
+  },
+};
+
+/** The lists whose length the shape counts, as paths from `<edge>`: losing members of one is losing content. */
+export const COUNTED_LISTS: readonly string[] = [
+  "vnics/vnic",
+  "interfaces/interface",
+  "features/firewall/firewallRules/firewallRule",
+  "features/nat/natRules/natRule",
+  "features/routing/staticRouting/staticRoutes/route",
+];
+
+/** At most this many sections are remembered of an edge (status stays small whatever a manager sends). */
+const MAX_SECTIONS = 64;
+/** Section names longer than this are not remembered. */
+const MAX_SECTION_CHARS = 128;
+
+/** The shape of an edge document. */
+export interface EdgeShape {
+  /** the text of `<type>`, trimmed; undefined without one */
+  type: string | undefined;
+  /** the direct children of `<edge>` and of its `<features>` (as `features/<name>`) */
+  elements: ReadonlySet<string>;
+  /**
+   * what is remembered of the edge between reads: the direct children of `<edge>` that hold
+   * elements, and every child of `<features>`, sorted (at most MAX_SECTIONS)
+   */
+  sections: string[];
+  /** members of each list of COUNTED_LISTS present */
+  counts: Record<string, number>;
+  /** the `<index>` of each `<vnic>` of `<vnics>`, trimmed */
+  vnicIndexes: string[];
+}
+
+/** The deepest path the shape looks at, from `<edge>` (the routes of static routing). */
+const MAX_DEPTH = Math.max(...COUNTED_LISTS.map((path) => path.split("/").length));
+/** the elements whose text the shape keeps */
+const TEXTS = new Set(["type", "vnics/vnic/index"]);
+
+/** Hears the tokenizer and keeps what the shape needs: paths down to MAX_DEPTH, two texts. */
+class ShapeReader implements XmlSink {
+  /** per open element: its path from `<edge>` ("" for `<edge>`, undefined deeper than MAX_DEPTH), and whether it holds elements */
+  readonly #open: { path: string | undefined; hasChildren: boolean }[] = [];
+  #text: string | undefined;
+  readonly #elements = new Set<string>();
+  readonly #sections = new Set<string>();
+  readonly shape: EdgeShape = {
+    type: undefined,
+    elements: this.#elements,
+    sections: [],
+    counts: {},
+    vnicIndexes: [],
+  };
+
+  start(name: string): void {
+    const parent = this.#open.at(-1);
+    if (parent !== undefined) parent.hasChildren = true;
+    const depth = this.#open.length;
+    const path = parent === undefined ? "" : depth > MAX_DEPTH ? undefined : childPath(parent.path, name);
+    this.#open.push({ path, hasChildren: false });
+    if (path !== undefined && depth > 0) this.#visit(path, depth === 1 || parent?.path === "features");
+  }
+
+  /** an element at a path the shape looks at; `listed`: a direct child of `<edge>` or `<features>` */
+  #visit(path: string, listed: boolean): void {
+    if (listed) this.#elements.add(path);
+    if (listed && path.startsWith("features/")) this.#sections.add(path);
+    if (COUNTED_LISTS.includes(path)) this.shape.counts[path] = (this.shape.counts[path] ?? 0) + 1;
+    if (TEXTS.has(path)) this.#text = "";
+  }
+
+  text(text: string): void {
+    if (this.#text !== undefined) this.#text += text;
+  }
+
+  end(): void {
+    const open = this.#open.pop();
+    const path = open?.path;
+    if (path !== undefined && this.#text !== undefined && TEXTS.has(path)) {
+      if (path === "type") this.shape.type = this.#text.trim();
+      else this.shape.vnicIndexes.push(this.#text.trim());
+      this.#text = undefined;
+    }
+    if (this.#open.length === 1 && open?.hasChildren === true && path !== undefined) this.#sections.add(path);
+    if (this.#open.length === 0) {
+      this.shape.sections = [...this.#sections]
+        .filter((section) => section.length <= MAX_SECTION_CHARS)
+        .sort()
+        .slice(0, MAX_SECTIONS);
+    }
+  }
+}
+
+/** the path of a child from its parent's ("" for `<edge>`); undefined below an element without one */
+function childPath(parent: string | undefined, name: string): string | undefined {
+  if (parent === undefined) return undefined;
+  return parent === "" ? name : `${parent}/${name}`;
+}
+
+/** The shape of an edge document, in one pass of the tokenizer; throws NsxResponseError as parsing does. */
+export function edgeShapeOf(xml: string): EdgeShape {
+  const reader = new ShapeReader();
+  walkXml(xml, "edge document", reader);
+  return reader.shape;
+}
+
+/**
+ * What the document lacks of what every edge of its type carries, each as a message names it
+ * (`<vnics>`, `<vnic> with index 3 in <vnics>`, `<firewall> in <features>`, a `<type>` that is
+ * neither); none for a whole edge.
+ */
+export function missingFromWholeEdge(shape: EdgeShape): string[] {
+  const missing = EVERY_EDGE.elements.filter((e) => !shape.elements.has(e)).map(describePath);
+  if (shape.type === undefined) return missing;
+  const rule = EDGE_TYPES[shape.type];
+  if (rule === undefined) {
+    const types = Object.keys(EDGE_TYPES).join(" or ");
+    return [...missing, `a <type> of ${types} (it says ${JSON.stringify(shape.type.slice(0, 40))})`];
+  }
+  missing.push(...rule.elements.filter((e) => !shape.elements.has(e)).map(describePath));
+  if (shape.elements.has("vnics")) {
+    const present = new Set(shape.vnicIndexes);
+    missing.push(
+      ...rule.vnicIndexes.filter((i) => !present.has(i)).map((i) => `<vnic> with index ${i} in <vnics>`),
+    );
+  }
+  return missing;
+}
+
+/** The label of the type's rule (`ESG (gatewayServices)`), or "edge" for a type without one. */
+export function edgeTypeLabel(shape: EdgeShape): string {
+  return (shape.type === undefined ? undefined : EDGE_TYPES[shape.type]?.label) ?? "edge";
+}
+
+/** A path from `<edge>` as a message names it: `features/firewall` → `<firewall> in <features>`. */
+export function describePath(path: string): string {
+  const parts = path.split("/");
+  return parts
+    .reverse()
+    .map((p) => `<${p}>`)
+    .join(" in ");
+}
