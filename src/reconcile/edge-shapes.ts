@@ -26,16 +26,25 @@ export interface KnownOfEdge {
   listed?: EdgeSummary | undefined;
 }
 
-/** What status keeps of a read: copies that keep nothing of the document alive. */
+/** Names kept once for all edges: the same few dozen sections recur in every edge's status. */
+const names = new Map<string, string>();
+/** Beyond this many different names (a manager sending names of its own), each is kept as a copy of its own. */
+const MAX_NAMES = 1024;
+
+/** The one copy of a name, detached from the document it was read from. */
+function shared(name: string): string {
+  const known = names.get(name);
+  if (known !== undefined) return known;
+  const copy = detached(name);
+  if (names.size < MAX_NAMES) names.set(copy, copy);
+  return copy;
+}
+
+/** What status keeps of a read: names shared by every edge, nothing of the document. */
 export function rememberedShapeOf(edgeId: string, document: EdgeDocument): EdgeShapeStatus {
   const shape = document.shape();
-  const lists = Object.entries(shape.counts).map(([path, count]) => ({ path: detached(path), count }));
-  return omitUndefined({
-    edgeId,
-    version: document.version,
-    sections: shape.sections.map(detached),
-    lists,
-  });
+  const lists = Object.entries(shape.counts).map(([path, count]) => ({ path: shared(path), count }));
+  return omitUndefined({ edgeId, version: document.version, sections: shape.sections.map(shared), lists });
 }
 
 /** The remembered shape when it is of this edge (a status remembers the edge its spec named then). */
