@@ -337,6 +337,7 @@ function defaultFeatures(): EdgeModel[] {
     node("routing", [leaf("version", "1"), leaf("enabled", "false")]),
     node("highAvailability", [leaf("version", "1"), leaf("enabled", "false"), leaf("declareDeadTime", "15")]),
     node("syslog", [leaf("version", "1"), leaf("enabled", "false"), leaf("protocol", "udp")]),
+    node("ipsec", [leaf("version", "1"), leaf("enabled", "false"), node("sites", [])]),
     node("nat", [leaf("version", "1"), leaf("enabled", "true"), node("natRules", [])]),
     node("dhcp", [leaf("version", "1"), leaf("enabled", "false")]),
   ];

@@ -18,7 +18,8 @@ import type { ReconcileReport } from "../../src/reconcile/report.ts";
 import { memoryStore, type MemoryStore } from "../../src/reconcile/store.ts";
 import { edgeModelOf } from "../../src/simulator/edge-model.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { assertNoLostContent, assertNoWrites, callsOf } from "../faults/invariants.ts";
+import { assertNoLostContent, assertNoWrites } from "../faults/invariants.ts";
+import { callsTo } from "../support/calls.ts";
 import { startRewritingProxy, type RewritingProxy } from "../faults/rewriting-proxy.ts";
 import { CREDENTIALS, DESIRED_TENANT, EDGE_ID, rigManifests } from "../faults/rig.ts";
 
@@ -132,9 +133,9 @@ describe("an edge read that lost content is never written back (apply: a first r
 
     // the answers are whole again: the next pass reads again and corrects
     s.rewriting.on = false;
-    const reads = callsOf(s.sim, "getEdge");
+    const reads = callsTo(s.sim, "getEdge");
     const next = await pass(s, APPLY);
-    expect(callsOf(s.sim, "getEdge"), "the next pass reads the edge again").toBeGreaterThan(reads);
+    expect(callsTo(s.sim, "getEdge"), "the next pass reads the edge again").toBeGreaterThan(reads);
     expect(next.changes.tenantCorrections).toHaveLength(1);
     expect(s.sim.state.edge(EDGE_ID)?.doc.tenant).toBe(DESIRED_TENANT);
     assertNoLostContent(s.sim);
@@ -158,9 +159,9 @@ describe("after a restart, the shape remembered in status guards the first read"
     });
     // a new reconciler: nothing in memory, only the status
     s.rewriting.on = true;
-    const reads = callsOf(s.sim, "getEdge");
+    const reads = callsTo(s.sim, "getEdge");
     const report = await pass(s, {});
-    expect(callsOf(s.sim, "getEdge") - reads, "read twice").toBe(2);
+    expect(callsTo(s.sim, "getEdge") - reads, "read twice").toBe(2);
     expect(synced(report)).toMatchObject({ status: "False", reason: "IncompleteEdge" });
     expect(synced(report)?.message).toContain(
       `edge edge-1: read twice at version 1, and it lacks ${RULES + 1} of ${RULES + 1} <firewallRule> in <firewallRules> in <firewall> in <features> that its last full read, of version 1, had`,
@@ -183,9 +184,9 @@ describe("after a restart, the shape remembered in status guards the first read"
     // another client removes every rule: the manager raises the version
     const stored = s.sim.state.edge(EDGE_ID)!.doc.serialize();
     s.sim.state.upsertEdge(edgeModelOf(stored.replace(/<firewallRule>[\s\S]*?<\/firewallRule>/g, "")));
-    const reads = callsOf(s.sim, "getEdge");
+    const reads = callsTo(s.sim, "getEdge");
     const report = await pass(s, {});
-    expect(callsOf(s.sim, "getEdge") - reads, "doubted, read again, and the reads agree").toBe(2);
+    expect(callsTo(s.sim, "getEdge") - reads, "doubted, read again, and the reads agree").toBe(2);
     expect(report.changes.tenantCorrections).toHaveLength(1);
   });
 });

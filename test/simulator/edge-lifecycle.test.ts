@@ -54,7 +54,7 @@ describe("POST /api/4.0/edges", () => {
   it("stores the edge a GET then shows: the sent fields, the manager's defaults, ten vnics, a deployed appliance", async () => {
     await create(POWERNSX_BODY);
     const edge = await getEdge("edge-3");
-    expect(edge.missingWholeEdgeFields()).toEqual([]);
+    expect(edge.missingFromWholeEdge(), "what every ESG carries").toEqual([]);
     expect(edge).toMatchObject({
       id: "edge-3",
       version: 1,
@@ -88,11 +88,13 @@ describe("POST /api/4.0/edges", () => {
     );
     // the firewall's internal rule, with the manager's id and tag
     expect(text).toContain("<firewallRule><id>131073</id><ruleTag>131073</ruleTag><name>firewall</name>");
+    // the features every ESG carries (src/nsx/edge-shape.ts), switched off but there
     expect(childNames(text, "features")).toEqual([
       "firewall",
       "routing",
       "highAvailability",
       "syslog",
+      "ipsec",
       "nat",
       "dhcp",
     ]);
