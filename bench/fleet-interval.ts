@@ -2,7 +2,7 @@
  * `run` over a fleet at a short sync interval, list first (issue 23): M managers (a simulator
  * process each) with N edges each, an EdgeTenant per edge with `syncInterval`, served by the real
  * Operator in a child process (lib/scale-child.ts, memory source) whose peak RSS is its own. After
- * the first pass (every object's status written) and two intervals to settle, the managers' calls
+ * the first pass (every object's status written) and some intervals to settle (two in a bench run), the managers' calls
  * are counted for a window of steady state; then edges are changed out of band on their managers,
  * one after another, and the time from the change to the simulator counting the correcting PUT is
  * measured (the NSXManager's next list shows the drift and wakes the EdgeTenant: GET + PUT).
@@ -38,6 +38,8 @@ export interface FleetIntervalOptions {
   edges: number;
   /** every EdgeTenant's spec.syncInterval, in seconds */
   syncIntervalSeconds: number;
+  /** sync intervals to settle after the first pass, before the window (the smoke test: none) */
+  settleIntervals: number;
   /** the window of steady state whose calls are counted */
   windowMs: number;
   /** edges changed out of band, one after another, each timed to its PUT */
@@ -52,6 +54,7 @@ export const FLEET_INTERVAL_FULL: FleetIntervalOptions = {
   cases: [{ managers: 1 }, { managers: 8 }, { managers: 8, inDeploymentLimit: true }],
   edges: 2000,
   syncIntervalSeconds: 10,
+  settleIntervals: 2,
   windowMs: 30_000,
   drifts: 3,
   // the scale benchmark's caps: the first pass reads every edge in full (no full read yet)
@@ -112,7 +115,7 @@ export async function benchFleetInterval(options: FleetIntervalOptions): Promise
     `Operator (memory source, ${options.concurrency} workers) and each simulator in their own process; caps ` +
       `${options.caps.maxConcurrentRequests} concurrent, ${options.caps.requestsPerSecond} requests/s per manager. First pass: ` +
       "until every object's status was written once; it reads every edge in full (no object has a full read yet). " +
-      `Steady state: after two intervals to settle, every manager's calls counted for ${options.windowMs / 1000} s ` +
+      `Steady state: after ${options.settleIntervals} intervals to settle, every manager's calls counted for ${options.windowMs / 1000} s ` +
       "(per manager and interval: the list's pages, the pool check, and the safety net's full reads, spread over fullReadInterval, 1 h). " +
       "Drift → PUT: an edge's tenant changed through a simulator's control API, timed to the simulator counting the PUT (polled every 5 ms).",
   );
@@ -145,7 +148,7 @@ async function runCase(
     add("first pass (all objects)", synced.ms, "ms");
     add("first pass complete", synced.ok ? 1 : 0, "bool", exactly(synced.ok ? 1 : 0, 1));
 
-    await sleep(2 * intervalMs);
+    await sleep(options.settleIntervals * intervalMs);
     await Promise.all(sims.map((s) => s.control.resetCounters()));
     await sleep(options.windowMs);
     assertAlive(child, "in the steady state");

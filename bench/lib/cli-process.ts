@@ -25,8 +25,15 @@ export interface CliRun {
   cpuMs: number;
 }
 
-/** dist/ as `npm run build` makes it, built once per benchmark run */
-export async function buildCli(): Promise<void> {
+let built: Promise<void> | undefined;
+
+/** dist/ as `npm run build` makes it, built once per process (the benchmarks of a run share it) */
+export function buildCli(): Promise<void> {
+  built ??= compile();
+  return built;
+}
+
+async function compile(): Promise<void> {
   const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
   if (!existsSync(tsc)) throw new Error("typescript is not installed: run npm ci");
   await new Promise<void>((resolve, reject) => {

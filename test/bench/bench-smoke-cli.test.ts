@@ -1,0 +1,68 @@
+/**
+ * The benchmarks of bench/ that run the built CLI (dist/, built once for the three), at a tiny size (smoke.ts says what is checked).
+ */
+import { benchCliFootprint } from "../../bench/cli-footprint.ts";
+import { benchFleetCli, FLEET_CLI_QUICK } from "../../bench/fleet-cli.ts";
+import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
+import { benchManifestInput } from "../../bench/manifest-input.ts";
+import { smokeTest } from "./smoke.ts";
+
+smokeTest([
+  {
+    name: "CliFootprint",
+    reason: "the built CLI corrects a drifted edge in a child process whose peak RSS and wall time are read",
+    run: () => benchCliFootprint({ cases: [{ label: "1 edge", edges: 1 }], runs: 1 }),
+    metrics: ["peak RSS", "wall", "edges corrected", "lost-content PUTs"],
+    exact: { "edges corrected": 1, "lost-content PUTs": 0 },
+  },
+  {
+    name: "FleetCli",
+    reason:
+      "plan of a converged fleet reads the list, plan names exactly the edges drifted out of band, apply corrects them",
+    run: () => benchFleetCli({ ...FLEET_CLI_QUICK, edges: 12, drifted: [2, 12] }),
+    metrics: (label) =>
+      label.startsWith("plan")
+        ? ["manager calls", "getEdge calls", "wall (median)", "CPU, user + system (median)"]
+        : [
+            "plan names exactly the drifted edges",
+            "apply: manager calls",
+            "apply: edges corrected (PUTs)",
+            "edges left drifted after apply",
+            "lost-content PUTs",
+          ],
+    exact: {
+      // the fewest: the list's one page answers the manager's check; apply adds a GET and a PUT per drifted edge
+      "manager calls": 1,
+      "apply: manager calls": 1 + 2 * 2,
+      "getEdge calls": 0,
+      "plan names exactly the drifted edges": 1,
+      "apply: edges corrected (PUTs)": 2,
+      "edges left drifted after apply": 0,
+      "lost-content PUTs": 0,
+    },
+  },
+  {
+    name: "ManifestInput",
+    reason:
+      "plan of the built CLI refuses a hostile file unparsed and reads a mapping, each with peak RSS and wall time",
+    run: () =>
+      benchManifestInput({
+        hostile: HOSTILE_TEXTS.filter((h) => h.name === "CompactSequences"),
+        mappingKeys: [100],
+        refusedRssOverBaselineMiB: 100,
+        ordinaryObjects: 5,
+        // over the 16Mi bound on one read, each file within the 4 MiB cap
+        overBound: { files: 5, fileBytes: 3_500_000 },
+      }),
+    metrics: (label) =>
+      label.startsWith("baseline")
+        ? ["peak RSS", "wall"]
+        : label.startsWith("ConfigMap")
+          ? ["read", "peak RSS", "wall"]
+          : label.includes("EdgeTenants")
+            ? ["read", "CPU per object over baseline", "wall", "peak RSS"]
+            : label.includes("files of")
+              ? ["refused unread, the bound named", "peak RSS over baseline", "wall"]
+              : ["refused before parsing", "peak RSS", "peak RSS over baseline", "wall"],
+  },
+]);
