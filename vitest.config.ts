@@ -1,12 +1,28 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
-// Two projects: `unit` (fast, no servers) and `integration` (one real etcd + kube-apiserver per
-// run, started by the project's global setup; test files run one at a time against it).
+/**
+ * The tests that run tools of their own (helm, kubectl, promtool, lua5.1, npm, govnsx): the
+ * `tools` project. helm, kubectl and govnsx come from test/controlplane/build.sh, so these files
+ * wait for its binaries, as the integration files do.
+ */
+const TOOL_TESTS = ["test/deploy/**/*.test.ts", "test/simulator/govnsx.test.ts"];
+
+/**
+ * Three projects, one pool of workers: `unit` (no servers, no tools), `tools` and `integration`
+ * (one real etcd and kube-apiserver per run, shared by its files, each in namespaces of its own).
+ * Their files run side by side, longest first (test/support/sequencer.ts); most of them wait on
+ * servers and child processes more than they compute, so there are twice as many workers as
+ * cores. When the control plane's binaries are missing they are built in the background
+ * (test/controlplane/global-setup.ts) while the unit files run first.
+ */
 export default defineConfig({
   test: {
     // a run that finds no test files is a failure, not a pass
     passWithNoTests: false,
     pool: "forks",
+    maxWorkers: 2 * availableParallelism(),
+    sequence: { sequencer: (await import("./test/support/sequencer.ts")).LongestFirstSequencer },
     setupFiles: ["test/support/cpu-meter.ts"],
     projects: [
       {
@@ -14,9 +30,20 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/integration/**"],
+          exclude: [...configDefaults.exclude, "test/integration/**", ...TOOL_TESTS],
           testTimeout: 30_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "tools",
+          include: TOOL_TESTS,
+          globalSetup: ["test/controlplane/global-setup.ts"],
+          setupFiles: ["test/controlplane/setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
       {
@@ -25,8 +52,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/controlplane/global-setup.ts"],
-          // the test files share one control plane; one at a time keeps them from disturbing each other
-          fileParallelism: false,
+          setupFiles: ["test/controlplane/setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 180_000,
         },

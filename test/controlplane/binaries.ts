@@ -9,7 +9,7 @@ import { accessSync, constants } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
+export const BUILD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "build.sh");
 const REPO_ROOT = join(dirname(BUILD_SCRIPT), "..", "..");
 export const BINARY_NAMES = [
   "etcd",
@@ -33,7 +33,8 @@ export function controlPlaneBinDir(): string {
   return execFileSync("bash", [BUILD_SCRIPT, "--print-dir"], { encoding: "utf8" }).trim();
 }
 
-function missingIn(binDir: string): string[] {
+/** The binaries not (yet) in `binDir`. */
+export function missingBinaries(binDir: string): string[] {
   return BINARY_NAMES.filter((name) => {
     try {
       accessSync(join(binDir, name), constants.X_OK);
@@ -45,9 +46,17 @@ function missingIn(binDir: string): string[] {
 }
 
 /** what build.sh would build: binaries missing, and programs of ours built from another main.go or module version */
-function notCurrent(): string[] {
+export function notCurrent(): string[] {
   const out = execFileSync("bash", [BUILD_SCRIPT, "--missing"], { encoding: "utf8" });
   return out.split("\n").filter((name) => name !== "");
+}
+
+/** Why the tests that need `missing` cannot run, and how to get them. */
+export function missingReason(binDir: string, missing: readonly string[]): string {
+  return (
+    `${missing.join(", ")} not found in ${binDir}. Build them once (10-20 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
+    `\`${BUILD_COMMAND}\`, or set CONTROLPLANE_BIN_DIR to a directory holding ${BINARY_NAMES.join(", ")}.`
+  );
 }
 
 /**
@@ -80,13 +89,7 @@ export function findControlPlaneBinaries(options: { build: boolean }): BinariesL
     console.warn(`[controlplane] building ${stale.join(", ")} into ${binDir} (once; minutes when cold)`);
     execFileSync("bash", [BUILD_SCRIPT], { stdio: ["ignore", "ignore", "inherit"] });
   }
-  const missing = missingIn(binDir);
+  const missing = missingBinaries(binDir);
   if (missing.length === 0) return { found: true, binDir };
-  return {
-    found: false,
-    binDir,
-    reason:
-      `${missing.join(", ")} not found in ${binDir}. Build them once (about 12 minutes on 2 cores and 1 GB of Go modules when cold; needs Go) with ` +
-      `\`${BUILD_COMMAND}\`, or set CONTROLPLANE_BIN_DIR to a directory holding ${BINARY_NAMES.join(", ")}.`,
-  };
+  return { found: false, binDir, reason: missingReason(binDir, missing) };
 }

@@ -53,6 +53,10 @@ if [ -z "$(missing)" ]; then
 fi
 command -v go >/dev/null || { echo "build.sh: Go is not installed; cannot build the control plane" >&2; exit 3; }
 mkdir -p "$out"
+# one build at a time into a directory (two test runs, or a run and CI, may start one each): the
+# second waits for the first, then builds only what is still missing
+exec 9>"$out/.build.lock"
+flock 9
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod

@@ -1,8 +1,8 @@
 /**
- * Helpers for integration test files: the shared control plane started by global-setup.ts, a
- * `describe` that skips (with the reason) when there is none, a fresh namespace per test file,
- * CRD installation, the kubectl built with the servers, and a kube-apiserver restart for
- * watch-interruption tests.
+ * Helpers for integration test files: the shared control plane (started by global-setup.ts,
+ * handed over by setup.ts), a `describe` that skips (with the reason) when there is none, one
+ * with a control plane of its own for a file that changes the cluster for everyone, a fresh
+ * namespace per test file, CRD installation, and the kubectl built with the servers.
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -11,65 +11,78 @@ import {
   ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import { describe, inject, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { readCrds } from "../../src/api/schema.ts";
 import { waitFor, type WaitOptions } from "../support/wait.ts";
-import { makeKubeConfig, tokenFor, type ControlPlaneInfo } from "./controlplane.ts";
+import {
+  makeKubeConfig,
+  startControlPlane,
+  tokenFor,
+  type ControlPlane,
+  type ControlPlaneInfo,
+} from "./controlplane.ts";
+import type { BinariesAnswer, ControlPlaneAnswer } from "./setup.ts";
 
-export type SharedControlPlane =
-  | { available: true; info: ControlPlaneInfo; restart: { url: string; token: string } }
-  | { available: false; reason: string };
-
-/** What a test file gets: connection info plus the conveniences of a ControlPlane. */
+/** What a test file gets of the shared control plane: connection info plus conveniences. */
 export interface ControlPlaneHandle extends ControlPlaneInfo {
   makeKubeConfig(token?: string): KubeConfig;
   tokenFor(user: string): string;
-  /**
-   * restarts the shared kube-apiserver (same port, same etcd), `downMs` after it stopped (default
-   * at once); resolves once it is ready
-   */
-  restartApiServer(options?: { downMs?: number }): Promise<void>;
 }
 
-export function sharedControlPlane(): SharedControlPlane {
-  return (
-    inject("controlPlane") ?? {
-      available: false,
-      reason: "no control plane was provided: integration tests run in the `integration` vitest project",
-    }
-  );
+let provided: { binaries: BinariesAnswer; shared: ControlPlaneAnswer | undefined } | undefined;
+
+/** setup.ts hands over what global-setup.ts's service answered, before the test file is imported. */
+export function provideControlPlane(answers: NonNullable<typeof provided>): void {
+  provided = answers;
 }
+
+const NOT_PROVIDED =
+  "no control plane was provided: integration tests run in the `integration` vitest project";
 
 /**
  * A describe block that runs against the shared control plane, or, without one, a single test
- * skipped with the reason (how to build the binaries).
+ * skipped with the reason (how to build the binaries). Files run side by side on it, each in
+ * namespaces of its own; a file that restarts kube-apiserver, removes the CRDs or installs
+ * cluster-wide objects that another file installs too uses describeWithOwnControlPlane.
  */
 export function describeWithControlPlane(name: string, body: (cp: ControlPlaneHandle) => void): void {
-  const shared = sharedControlPlane();
+  const shared = provided?.shared ?? { available: false, reason: NOT_PROVIDED };
   if (!shared.available) {
     describe(name, () => it("needs a control plane", (ctx) => ctx.skip(shared.reason)));
     return;
   }
-  const { info, restart } = shared;
+  const { info } = shared;
   describe(name, () =>
     body({
       ...info,
       makeKubeConfig: (token) => makeKubeConfig(info, token ?? info.adminToken),
       tokenFor: (user) => tokenFor(info, user),
-      async restartApiServer(options = {}) {
-        const url = new URL(restart.url);
-        if (options.downMs !== undefined) url.searchParams.set("downMs", String(options.downMs));
-        const res = await fetch(url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${restart.token}` },
-        });
-        if (res.status !== 204)
-          throw new Error(`restarting kube-apiserver: ${res.status} ${await res.text()}`);
-      },
     }),
   );
+}
+
+/**
+ * A describe block with an etcd and kube-apiserver of its own (about 3 s to start), stopped after
+ * the file: for a file whose tests would disturb the others on the shared one (a kube-apiserver
+ * restart, the CRDs removed, deploy/'s cluster-wide objects applied and compared). Await it at
+ * the top of the file. Without the binaries, a single test skipped with the reason.
+ */
+export async function describeWithOwnControlPlane(
+  name: string,
+  body: (cp: ControlPlane) => void,
+): Promise<void> {
+  const binaries = provided?.binaries ?? { found: false, reason: NOT_PROVIDED, failed: false };
+  if (!binaries.found) {
+    describe(name, () => it("needs a control plane", (ctx) => ctx.skip(binaries.reason)));
+    return;
+  }
+  const cp = await startControlPlane({ binDir: binaries.binDir });
+  afterAll(() => cp.stop());
+  describe(name, () => body(cp));
 }
 
 /**
@@ -84,10 +97,11 @@ export async function createTestNamespace(kc: KubeConfig, prefix = "nsxv-test"):
 }
 
 /**
- * Creates or replaces the CRDs of `dir` (src/api/schema.ts reads them) and waits until each is
- * Established and its kind can be listed (storage comes up a moment after Established; until
- * then lists answer 429 "storage is (re)initializing"). Returns their names. CRDs are
- * cluster-wide, so installing the same ones again from another test file is expected.
+ * Applies the CRDs of `dir` (src/api/schema.ts reads them; server-side apply, so that files
+ * installing the same CRDs at once do not conflict) and waits until each is Established and its
+ * kind can be listed (storage comes up a moment after Established; until then lists answer 429
+ * "storage is (re)initializing"). Returns their names. CRDs are cluster-wide, so installing the
+ * same ones again from another test file is expected, and changes nothing.
  *
  * They are sent untyped through CustomObjectsApi: client-node's typed serializer
  * (KubernetesObjectApi, ApiextensionsV1Api) expects its own property names (`_default`, `_enum`,
@@ -99,20 +113,11 @@ export async function installCrds(kc: KubeConfig, dir: string, options: WaitOpti
   const crdResource = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" };
   const crds = readCrds(dir);
   for (const { definition } of crds) {
-    const metadata = definition["metadata"] as { name: string };
-    try {
-      const current = (await custom.getClusterCustomObject({ ...crdResource, name: metadata.name })) as {
-        metadata: { resourceVersion: string };
-      };
-      const body = {
-        ...definition,
-        metadata: { ...metadata, resourceVersion: current.metadata.resourceVersion },
-      };
-      await custom.replaceClusterCustomObject({ ...crdResource, name: metadata.name, body });
-    } catch (error) {
-      if (apiStatus(error) !== 404) throw error;
-      await custom.createClusterCustomObject({ ...crdResource, body: definition });
-    }
+    const { name } = definition["metadata"] as { name: string };
+    await custom.patchClusterCustomObject(
+      { ...crdResource, name, body: definition, fieldManager: "nsxv-operator-tests", force: true },
+      setHeaderOptions("Content-Type", PatchStrategy.ServerSideApply),
+    );
   }
   const extensions = kc.makeApiClient(ApiextensionsV1Api);
   const names: string[] = [];

@@ -15,7 +15,7 @@ import { beforeAll, expect, it } from "vitest";
 import {
   apiStatus,
   createTestNamespace,
-  describeWithControlPlane,
+  describeWithOwnControlPlane,
   installCrds,
   kubectl,
 } from "../controlplane/testing.ts";
@@ -24,7 +24,7 @@ import { readCrds } from "../../src/api/schema.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
 
-describeWithControlPlane("control plane smoke", (cp) => {
+await describeWithOwnControlPlane("control plane smoke", (cp) => {
   const kc = cp.makeKubeConfig();
   let namespace = "";
 

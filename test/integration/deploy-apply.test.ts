@@ -19,7 +19,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   apiStatus,
   createTestNamespace,
-  describeWithControlPlane,
+  describeWithOwnControlPlane,
   kubectl,
 } from "../controlplane/testing.ts";
 import {
@@ -81,7 +81,7 @@ function kindName(object: KubeObject): string {
   return objectId(object).replace(/^[^:]*:/, "");
 }
 
-describeWithControlPlane("kubectl apply -k deploy/", (cp) => {
+await describeWithOwnControlPlane("kubectl apply -k deploy/", (cp) => {
   let temp: TempDir;
   /** what `kubectl apply -k deploy/` sends */
   let rendered: KubeObject[] = [];

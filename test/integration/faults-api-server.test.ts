@@ -18,7 +18,7 @@ import { makeKubeConfig } from "../controlplane/controlplane.ts";
 import {
   apiStatus,
   createTestNamespace,
-  describeWithControlPlane,
+  describeWithOwnControlPlane,
   installCrds,
 } from "../controlplane/testing.ts";
 import { waitFor } from "../support/wait.ts";
@@ -98,7 +98,7 @@ function startOperator(
   return running;
 }
 
-describeWithControlPlane("API server faults", (cp) => {
+await describeWithOwnControlPlane("API server faults", (cp) => {
   const kc = cp.makeKubeConfig();
 
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { makeKubeConfig } from "../controlplane/controlplane.ts";
-import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithOwnControlPlane, installCrds } from "../controlplane/testing.ts";
 import { waitFor } from "../support/wait.ts";
 import {
   CRDS_DIR,
@@ -24,7 +24,7 @@ import {
 } from "./operator-harness.ts";
 import { callsOf } from "../support/calls.ts";
 
-describeWithControlPlane("operator: watch interruptions and credentials", (cp) => {
+await describeWithOwnControlPlane("operator: watch interruptions and credentials", (cp) => {
   const kc = cp.makeKubeConfig();
   let namespace = "";
   let k8s: Resources;
