@@ -38,6 +38,11 @@ export interface SimulatorOptions {
   settings?: Partial<SimulatorSettings>;
   /** the control API answers only `Authorization: Bearer <controlToken>`; default: open */
   controlToken?: string;
+  /**
+   * the wall clock of what the simulator records and expires (audit times, tokens, stale lists),
+   * e.g. a test's FakeClock shared with the operator; default Date.now
+   */
+  nowMs?: () => number;
 }
 
 export interface RunningSimulator {
@@ -57,6 +62,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const state = new SimulatorState(o.state, {
     ...(credentials !== undefined ? { credentials } : {}),
     ...(o.settings !== undefined ? { settings: o.settings } : {}),
+    ...(o.nowMs !== undefined ? { nowMs: o.nowMs } : {}),
   });
   const server = await listen(state, {
     host: o.host,

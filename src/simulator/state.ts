@@ -64,11 +64,19 @@ export interface AllocationRequest {
   note?: string;
 }
 
-/** The simulator's clock: the wall clock plus an offset that the control API can advance. */
+/**
+ * The simulator's clock: the wall clock (or the one it was given, e.g. a test's fake clock) plus
+ * an offset that the control API can advance. It times what the manager records and expires
+ * (audit entries, tokens, stale lists); latency and trickling stay on real timers.
+ */
 export class SimulatorClock {
+  readonly #wallMs: () => number;
   #offsetMs = 0;
+  constructor(wallMs: () => number = Date.now) {
+    this.#wallMs = wallMs;
+  }
   now(): number {
-    return Date.now() + this.#offsetMs;
+    return this.#wallMs() + this.#offsetMs;
   }
   advance(ms: number): void {
     this.#offsetMs += ms;
@@ -78,11 +86,13 @@ export class SimulatorClock {
 export interface StateOverrides {
   credentials?: Credentials;
   settings?: Partial<SimulatorSettings>;
+  /** the wall clock of SimulatorClock; default Date.now */
+  nowMs?: () => number;
 }
 
 export class SimulatorState {
   #settings: SimulatorSettings;
-  readonly clock = new SimulatorClock();
+  readonly clock: SimulatorClock;
   readonly manager: ManagerIdentity;
   /** the vCenter the manager is registered with, if any */
   readonly vcenter: VcenterInput | undefined;
@@ -100,6 +110,7 @@ export class SimulatorState {
   /** Validates the input (errors name the field) and builds the state from it. */
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
     const valid = validateStateInput(input ?? {});
+    this.clock = new SimulatorClock(overrides.nowMs);
     this.#settings = withDefaults(withDefaults(SETTINGS_DEFAULTS, valid.settings), overrides.settings);
     this.auth = new AuthStore(
       overrides.credentials ?? valid.credentials ?? DEFAULT_CREDENTIALS,

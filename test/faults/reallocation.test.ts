@@ -4,14 +4,19 @@
  * new consumer. The operator over a directory of manifests against the simulator: a stray address
  * is released by another client and allocated again with a new note while its grace period runs;
  * the new allocation is kept for a whole grace period of its own, and the untouched strays beside
- * it are released on time.
+ * it are released on time. The operator runs on a fake clock, which the simulator's records follow:
+ * the grace periods pass without waiting for them.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { IPPoolAllocationsStatus } from "../../src/api/types.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { advance, advanceUntil } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { CREDENTIALS, FaultRig, POOL, POOL_ID, STRAYS } from "./rig.ts";
 
 const GRACE_MS = 4_000;
+/** how far the clock moves at a time: finer than any bound below */
+const STEP_MS = 100;
 const [UNTOUCHED, REALLOCATED] = STRAYS as [string, string, string];
 
 let rig: FaultRig | undefined;
@@ -22,8 +27,12 @@ afterEach(async () => {
 
 describe("an address released and allocated again during its grace period", () => {
   it("is a new stray: kept for a whole grace period of its own, while the others go on time", async () => {
-    rig = await FaultRig.start({ release: { minStrayAge: `${GRACE_MS / 1000}s`, maxPerSync: 10 } });
-    const sim = rig.sim;
+    const clock = new FakeClock();
+    rig = await FaultRig.start({ release: { minStrayAge: `${GRACE_MS / 1000}s`, maxPerSync: 10 }, clock });
+    const { sim } = rig;
+    const { registry } = rig.metrics;
+    const until = <T>(what: string, check: () => T | undefined, limitMs = 2 * GRACE_MS) =>
+      advanceUntil(what, clock, registry, check, { stepMs: STEP_MS, limitMs });
     const stray = (ip: string) =>
       (rig?.status("IPPoolAllocations", POOL) as IPPoolAllocationsStatus | undefined)?.stray?.find(
         (s) => s.ip === ip,
@@ -33,7 +42,7 @@ describe("an address released and allocated again during its grace period", () =
     expect(firstId, "status shows the allocation it times").toMatch(/\S/);
 
     // another client releases the address and a new machine is given it, 1.5 s into the grace period
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await advance(clock, registry, 1_500, STEP_MS);
     const auth = `Basic ${Buffer.from(`${CREDENTIALS.username}:${CREDENTIALS.password}`).toString("base64")}`;
     const released = await fetch(
       `${sim.url}/api/2.0/services/ipam/pools/${POOL_ID}/ipaddresses/${REALLOCATED}`,
@@ -49,11 +58,11 @@ describe("an address released and allocated again during its grace period", () =
       body: JSON.stringify({ mode: "RESERVE", ip: REALLOCATED, note: "vm-new" }),
     });
     expect(allocated.status).toBeLessThan(300);
-    const reallocatedAtMs = Date.now();
+    const reallocatedAtMs = clock.now();
 
     const audit = () => sim.state.audit.snapshot().releases;
     const releaseOf = (ip: string, note: string) => audit().find((r) => r.ip === ip && r.note === note);
-    const untouched = await waitFor("the untouched stray is released", async () =>
+    const untouched = await until("the untouched stray is released", () =>
       releaseOf(UNTOUCHED, `host ${UNTOUCHED}`),
     );
     const dueMs = Date.parse(firstSeen) + GRACE_MS;
@@ -67,15 +76,13 @@ describe("an address released and allocated again during its grace period", () =
         .some((a) => a.ipAddress === REALLOCATED),
       "the new machine keeps its address when the old allocation's grace period is over",
     ).toBe(true);
-    const tracked = await waitFor("status times the new allocation", async () =>
+    const tracked = await until("status times the new allocation", () =>
       stray(REALLOCATED)?.note === "vm-new" ? stray(REALLOCATED) : undefined,
     );
     expect(tracked.allocationId, "another allocation id").not.toBe(firstId);
 
-    const late = await waitFor(
-      "the new allocation is released after a grace period of its own",
-      async () => releaseOf(REALLOCATED, "vm-new"),
-      { timeoutMs: 15_000 },
+    const late = await until("the new allocation is released after a grace period of its own", () =>
+      releaseOf(REALLOCATED, "vm-new"),
     );
     expect(Date.parse(late.time), "a whole grace period after the new allocation").toBeGreaterThanOrEqual(
       reallocatedAtMs + GRACE_MS - 250,

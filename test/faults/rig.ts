@@ -23,7 +23,9 @@ import {
   type RunningSimulator,
   type SimulatorSettings,
 } from "../../src/simulator/index.ts";
+import { metricSum } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
+import type { Clock } from "../../src/util/clock.ts";
 import type { RetryBudget } from "./invariants.ts";
 
 export const NAMESPACE = "default";
@@ -92,24 +94,6 @@ export function recordingEvents(events: RecordedEvent[]): EventRecorder {
   return { normal: record("Normal"), warning: record("Warning") };
 }
 
-/** The sum of a metric's samples whose labels include `labels` (histograms: name_sum, name_count). */
-export async function metricSum(
-  bundle: OperatorMetricsBundle,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  let sum = 0;
-  for (const metric of await bundle.registry.getMetricsAsJSON()) {
-    for (const value of metric.values) {
-      const sampleName = (value as { metricName?: string }).metricName ?? metric.name;
-      if (sampleName !== name) continue;
-      const sample = value.labels as Record<string, string | number>;
-      if (Object.entries(labels).every(([k, v]) => String(sample[k]) === v)) sum += value.value;
-    }
-  }
-  return sum;
-}
-
 export interface RigOptions {
   /** faults installed before the operator starts */
   faults?: FaultSpec[];
@@ -121,6 +105,11 @@ export interface RigOptions {
   settings?: Partial<SimulatorSettings>;
   /** spec.release of the pool; default no grace period, 10 per pass */
   release?: { minStrayAge: string; maxPerSync: number };
+  /**
+   * the operator's, the directory source's and the simulator's records' clock (advance it with
+   * test/support/operator-time.ts); default the real one
+   */
+  clock?: Clock;
 }
 
 /** The manifests of the rig, as YAML documents. */
@@ -221,21 +210,28 @@ export class FaultRig {
 
   /** Starts the simulator (faults installed), writes the manifests and starts the operator on them. */
   static async start(options: RigOptions = {}): Promise<FaultRig> {
+    const { clock } = options;
     const sim = await startSimulator({
       state: rigState(),
       ...(options.settings !== undefined ? { settings: options.settings } : {}),
+      ...(clock !== undefined ? { nowMs: () => clock.now() } : {}),
     });
     for (const fault of options.faults ?? []) sim.state.faults.add(fault);
     const dir = mkdtempSync(join(tmpdir(), "nsxv-faults-"));
     writeManifests(dir, rigManifests(sim.url, options));
     const events: RecordedEvent[] = [];
-    const source = new RecordingDirectorySource({ dir, events: recordingEvents(events) });
+    const source = new RecordingDirectorySource({
+      dir,
+      events: recordingEvents(events),
+      ...(clock !== undefined ? { clock } : {}),
+    });
     const metrics = createOperatorMetrics({ processMetrics: false });
     const operator = new Operator({
       source,
       metrics,
       ...FAULT_OPERATOR_OPTIONS,
       ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
+      ...(clock !== undefined ? { clock } : {}),
     });
     const stop = new AbortController();
     const exit = operator.start(stop.signal);
@@ -318,7 +314,7 @@ export class FaultRig {
 
   /** The sum of a metric's samples whose labels include `labels` (histograms: name_sum, name_count). */
   metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-    return metricSum(this.metrics, name, labels);
+    return metricSum(this.metrics.registry, name, labels);
   }
 
   /** Reconcile passes of every key so far (controller_runtime_reconcile_total). */

@@ -32,7 +32,6 @@ import {
   FAULT_OPERATOR_OPTIONS,
   KEPT,
   MANAGER,
-  metricSum,
   POOL,
   POOL_ID,
   rigManifests,
@@ -44,6 +43,7 @@ import {
 import { startTcpProxy, type TcpProxy } from "../faults/tcp-proxy.ts";
 import { CRDS_DIR, Resources } from "./operator-harness.ts";
 import { callsByRoute, callsTo } from "../support/calls.ts";
+import { metricSum } from "../support/operator-time.ts";
 
 interface Running {
   source: KubernetesSource;
@@ -198,7 +198,7 @@ await describeWithOwnControlPlane("API server faults", (cp) => {
     await converged(sim, resources, "green");
     invariants(sim);
     expect(callsByRoute(sim).putEdge?.total, "one PUT per tenant change").toBe(2);
-    const passes = await metricSum(op.metrics, "controller_runtime_reconcile_total");
+    const passes = await metricSum(op.metrics.registry, "controller_runtime_reconcile_total");
     assertCallsWithin(sim, BUDGET, {
       NSXManager: { passes },
       EdgeTenant: { passes },
@@ -211,7 +211,7 @@ await describeWithOwnControlPlane("API server faults", (cp) => {
     const op = startOperator(kc, resources.namespace);
     await converged(sim, resources);
     const before = callsByRoute(sim);
-    const passesBefore = await metricSum(op.metrics, "controller_runtime_reconcile_total");
+    const passesBefore = await metricSum(op.metrics.registry, "controller_runtime_reconcile_total");
 
     await cp.restartApiServer();
     await waitFor(
@@ -222,9 +222,10 @@ await describeWithOwnControlPlane("API server faults", (cp) => {
       },
     );
     expect(callsByRoute(sim), "a restart with unchanged objects causes no manager call").toEqual(before);
-    expect(await metricSum(op.metrics, "controller_runtime_reconcile_total"), "nor a reconcile").toBe(
-      passesBefore,
-    );
+    expect(
+      await metricSum(op.metrics.registry, "controller_runtime_reconcile_total"),
+      "nor a reconcile",
+    ).toBe(passesBefore);
 
     await resources.patch("EdgeTenant", EDGE_TENANT, { spec: { tenant: "violet" } });
     await converged(sim, resources, "violet");
@@ -288,7 +289,7 @@ await describeWithOwnControlPlane("API server faults", (cp) => {
       observedGeneration: 1,
     });
     expect(
-      await metricSum(op.metrics, "controller_runtime_reconcile_errors_total"),
+      await metricSum(op.metrics.registry, "controller_runtime_reconcile_errors_total"),
       "a quiet error: re-added after the backoff",
     ).toBeGreaterThanOrEqual(1);
     const warnings = op.events.filter((e) => e.type === "Warning");
