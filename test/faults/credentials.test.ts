@@ -3,10 +3,11 @@
  * operator (over a directory of manifests) keeps calling with the old password and fails with
  * Unauthorized, visible on the NSXManager (authenticated: false), in Events and in metrics, and
  * writes nothing; once the Secret carries the new password, ManagerConnections builds a new
- * client and the drift made meanwhile is corrected.
+ * client and the drift made meanwhile is corrected. The operator resyncs on a fake clock.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "../support/wait.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { advance, advanceUntil } from "../support/operator-time.ts";
 import { callsByRoute, type RouteCalls } from "../support/calls.ts";
 import { assertNoAllowedReleased, assertNoLostContent } from "./invariants.ts";
 import { ALLOWED, CREDENTIALS, EDGE_ID, FaultRig, MANAGER, POOL_ID } from "./rig.ts";
@@ -26,9 +27,16 @@ function count(calls: RouteCalls, status: string): number {
 
 describe("credentials rotated on the manager", () => {
   it("fails with Unauthorized, writes nothing, and recovers once the Secret is updated", async () => {
-    rig = await FaultRig.start({ syncIntervalMs: SYNC_INTERVAL_MS });
+    const clock = new FakeClock();
+    rig = await FaultRig.start({ syncIntervalMs: SYNC_INTERVAL_MS, clock });
     const r = rig;
-    await r.waitConverged();
+    const { registry } = r.metrics;
+    const until = <T>(what: string, check: () => T | undefined | false) =>
+      advanceUntil(what, clock, registry, check, {
+        stepMs: SYNC_INTERVAL_MS / 5,
+        limitMs: 20 * SYNC_INTERVAL_MS,
+      });
+    await until("convergence", () => r.converged());
 
     r.sim.state.auth.rotate(
       { username: CREDENTIALS.username, password: NEW_PASSWORD },
@@ -40,25 +48,21 @@ describe("credentials rotated on the manager", () => {
     const passesBefore = await r.passes();
     const before = callsByRoute(r.sim);
 
-    const manager = await waitFor(
-      "the NSXManager to report the refused credentials",
-      async () => {
-        const status = r.status("NSXManager", MANAGER) as { authenticated?: boolean } | undefined;
-        return status?.authenticated === false ? status : undefined;
-      },
-      { timeoutMs: 10_000 },
-    );
+    const manager = await until("the NSXManager to report the refused credentials", () => {
+      const status = r.status("NSXManager", MANAGER) as { authenticated?: boolean } | undefined;
+      return status?.authenticated === false ? status : undefined;
+    });
     expect(manager).toMatchObject({ reachable: true, authenticated: false });
     const ready = r.condition("NSXManager", MANAGER, "Ready");
     expect(ready).toMatchObject({ status: "False", reason: "Unauthorized" });
     expect(ready?.message).toContain("the manager refused the credentials");
     expect(ready?.message).toContain("HTTP 401: Authentication failed");
     // the dependents wait for their manager instead of hammering it
-    await waitFor("the dependents to wait for the manager", async () =>
-      r.condition("EdgeTenant", "edge-1", "Synced")?.reason === "ManagerNotReady" &&
-      r.condition("IPPoolAllocations", "pool-1", "Synced")?.reason === "ManagerNotReady"
-        ? true
-        : undefined,
+    await until(
+      "the dependents to wait for the manager",
+      () =>
+        r.condition("EdgeTenant", "edge-1", "Synced")?.reason === "ManagerNotReady" &&
+        r.condition("IPPoolAllocations", "pool-1", "Synced")?.reason === "ManagerNotReady",
     );
     const warnings = r.events.filter((e) => e.type === "Warning");
     expect(warnings.some((e) => e.kind === "NSXManager" && e.message.includes("HTTP 401"))).toBe(true);
@@ -66,7 +70,7 @@ describe("credentials rotated on the manager", () => {
     expect(await r.metric("nsxv_manager_requests_total", { status: "401" })).toBeGreaterThan(0);
 
     // a few resyncs later: one 401 per pass at most, and no write was even tried
-    await new Promise((resolve) => setTimeout(resolve, 3 * SYNC_INTERVAL_MS));
+    await advance(clock, registry, 3 * SYNC_INTERVAL_MS, SYNC_INTERVAL_MS / 5);
     const during = callsByRoute(r.sim);
     const passesDuring = (await r.passes()) - passesBefore;
     const refused = count(during, "401") - count(before, "401");
@@ -78,7 +82,7 @@ describe("credentials rotated on the manager", () => {
 
     // the Secret is updated: a new client, and the drift is corrected
     await r.rewrite({ password: NEW_PASSWORD });
-    await r.waitConverged();
+    await until("convergence with the new password", () => r.converged());
     expect(r.status("NSXManager", MANAGER)).toMatchObject({ reachable: true, authenticated: true });
     expect(
       r.sim.state
@@ -89,7 +93,7 @@ describe("credentials rotated on the manager", () => {
     // a pass with the old client may still have been refused until the new one took over (a
     // failing object is retried every sync interval, 0.5 s here); from then on, no 401
     const converged = callsByRoute(r.sim);
-    await new Promise((resolve) => setTimeout(resolve, 3 * SYNC_INTERVAL_MS));
+    await advance(clock, registry, 3 * SYNC_INTERVAL_MS, SYNC_INTERVAL_MS / 5);
     const after = callsByRoute(r.sim);
     expect(count(after, "401"), "no 401 once the new password is in use").toBe(count(converged, "401"));
     // converged EdgeTenants read the edge list, not their edges: any answered call counts

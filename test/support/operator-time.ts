@@ -28,18 +28,20 @@ export async function metricSum(
 }
 
 /**
- * Every pass queued so far has finished: the work queue counts an add only for a key not already
- * waiting (as client-go's does), and each such add is handed to exactly one pass.
+ * The operator has queued its objects (its source has delivered them; until then nothing
+ * happens in the clock's time, however long the start takes for real) and every pass queued so
+ * far has finished: the work queue counts an add only for a key not already waiting (as
+ * client-go's does), and each such add is handed to exactly one pass.
  */
 export async function operatorIdle(registry: Registry): Promise<boolean> {
   const [adds, passes] = await Promise.all([
     metricSum(registry, "workqueue_adds_total"),
     metricSum(registry, "controller_runtime_reconcile_total"),
   ]);
-  return adds === passes;
+  return adds > 0 && adds === passes;
 }
 
-/** Waits until every pass queued so far has finished. */
+/** Waits until the operator has started and every pass queued so far has finished. */
 export function settle(registry: Registry): Promise<void> {
   return waitFor("the operator's queued passes to finish", () => operatorIdle(registry)).then(() => {});
 }
