@@ -2,7 +2,8 @@
  * `run --manifests` while a file does not load: the last good version of its objects is observed
  * and reported, nothing is released or written for them however long it lasts, and once the file
  * loads again the real strays are released as usual. The operator, the directory source and the
- * simulator, end to end, on real time (a few seconds).
+ * simulator, end to end, on a fake clock (grace periods and resyncs pass without waiting for them;
+ * the test reads the directory again itself after each write instead of waiting for the watch).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,10 +12,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ObjectRef } from "../../src/api/refs.ts";
 import type { IPPoolAllocations } from "../../src/api/types.ts";
 import { nopLogger } from "../../src/controller/controller.ts";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator } from "../../src/operator/operator.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
-import { waitFor } from "../support/wait.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { advance, advanceUntil } from "../support/operator-time.ts";
 
 const MANAGER = (url: string) => `
 apiVersion: nsxv.io/v1alpha1
@@ -59,6 +62,7 @@ describe("run --manifests while a file does not load", () => {
   });
 
   it("never releases what a broken edit adds to allowed, and releases the real strays once it is fixed", async () => {
+    const clock = new FakeClock();
     sim = await startSimulator({
       state: {
         pools: [
@@ -79,42 +83,52 @@ describe("run --manifests while a file does not load", () => {
           },
         ],
       },
+      nowMs: () => clock.now(),
     });
-    const write = (name: string, text: string) => writeFile(join(dir, "manifests", name), text);
-    await write("manager.yaml", MANAGER(sim.url));
-    await write("pool.yaml", POOL(["10.0.0.1-10.0.0.3"]));
-    const source = new DirectorySource({ dir: join(dir, "manifests"), debounceMs: 20, logger: nopLogger });
-    const operator = new Operator({ source, metricsBindAddress: "0", healthProbeBindAddress: "0" });
+    const source = new DirectorySource({ dir: join(dir, "manifests"), clock, logger: nopLogger });
+    const write = async (name: string, text: string) => {
+      await writeFile(join(dir, "manifests", name), text);
+      await source.reload();
+    };
+    await writeFile(join(dir, "manifests", "manager.yaml"), MANAGER(sim.url));
+    await writeFile(join(dir, "manifests", "pool.yaml"), POOL(["10.0.0.1-10.0.0.3"]));
+    const metrics = createOperatorMetrics({ processMetrics: false });
+    const operator = new Operator({
+      source,
+      clock,
+      metrics,
+      metricsBindAddress: "0",
+      healthProbeBindAddress: "0",
+    });
     const exit = operator.start(stop.signal);
-    const status = async () => ((await source.store.get(APPS)) as IPPoolAllocations | undefined)?.status;
-    const condition = async (type: string) => (await status())?.conditions?.find((c) => c.type === type);
-    await waitFor("the strays to be seen", async () => ((await status())?.stray?.length ?? 0) === 4);
+    const until = (what: string, check: () => boolean | undefined) =>
+      advanceUntil(what, clock, metrics.registry, check, { stepMs: 100, limitMs: 30_000 });
+    const status = () => (source.store.get(APPS) as IPPoolAllocations | undefined)?.status;
+    const condition = (type: string) => status()?.conditions?.find((c) => c.type === type);
+    await until("the strays to be seen", () => (status()?.stray?.length ?? 0) === 4);
 
     // the edit declares d and e-f, with a typo elsewhere in the same object, within the grace period
     await write(
       "pool.yaml",
       POOL(["10.0.0.1-10.0.0.3", "10.0.0.4", "10.0.0.5-10.0.0.6"], "  syncIntervall: 10s\n"),
     );
-    await waitFor(
-      "the blocked writes to show",
-      async () => (await condition("Synced"))?.reason === "SourceInvalid",
-    );
-    expect(await condition("Stalled")).toMatchObject({ status: "True", reason: "SourceInvalid" });
-    expect((await condition("Synced"))?.message).toContain(join(dir, "manifests", "pool.yaml"));
-    // well past every stray's grace period: nothing is released, not even g
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    await until("the blocked writes to show", () => condition("Synced")?.reason === "SourceInvalid");
+    expect(condition("Stalled")).toMatchObject({ status: "True", reason: "SourceInvalid" });
+    expect(condition("Synced")?.message).toContain(join(dir, "manifests", "pool.yaml"));
+    // well past every stray's grace period, and a resync: nothing is released, not even g
+    await advance(clock, metrics.registry, 12_000, 100);
     expect(sim.state.audit.snapshot().releases, "nothing released while the file does not load").toEqual([]);
     expect(
-      (await status())?.stray?.map((s) => s.ip),
+      status()?.stray?.map((s) => s.ip),
       "still observed and reported",
     ).toEqual(["10.0.0.4", "10.0.0.5", "10.0.0.6", "10.0.0.7"]);
 
     await write("pool.yaml", POOL(["10.0.0.1-10.0.0.3", "10.0.0.4", "10.0.0.5-10.0.0.6"]));
-    await waitFor("the real stray released", () => sim?.state.audit.snapshot().releases.length === 1);
+    await until("the real stray released", () => sim?.state.audit.snapshot().releases.length === 1);
     expect(sim.state.audit.snapshot().releases.map((r) => r.ip)).toEqual(["10.0.0.7"]);
-    await waitFor("in sync", async () => (await condition("Ready"))?.status === "True");
-    expect(await condition("Synced")).toMatchObject({ status: "True" });
+    await until("in sync", () => condition("Ready")?.status === "True");
+    expect(condition("Synced")).toMatchObject({ status: "True" });
     stop.abort();
     expect(await exit).toBe("stopped");
-  }, 30_000);
+  });
 });
