@@ -17,10 +17,13 @@ import { ResourceValidator } from "../../src/api/schema.ts";
 import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import type { Logger } from "../../src/controller/controller.ts";
 import { DirectorySource, loggingEventRecorder } from "../../src/source/directory.ts";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator } from "../../src/operator/operator.ts";
 import { objectKey } from "../../src/api/refs.ts";
 import type { ObjectRef } from "../../src/api/refs.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { advance, advanceUntil } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 
@@ -530,6 +533,8 @@ describe("DirectorySource", () => {
   });
 
   it("runs the operator without a cluster; a restart in a grace period keeps firstSeen", async () => {
+    // on a fake clock, which the simulator's records follow: the grace period passes without waiting
+    const clock = new FakeClock();
     const sim = await startSimulator({
       state: {
         pools: [
@@ -541,6 +546,7 @@ describe("DirectorySource", () => {
           },
         ],
       },
+      nowMs: () => clock.now(),
     });
     try {
       const pool = `
@@ -551,34 +557,39 @@ spec: { managerRef: { name: nsx }, pool: { id: ipaddresspool-1 }, allowed: [10.0
 `;
       await files({ "manager.yaml": MANAGER(sim.url), "pool.yaml": pool });
       const statusFile = join(dir, "status.json");
-      const runOnce = async () => {
+      const runOnce = () => {
         const { logger } = recordingLogger();
-        const source = new DirectorySource({ dir: join(dir, "manifests"), statusFile, logger });
+        const source = new DirectorySource({ dir: join(dir, "manifests"), statusFile, logger, clock });
+        const metrics = createOperatorMetrics({ processMetrics: false });
         const operator = new Operator({
           source,
+          clock,
+          metrics,
           metricsBindAddress: "0",
           healthProbeBindAddress: "0",
           logger,
         });
         const stop = new AbortController();
-        return { source, stop, exit: operator.start(stop.signal) };
+        const until = <T>(what: string, check: () => T | undefined | false) =>
+          advanceUntil(what, clock, metrics.registry, check, { stepMs: 100, limitMs: 10_000 });
+        return { source, stop, exit: operator.start(stop.signal), registry: metrics.registry, until };
       };
-      const poolStatus = async (source: DirectorySource) =>
-        ((await source.store.get(ref("IPPoolAllocations", "apps"))) as IPPoolAllocations | undefined)?.status;
+      const poolStatus = (source: DirectorySource) =>
+        (source.store.get(ref("IPPoolAllocations", "apps")) as IPPoolAllocations | undefined)?.status;
 
-      const first = await runOnce();
-      const firstSeen = await waitFor(
+      const first = runOnce();
+      const firstSeen = await first.until(
         "the stray seen",
-        async () => (await poolStatus(first.source))?.stray?.[0]?.firstSeen,
+        () => poolStatus(first.source)?.stray?.[0]?.firstSeen,
       );
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await advance(clock, first.registry, 1_000, 100);
       first.stop.abort();
       expect(await first.exit).toBe("stopped");
 
-      const restartedMs = Date.now();
-      const second = await runOnce();
+      const restartedMs = clock.now();
+      const second = runOnce();
       stops.push(second.stop);
-      const released = await waitFor("the stray released", () => {
+      const released = await second.until("the stray released", () => {
         const releases = sim.state.audit.snapshot().releases;
         return releases.length > 0 && releases;
       });
