@@ -101,33 +101,46 @@ describe("Operator bulkhead", () => {
       objects: [hung, fine[0]!, ...hungTenants, tenant("late", "nsx")],
       secrets,
     });
-    return { source, healthy };
+    return { source, healthy, frozen };
   }
 
   const convergedOn = (sim: RunningSimulator) => sim.state.edge("edge-1")?.doc.tenant === "blue";
 
   it("a manager that never answers holds only its share: another manager's object goes at once", async () => {
-    const { source, healthy } = await frozenScene(3);
-    // two workers, one each; no breaker, so that the hung calls hang for the whole test
-    run(source, { concurrency: 2, shutdownTimeoutMs: 100, clientOptions: { circuitBreakerFailures: 0 } });
+    const { source, healthy, frozen } = await frozenScene(3);
+    // two workers, one each; no breaker, so that the hung calls hang for the whole test (the
+    // operator's clock is a fake one: their timeouts come when the test moves it)
+    run(source, {
+      concurrency: 2,
+      shutdownTimeoutMs: 100,
+      clientOptions: { circuitBreakerFailures: 0 },
+      clock: new FakeClock(),
+    });
     await waitFor(
       "the other manager's EdgeTenant Ready",
       () => ready(source.statusOf(edgeRef("late"))) === "True",
     );
     expect(convergedOn(healthy)).toBe(true);
+    // the hung calls end at once (their sockets closed), so the operator stops at once
+    await frozen.close();
   });
 
   it("without the bulkhead (a share of every worker) the same scene stalls the other manager", async () => {
-    const { source, healthy } = await frozenScene(3);
+    const { source, healthy, frozen } = await frozenScene(3);
+    const clock = new FakeClock();
     run(source, {
       concurrency: 2,
       concurrencyPerManager: 2,
       shutdownTimeoutMs: 100,
       clientOptions: { circuitBreakerFailures: 0 },
+      clock,
     });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // both workers wait on the frozen manager, for its request timeout (3 s) and its retries
+    await waitFor("both workers held by the frozen manager", () => frozen.state.faults.list()[0]!.fired >= 2);
+    await clock.advance(2_900);
     expect(source.statusOf(edgeRef("late")), "never reached").toBeUndefined();
     expect(convergedOn(healthy)).toBe(false);
+    await frozen.close();
   });
 });
 

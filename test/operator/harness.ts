@@ -9,6 +9,7 @@ import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator, type OperatorOptions } from "../../src/operator/operator.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import type { Status } from "../../src/source/source.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import type { MemorySource } from "../support/memory-source.ts";
 
 export const NS = "ops";
@@ -46,7 +47,8 @@ export const ready = (status: Status | undefined) =>
 
 /**
  * Call once inside a describe: `simulator` starts one and `run` starts an operator on a source
- * (no HTTP endpoints, an hour between resyncs), both stopped after each test, newest first.
+ * (no HTTP endpoints, an hour between resyncs), both stopped after each test, newest first (an
+ * operator on a FakeClock by moving its clock until it has stopped).
  */
 export function operatorHarness() {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -75,8 +77,14 @@ export function operatorHarness() {
     });
     const stop = new AbortController();
     const exit = operator.start(stop.signal);
-    cleanup.push(() => {
+    const { clock } = options;
+    cleanup.push(async () => {
       stop.abort();
+      if (!(clock instanceof FakeClock)) return exit;
+      // its shutdown timeout and the timeouts of calls still in flight are on that clock
+      let exited = false;
+      void exit.finally(() => (exited = true));
+      while (!exited) await clock.advance(100);
       return exit;
     });
     return { operator, exit, stop, registry: bundle.registry };

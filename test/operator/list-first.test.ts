@@ -13,12 +13,13 @@ import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { callsOf } from "../support/calls.ts";
 import { edgeRef, objects, operatorHarness } from "./harness.ts";
+import { advance } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { MemorySource } from "../support/memory-source.ts";
 
 const EDGES = 8;
 const SYNC_MS = 10_000;
-/** a sync interval and its jitter: every object has had its pass */
+/** a sync interval and its jitter: every object has had its pass (advance waits for them to end) */
 const STEP_MS = SYNC_MS * 1.1 + 1;
 
 /** EDGES EdgeTenants (edge-1 …) wanting `tenant`, checked every 10 s. */
@@ -64,19 +65,6 @@ const all = (source: MemorySource) =>
 const readyAll = (source: MemorySource) =>
   all(source).every((s) => s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
 
-/** moves the operator's clock one sync interval on, and waits until the manager hears no more calls */
-async function nextInterval(clock: FakeClock, sim: RunningSimulator): Promise<void> {
-  await clock.advance(STEP_MS);
-  const total = () => Object.values(callsOf(sim)).reduce((a, b) => a + b, 0);
-  let last = -1;
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const now = total();
-    if (now === last) return;
-    last = now;
-  }
-}
-
 describe("list-first observation in the operator", () => {
   const { run, simulator } = operatorHarness();
 
@@ -84,11 +72,11 @@ describe("list-first observation in the operator", () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
     const clock = new FakeClock(quietStart(source, 5 * STEP_MS));
-    run(source, { clock });
+    const { registry } = run(source, { clock });
     // each edge's first pass reads it in full (its first safety-net read)
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
     sim.state.counters.reset();
-    for (let i = 0; i < 3; i++) await nextInterval(clock, sim);
+    for (let i = 0; i < 3; i++) await advance(clock, registry, STEP_MS);
     const seen = callsOf(sim);
     expect(seen.getEdge ?? 0, "no edge read in steady state").toBe(0);
     expect(seen.putEdge ?? 0).toBe(0);
@@ -105,7 +93,7 @@ describe("list-first observation in the operator", () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
     const clock = new FakeClock(Date.now());
-    run(source, { clock, fullReadIntervalMs: fullReadMs });
+    const { registry } = run(source, { clock, fullReadIntervalMs: fullReadMs });
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
     await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
     await control(sim, "PATCH", "edges/edge-3", { tenant: "intruder" });
@@ -113,7 +101,7 @@ describe("list-first observation in the operator", () => {
     const fromMs = clock.now();
     // the list still says blue: only edge-3's full read, due once a minute at its own phase, sees it
     for (let i = 0; i < 8 && statusOf(source, "edge-3")?.lastCorrectionTime === undefined; i++) {
-      await nextInterval(clock, sim);
+      await advance(clock, registry, STEP_MS);
     }
     const correctedMs = Date.parse(statusOf(source, "edge-3")?.lastCorrectionTime ?? "");
     expect(correctedMs - fromMs, "within the full-read interval and a sync interval").toBeLessThanOrEqual(
@@ -135,10 +123,10 @@ describe("list-first observation in the operator", () => {
     await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
     const source = tenants(sim.url);
     const clock = new FakeClock(Date.now());
-    run(source, { clock });
+    const { registry } = run(source, { clock });
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
     sim.state.counters.reset();
-    for (let i = 0; i < 2; i++) await nextInterval(clock, sim);
+    for (let i = 0; i < 2; i++) await advance(clock, registry, STEP_MS);
     const seen = callsOf(sim);
     expect(seen.putEdge ?? 0, "a stale summary never causes a write").toBe(0);
     expect(seen.getEdge, "each pass reads the edge the list shows drifted").toBeGreaterThanOrEqual(2 * EDGES);

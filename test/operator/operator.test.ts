@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader-election.ts";
 import { edgeRef, NS, objects, operatorHarness, ready } from "./harness.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { advance, settle } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { MemorySource } from "../support/memory-source.ts";
 
@@ -39,10 +41,10 @@ describe("Operator", () => {
     const edge = { kind: "EdgeTenant", namespace: NS, name: "edge-1" } as const;
     const settled = () => source.store.get(edge) as NsxvObject;
     source.change({ ...settled() });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settle(registry);
     const writes = source.writes.length;
     source.change({ ...settled() });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settle(registry);
     expect(source.writes).toHaveLength(writes);
   });
 
@@ -94,11 +96,12 @@ describe("Operator", () => {
     const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
     const bad = { ...objs[1]!, spec: { ...(objs[1] as EdgeTenant).spec, edgeId: "edge-one" } } as EdgeTenant;
     const source = new MemorySource({ objects: [objs[0]!, bad], secrets });
-    const { registry } = run(source);
+    const clock = new FakeClock();
+    const { registry } = run(source, { clock });
     await waitFor("Stalled", () =>
       source.statusOf(edgeRef("edge-1"))?.conditions?.some((c) => c.type === "Stalled"),
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // past the first backoff (1 s)
+    await advance(clock, registry, 1_500, 100); // past the first backoff (1 s)
     const errors = async () =>
       /controller_runtime_reconcile_errors_total\{controller="nsxv-operator"\} (\d+)/.exec(
         await registry.metrics(),
@@ -125,11 +128,22 @@ describe("Operator", () => {
     const lease = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 100 };
     const a = new MemorySource(objects(sim.url, { "edge-1": "blue" }));
     const b = new MemorySource(objects(sim.url, { "edge-2": "green" }));
+    // the standby's tries to take the lease
+    let tries = 0;
+    const standby: LeaseStore = {
+      get: () => {
+        tries += 1;
+        return shared.get();
+      },
+      create: (spec) => shared.create(spec),
+      update: (rv, spec) => shared.update(rv, spec),
+    };
     const first = run(a, { leaderElection: { ...lease, store: flaky, identity: "a" } });
     await waitFor("a leads", () => first.operator.isLeader);
-    const second = run(b, { leaderElection: { ...lease, store: shared, identity: "b" } });
+    const second = run(b, { leaderElection: { ...lease, store: standby, identity: "b" } });
     await waitFor("a wrote", () => ready(a.statusOf(edgeRef("edge-1"))) === "True");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const seen = tries;
+    await waitFor("the standby to try again and find the lease held", () => tries >= seen + 2);
     expect(b.writes, "the standby writes nothing").toEqual([]);
     expect(second.operator.isLeader).toBe(false);
 

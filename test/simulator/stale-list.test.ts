@@ -6,11 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FaultView } from "../../src/simulator/index.ts";
 import { TestSimulator, xml } from "./helpers.ts";
 
+const STATE = { edges: [{ generate: { count: 3, idStart: 1, tenant: "old", firewallRules: 0 } }] };
+
 let t: TestSimulator;
 beforeEach(async () => {
-  t = await TestSimulator.start({
-    state: { edges: [{ generate: { count: 3, idStart: 1, tenant: "old", firewallRules: 0 } }] },
-  });
+  t = await TestSimulator.start({ state: STATE });
 });
 afterEach(() => t.close());
 
@@ -119,11 +119,14 @@ describe("staleList, lagging", () => {
     expect((await listed()).find((s) => s.id === "edge-9")).toMatchObject({ tenantId: "late" });
   });
 
-  it("follows the wall clock too", async () => {
+  it("follows the wall clock too (the simulator's nowMs: Date.now unless it is given one)", async () => {
+    let wallMs = Date.UTC(2025, 0, 1);
+    await t.close();
+    t = await TestSimulator.start({ state: STATE, nowMs: () => wallMs });
     await fault({ kind: "staleList", lagMs: 150 });
     await t.control("PATCH", "edges/edge-1", { tenant: "new" });
     expect((await listed())[0]).toMatchObject({ tenantId: "old" });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    wallMs += 200;
     expect((await listed())[0]).toMatchObject({ tenantId: "new" });
   });
 });
