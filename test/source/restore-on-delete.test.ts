@@ -17,6 +17,9 @@ import { startSimulator, type RunningSimulator } from "../../src/simulator/index
 import { DirectorySource } from "../../src/source/directory.ts";
 import { assertNoLostContent } from "../faults/invariants.ts";
 import { recordingEvents, type RecordedEvent } from "../faults/rig.ts";
+import type { Registry } from "prom-client";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
+import { settle } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 
 const MANAGER = (url: string) => `
@@ -66,6 +69,7 @@ describe("deletionPolicy Restore in run --manifests", () => {
   function start(): {
     source: DirectorySource;
     events: RecordedEvent[];
+    registry: Registry;
     stop: () => Promise<unknown>;
   } {
     const events: RecordedEvent[] = [];
@@ -77,13 +81,15 @@ describe("deletionPolicy Restore in run --manifests", () => {
       logger: nopLogger,
       events: recordingEvents(events),
     });
-    const operator = new Operator({ source, metricsBindAddress: "0", healthProbeBindAddress: "0" });
+    const metrics = createOperatorMetrics({ processMetrics: false });
+    const operator = new Operator({ source, metrics, metricsBindAddress: "0", healthProbeBindAddress: "0" });
     const stop = new AbortController();
     const entry = { stop, exit: operator.start(stop.signal) };
     running.push(entry);
     return {
       source,
       events,
+      registry: metrics.registry,
       stop: async () => {
         stop.abort();
         running.splice(running.indexOf(entry), 1);
@@ -185,14 +191,14 @@ describe("deletionPolicy Restore in run --manifests", () => {
       settings: { latencyMs: 300 },
     });
     await writeFile(join(dir, "manifests", "manager.yaml"), MANAGER(sim.url));
-    start();
+    const { registry } = start();
     // once the first read is recorded, the status file becomes a directory: every write fails
     const statusFile = join(dir, "status.json");
     await waitFor("the first read recorded", () => existsSync(statusFile));
     await rm(statusFile);
     await mkdir(join(statusFile, "in-the-way"), { recursive: true });
     await waitFor("the edge was read", () => (sim.state.counters.snapshot().getEdge?.["200"] ?? 0) >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await settle(registry);
     expect(sim.state.counters.snapshot().putEdge, "no PUT without a durable record").toBeUndefined();
     expect(sim.state.edge("edge-1")?.doc.tenant).toBe("legacy");
   });
