@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { kstatus } from "./kstatus.ts";
 import {
   CRDS_DIR,
@@ -77,8 +78,8 @@ describeWithControlPlane("a hung manager stalls only itself", (cp) => {
       });
     }
     await k8s.waitFor("NSXManager", "healthy", "Ready", (o) => condition(o, "Ready")?.status === "True");
-    // the frozen manager's check and its dependents are in flight now, each waiting out its timeout
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // the frozen manager's share of the workers (two of four) waits out its timeouts
+    await waitFor("two calls held by the frozen manager", () => frozen.state.faults.list()[0]!.fired >= 2);
 
     const addedMs = Date.now();
     await k8s.create<EdgeTenant>({
