@@ -2,11 +2,15 @@ import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
- * The tests that run tools of their own (helm, kubectl, promtool, lua5.1, npm, govnsx): the
- * `tools` project. helm, kubectl and govnsx come from test/controlplane/build.sh, so these files
- * wait for its binaries, as the integration files do.
+ * The tests that run tools of their own (helm, kubectl, promtool, lua5.1, npm, govnsx, gonsx):
+ * the `tools` project. helm, kubectl and our Go programs come from test/controlplane/build.sh, so
+ * these files wait for its binaries, as the integration files do.
  */
-const TOOL_TESTS = ["test/deploy/**/*.test.ts", "test/simulator/govnsx.test.ts"];
+const TOOL_TESTS = [
+  "test/deploy/**/*.test.ts",
+  "test/simulator/govnsx.test.ts",
+  "test/simulator/gonsx.test.ts",
+];
 
 /**
  * Three projects, one pool of workers: `unit` (no servers, no tools), `tools` and `integration`
