@@ -1,8 +1,9 @@
 /**
  * Ready tells the truth, as kstatus reads it: the objects the operator writes on a real API server
  * are judged by the real kstatus library (test/kstatus/main.go) in the fault scenarios where a
- * green light would be a lie. Each scenario has a simulator of its own, so that its faults touch
- * nothing else.
+ * green light would be a lie. Each scenario has a simulator, an NSXManager and an EdgeTenant of
+ * its own, so that its faults touch nothing else, and the scenarios run at once (the longest waits
+ * out two sync intervals of 10 s).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
@@ -83,7 +84,7 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     return last;
   }
 
-  it("a tenant read as drifted whose PUT keeps failing is not Ready", async () => {
+  it.concurrent("a tenant read as drifted whose PUT keeps failing is not Ready", async () => {
     const sim = await scene("put-fails", "new");
     sim.state.faults.add({ route: "putEdge", kind: "status", status: 500, count: 1_000 });
     const failed = await k8s.waitFor(
@@ -97,7 +98,7 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     expect(tenantOn(sim, "edge-1")).toBe("old");
   });
 
-  it("a new generation that bad credentials keep from being applied is not Ready", async () => {
+  it.concurrent("a new generation that bad credentials keep from being applied is not Ready", async () => {
     const sim = await scene("bad-creds", "first");
     await current("EdgeTenant", "bad-creds");
     expect(tenantOn(sim, "edge-1")).toBe("first");
@@ -115,7 +116,7 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     expect(tenantOn(sim, "edge-1")).toBe("first");
   });
 
-  it("a paused object whose manager state was never observed is not Ready", async () => {
+  it.concurrent("a paused object whose manager state was never observed is not Ready", async () => {
     await scene("paused", "new", { "nsxv.io/paused": "true" });
     const paused = await k8s.waitFor(
       "EdgeTenant",
@@ -129,35 +130,38 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     await neverCurrent("EdgeTenant", "paused", "nothing is known of the edge");
   });
 
-  it("an object whose manager refuses the credentials stops reading Current within two sync intervals", async () => {
-    // the shortest sync interval the CRD allows: Ready is kept for two of them
-    const intervalMs = 10_000;
-    const sim = await scene("blind", "first", undefined, "10s");
-    await current("EdgeTenant", "blind");
-    // the credentials stop working; no spec changes: the object is only blind
-    sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
-    const rotatedMs = Date.now();
-    sim.state.changeEdge("edge-1", { tenant: "drifted-while-blind" });
-    const stale = await k8s.waitFor(
-      "EdgeTenant",
-      "blind",
-      "not Current",
-      (o) => kstatus(o).status !== "Current",
-      { timeoutMs: 5 * intervalMs },
-    );
-    const blindMs = Date.now() - rotatedMs;
-    // the bound is two sync intervals since the last observation (at most one interval before the
-    // rotation), and a retry comes at most one interval after it
-    expect(blindMs, "read Current no longer than the bound").toBeLessThan(4 * intervalMs);
-    expect(condition(stale, "Ready"), "Unknown, with the cause and since when").toMatchObject({
-      status: "Unknown",
-      message: expect.stringMatching(/no observation of the manager since/),
-    });
-    await neverCurrent("EdgeTenant", "blind", "the operator cannot see the manager");
-    expect(tenantOn(sim, "edge-1"), "nothing written blind").toBe("drifted-while-blind");
-  });
+  it.concurrent(
+    "an object whose manager refuses the credentials stops reading Current within two sync intervals",
+    async () => {
+      // the shortest sync interval the CRD allows: Ready is kept for two of them
+      const intervalMs = 10_000;
+      const sim = await scene("blind", "first", undefined, "10s");
+      await current("EdgeTenant", "blind");
+      // the credentials stop working; no spec changes: the object is only blind
+      sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
+      const rotatedMs = Date.now();
+      sim.state.changeEdge("edge-1", { tenant: "drifted-while-blind" });
+      const stale = await k8s.waitFor(
+        "EdgeTenant",
+        "blind",
+        "not Current",
+        (o) => kstatus(o).status !== "Current",
+        { timeoutMs: 5 * intervalMs },
+      );
+      const blindMs = Date.now() - rotatedMs;
+      // the bound is two sync intervals since the last observation (at most one interval before the
+      // rotation), and a retry comes at most one interval after it
+      expect(blindMs, "read Current no longer than the bound").toBeLessThan(4 * intervalMs);
+      expect(condition(stale, "Ready"), "Unknown, with the cause and since when").toMatchObject({
+        status: "Unknown",
+        message: expect.stringMatching(/no observation of the manager since/),
+      });
+      await neverCurrent("EdgeTenant", "blind", "the operator cannot see the manager");
+      expect(tenantOn(sim, "edge-1"), "nothing written blind").toBe("drifted-while-blind");
+    },
+  );
 
-  it("an NSXManager whose dependents are refused with 403 turns not-Ready at once", async () => {
+  it.concurrent("an NSXManager whose dependents are refused with 403 turns not-Ready at once", async () => {
     const sim = await scene("denied", "first");
     await current("EdgeTenant", "denied");
     await current("NSXManager", "denied");
