@@ -39,6 +39,12 @@ interface FaultCase {
   exact?: Partial<Record<ApiRoute, Record<string, number>>>;
   /** each attempt took at least this long (latency faults): seen in the duration histogram */
   slowMs?: number;
+  /**
+   * NSXManager spec.requestTimeoutSeconds; default 1 (the CRD's minimum, which the cases beyond the
+   * timeout wait out). The cases within it take 5: a slow answer stays within it by seconds, not by
+   * the few hundred ms a loaded machine can take away.
+   */
+  requestTimeoutSeconds?: number;
 }
 
 const OBJECTS: Record<Kind, string> = {
@@ -60,6 +66,7 @@ const CASES: FaultCase[] = [
     requests: [{ route: "getEdge", status: "200" }],
     exact: { putEdge: { "204": 1 }, releaseAddress: { "200": 3 } },
     slowMs: 300,
+    requestTimeoutSeconds: 5,
   },
   {
     name: "latency beyond the request timeout on edge reads",
@@ -297,6 +304,7 @@ const CASES: FaultCase[] = [
     requests: [{ route: "getEdge", status: "200" }],
     exact: { getEdge: { "200": 1 + RECORD_READS }, putEdge: { "204": 1 } },
     slowMs: 300,
+    requestTimeoutSeconds: 5,
   },
   {
     name: "503 on any route at random",
@@ -309,7 +317,10 @@ const CASES: FaultCase[] = [
 
 describe("manager faults through the operator", () => {
   it.concurrent.each(CASES)("$name", async (c) => {
-    const rig = await FaultRig.start({ faults: c.faults });
+    const rig = await FaultRig.start({
+      faults: c.faults,
+      ...(c.requestTimeoutSeconds !== undefined ? { requestTimeoutSeconds: c.requestTimeoutSeconds } : {}),
+    });
     try {
       const elapsedMs = await rig.waitConverged();
       await assertSafeAndBounded(rig, c, elapsedMs);
@@ -364,15 +375,19 @@ async function assertInMetrics(rig: FaultRig, c: FaultCase): Promise<void> {
     if (!/^\d+$/.test(status)) continue;
     // the simulator counts a call when it comes, the operator when its answer is read: a pass
     // still running after convergence (a slow answer) is counted by both once it ends
+    let seen = "";
     await waitFor(
       `nsxv_manager_requests_total{route=${route},status=${status}} as the simulator counted`,
-      async () =>
-        (await rig.metric("nsxv_manager_requests_total", { route, status })) ===
-        callsByRoute(rig.sim)[route]?.byStatus[status]
-          ? true
-          : undefined,
-      { timeoutMs: 3_000, intervalMs: 25 },
-    );
+      async () => {
+        const operator = await rig.metric("nsxv_manager_requests_total", { route, status });
+        const simulator = callsByRoute(rig.sim)[route]?.byStatus[status];
+        seen = `the operator counted ${operator}, the simulator ${simulator}; ${rig.describe()}`;
+        return operator === simulator;
+      },
+      { intervalMs: 25 },
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${seen}`, { cause: error });
+    });
   }
   if (c.slowMs !== undefined) {
     const seconds = await rig.metric("nsxv_manager_request_duration_seconds_sum");

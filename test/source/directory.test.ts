@@ -25,7 +25,6 @@ import { startSimulator } from "../../src/simulator/index.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { advance, advanceUntil } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
-import { FakeClock } from "../../src/util/clock.ts";
 
 const QUIET_MS = 5_000;
 
