@@ -19,6 +19,7 @@ import {
   CLIENT_THROUGHPUT_FULL,
   CLIENT_THROUGHPUT_QUICK,
 } from "./client-throughput.ts";
+import { benchCliCost, CLI_COST_FULL, CLI_COST_QUICK } from "./cli-cost.ts";
 import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cli-footprint.ts";
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
 import { benchEdgeDocument, EDGE_DOCUMENT_FULL, EDGE_DOCUMENT_QUICK } from "./edge-document.ts";
@@ -91,6 +92,13 @@ const BENCHMARKS: readonly Benchmark[] = [
     byDefault: true,
     run: (quick) => benchFleetCli(quick ? FLEET_CLI_QUICK : FLEET_CLI_FULL),
     limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
+  },
+  {
+    name: "cli-cost",
+    byDefault: true,
+    run: (quick) => benchCliCost(quick ? CLI_COST_QUICK : CLI_COST_FULL),
+    // the first run also checks out and builds the reference (npm ci, tsc: a minute or two)
+    limitMs: { quick: 8 * MINUTE, full: 15 * MINUTE },
   },
   {
     name: "fleet-interval",

@@ -45,15 +45,18 @@ async function compile(): Promise<void> {
   });
 }
 
-/** `node dist/cli/main.js ARGS` with `env` over this process's environment; killed after `timeoutMs`. */
+/**
+ * `node dist/cli/main.js ARGS` with `env` over this process's environment; killed after `timeoutMs`.
+ * `cli`: another build's main.js (a reference build, lib/reference-build.ts).
+ */
 export async function runBuiltCli(
   args: readonly string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; cli?: string } = {},
 ): Promise<CliRun> {
   const dir = mkdtempSync(join(tmpdir(), "nsxv-cli-run-"));
   const rssFile = join(dir, "rss");
   const started = performance.now();
-  const child = spawn(process.execPath, ["--require", PEAK_RSS, CLI, ...args], {
+  const child = spawn(process.execPath, ["--require", PEAK_RSS, options.cli ?? CLI, ...args], {
     env: { ...process.env, ...options.env, NSXV_BENCH_PEAK_RSS_FILE: rssFile, NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,9 +1,12 @@
 /**
  * The benchmarks of bench/ that run the built CLI (dist/, built once for the three), at a tiny size (smoke.ts says what is checked).
  */
+import { describe, expect, it } from "vitest";
+import { benchCliCost, CLI_COST_QUICK } from "../../bench/cli-cost.ts";
 import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchFleetCli, FLEET_CLI_QUICK } from "../../bench/fleet-cli.ts";
 import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
+import { referenceBuild } from "../../bench/lib/reference-build.ts";
 import { benchManifestInput } from "../../bench/manifest-input.ts";
 import { smokeTest } from "./smoke.ts";
 
@@ -14,6 +17,30 @@ smokeTest([
     run: () => benchCliFootprint({ cases: [{ label: "1 edge", edges: 1 }], runs: 1 }),
     metrics: ["peak RSS", "wall", "edges corrected", "lost-content PUTs"],
     exact: { "edges corrected": 1, "lost-content PUTs": 0 },
+  },
+  {
+    name: "CliCost",
+    reason:
+      "plan and apply of the built CLI, each run checked (plan finds nothing, apply corrects every edge), with CPU and wall time; the reference build is left out here (its npm ci takes a minute)",
+    run: () =>
+      benchCliCost({
+        ...CLI_COST_QUICK,
+        reference: undefined,
+        cpu: { edges: 4, runs: 1 },
+        plan: { edges: 6, runs: 1 },
+        efficiency: { edges: 4, runs: 1, latencyMs: 5, concurrency: 4 },
+      }),
+    metrics: (label) =>
+      label.startsWith("plan")
+        ? ["wall, this build (median)", "CPU, this build (median)", "load average (1 min) before"]
+        : label.includes("no added latency")
+          ? ["CPU, this build (median)", "CPU, this build / reference", "wall, this build (median)"]
+          : [
+              "manager calls",
+              "ideal bound (2N+1 calls x L / C)",
+              "wall, this build (median)",
+              "efficiency, this build",
+            ],
   },
   {
     name: "FleetCli",
@@ -66,3 +93,12 @@ smokeTest([
               : ["refused before parsing", "peak RSS", "peak RSS over baseline", "wall"],
   },
 ]);
+
+describe("a reference build that cannot be made", () => {
+  it("is said so, with the reason, instead of failing the benchmark", { timeout: 60_000 }, async () => {
+    const missing = "0".repeat(40);
+    const reference = await referenceBuild(missing);
+    expect(reference).toMatchObject({ commit: missing, available: false });
+    expect(reference.available === false ? reference.reason : "").toMatch(/git worktree add/);
+  });
+});
