@@ -5,14 +5,16 @@
  * (validated and defaulted as the API server would) and v1 Secrets (decoded); notes other kinds
  * as skipped. Every problem is collected as a ManifestError naming the file, line, document,
  * object and field, so one run shows them all. A file costs what its size allows, never more:
- * read under a size cap, scanned before parsing (yaml-guard.ts), duplicate keys found in linear
- * time.
+ * read under a size cap; the block YAML that manifests are written in is read by block-yaml.ts
+ * (linear, a tenth of the library's cost), anything else, and any file with a problem, by the
+ * yaml library behind the guards of yaml-guard.ts (scanned before parsing, duplicate keys found
+ * in linear time), loaded only then.
  */
-import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from "yaml";
 import { CodedError } from "../util/errors.ts";
+import { readBlockYaml } from "./block-yaml.ts";
+import { MANIFEST_LIMITS, problemOf, type ManifestLimits } from "./manifest-limits.ts";
 import { listManifestFiles, readManifestFile, ReadLedger, type SkippedFile } from "./manifest-files.ts";
 import { fieldOf, ResourceValidator, type FieldIssue } from "./schema.ts";
-import { duplicateKey, MANIFEST_LIMITS, scanYamlText, type ManifestLimits } from "./yaml-guard.ts";
 import {
   API_VERSION,
   GROUP,
@@ -161,62 +163,136 @@ export async function loadManifests(
       result.errors.push(new ManifestError({ file, detail: read.problem }));
       continue;
     }
-    const { text } = read;
-    const refused = scanYamlText(text, limits);
-    if (refused !== undefined) {
-      const line = text.slice(0, refused.offset).split("\n").length;
-      result.errors.push(new ManifestError({ file, line, detail: refused.detail }));
-      continue;
-    }
-    // what the read as a whole may hold, before the parser pays for this file
-    const overBound = ledger.charge(file, text);
-    if (overBound !== undefined) {
-      result.errors.push(new ManifestError({ file: ledger.root, detail: overBound }));
+    const context = { file, limits, validator, seen, ledger };
+    const loaded = loadBlockYaml(read.text, context) ?? (await loadWithLibrary(read.text, context));
+    if ("overBound" in loaded) {
+      result.errors.push(new ManifestError({ file: ledger.root, detail: loaded.overBound }));
       break;
     }
-    const lineCounter = new LineCounter();
-    let docs: Document.Parsed[];
-    try {
-      // duplicate keys are found by readDocument, in linear time (yaml-guard.ts)
-      docs = parseAllDocuments(text, { lineCounter, uniqueKeys: false }) as Document.Parsed[];
-    } catch (error) {
-      // the parser's own failure (a stack overflow, say) is the file's, not the tool's
-      result.errors.push(new ManifestError({ file, line: 1, detail: `invalid YAML: ${problemOf(error)}` }));
-      continue;
-    }
-    for (const [documentIndex, doc] of docs.entries()) {
-      const start = doc.contents?.range?.[0] ?? doc.range[0];
-      const source = { file, documentIndex, line: lineCounter.linePos(start).line };
-      try {
-        loadDocument({ doc, source, lineCounter, validator, result, seen });
-      } catch (error) {
-        // whatever a document does to the reader, it is that document's error, never a crash
-        result.errors.push(
-          new ManifestError({ ...source, ...objectOf(doc), detail: `cannot be read: ${problemOf(error)}` }),
-        );
-      }
-    }
+    addSet(result, loaded.documents);
   }
   return result;
 }
 
-interface DocumentContext {
-  doc: Document.Parsed;
-  source: ManifestSource;
-  lineCounter: LineCounter;
+/** Where the documents of one file go, and what they are checked against. */
+interface FileContext {
+  file: string;
+  limits: ManifestLimits;
   validator: ResourceValidator;
-  result: ManifestSet;
+  /** kind/namespace/name → where it was first defined, over the files read so far */
   seen: Map<string, ManifestSource>;
+  /** what the read as a whole may hold: charged once the file passed its own caps, before it is built */
+  ledger: ReadLedger;
 }
 
-function loadDocument(ctx: DocumentContext): void {
-  const object = readDocument(ctx);
-  if (object === undefined) return;
+/** What documents add to: the whole set, or one file's before it is kept. */
+type DocumentResults = Pick<ManifestSet, "objects" | "secrets" | "skipped" | "errors">;
+
+/** One file read: its documents (and their errors), or why the read as a whole stops here. */
+type FileLoad = { documents: DocumentResults } | { overBound: string };
+
+interface DocumentContext {
+  source: ManifestSource;
+  /** the line of the deepest part of a path that exists in the document */
+  lineOf: (path: readonly (string | number)[]) => number;
+  validator: ResourceValidator;
+  result: DocumentResults;
+  seen: Pick<Map<string, ManifestSource>, "get" | "set">;
+}
+
+const noDocuments = (): DocumentResults => ({ objects: [], secrets: [], skipped: [], errors: [] });
+
+/**
+ * The file as the block reader reads it (block-yaml.ts): undefined when the reader leaves the text
+ * to the library, or when a document of it has a problem: the library then reads the file again,
+ * so that every error is worded and placed as it has always been. A text the reader takes is
+ * within its file's caps (under half the token cap, shallow): the ledger is charged then, before
+ * any object is built (the reader's own pass, linear, is all the file that crosses the bound costs).
+ */
+function loadBlockYaml(text: string, context: FileContext): FileLoad | undefined {
+  const read = readBlockYaml(text, context.limits);
+  if (read === undefined) return undefined;
+  const overBound = context.ledger.charge(context.file, text);
+  if (overBound !== undefined) return { overBound };
+  const documents = noDocuments();
+  // the names this file defines, kept only with the file: checked against the earlier files' too
+  const own = new Map<string, ManifestSource>();
+  const seen = { get: (key: string) => own.get(key) ?? context.seen.get(key), set: own.set.bind(own) };
+  for (const [documentIndex, doc] of read.documents.entries()) {
+    if (doc.value === null) continue; // an empty document, as after a trailing `---`
+    const source = { file: context.file, documentIndex, line: doc.line };
+    const ctx = { source, lineOf: doc.lineOf, validator: context.validator, result: documents, seen };
+    loadValue(ctx, doc.value);
+    if (documents.errors.length > 0) return undefined;
+  }
+  for (const [key, source] of own) context.seen.set(key, source);
+  return { documents };
+}
+
+/**
+ * The file as the yaml library reads it, behind the guards of yaml-guard.ts (loaded here, once
+ * needed): refused on its own before it is parsed (nesting, tokens), then charged to the ledger,
+ * then parsed.
+ */
+async function loadWithLibrary(text: string, context: FileContext): Promise<FileLoad> {
+  const { file } = context;
+  const documents = noDocuments();
+  const yaml = await import("./yaml-guard.ts");
+  const refused = yaml.refusedBeforeParsing(text, context.limits);
+  if (refused !== undefined) {
+    documents.errors.push(new ManifestError({ file, ...refused }));
+    return { documents };
+  }
+  const overBound = context.ledger.charge(file, text);
+  if (overBound !== undefined) return { overBound };
+  const read = yaml.readYamlDocuments(text);
+  if ("problem" in read) {
+    documents.errors.push(new ManifestError({ file, ...read.problem }));
+    return { documents };
+  }
+  for (const [documentIndex, doc] of read.documents.entries()) {
+    const source = { file, documentIndex, line: doc.line };
+    if (doc.problem !== undefined) {
+      const line = doc.problem.line ?? source.line;
+      documents.errors.push(new ManifestError({ ...source, ...doc.problem, line }));
+    } else if (doc.value !== undefined) {
+      loadValue({ ...context, result: documents, source, lineOf: doc.lineOf }, doc.value);
+    }
+  }
+  return { documents };
+}
+
+/** a file's documents, and their errors */
+function addSet(result: ManifestSet, set: DocumentResults): void {
+  result.objects.push(...set.objects);
+  result.secrets.push(...set.secrets);
+  result.skipped.push(...set.skipped);
+  result.errors.push(...set.errors);
+}
+
+/** One document's object: whatever it does to the reader, it is that document's error, never a crash. */
+function loadValue(ctx: DocumentContext, object: Record<string, unknown>): void {
+  try {
+    loadDocument(ctx, object);
+  } catch (error) {
+    const metadata = isRecord(object["metadata"]) ? object["metadata"] : {};
+    const declared = {
+      ...(typeof object["kind"] === "string" ? { kind: object["kind"] } : {}),
+      ...(typeof metadata["name"] === "string" ? { name: metadata["name"] } : {}),
+      ...(typeof metadata["namespace"] === "string" ? { namespace: metadata["namespace"] } : {}),
+    };
+    ctx.result.errors.push(
+      new ManifestError({ ...ctx.source, ...declared, detail: `cannot be read: ${problemOf(error)}` }),
+    );
+  }
+}
+
+function loadDocument(ctx: DocumentContext, object: Record<string, unknown>): void {
   // what `kubectl get -o yaml` writes: each item is read as a document of its own
   if (object["apiVersion"] === "v1" && object["kind"] === "List") {
     const items = object["items"];
     if (!Array.isArray(items)) {
-      const line = lineOf(ctx, ["items"]);
+      const line = ctx.lineOf(["items"]);
       ctx.result.errors.push(
         new ManifestError({ ...ctx.source, line, field: "items", detail: "a List needs items" }),
       );
@@ -224,7 +300,7 @@ function loadDocument(ctx: DocumentContext): void {
     }
     items.forEach((item: unknown, i) => {
       const path = ["items", i];
-      const source = { ...ctx.source, line: lineOf(ctx, path) };
+      const source = { ...ctx.source, line: ctx.lineOf(path) };
       if (isRecord(item)) loadObject({ ...ctx, source }, item, path);
       else
         ctx.result.errors.push(
@@ -246,7 +322,7 @@ function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (
   const kind = object["kind"];
   const where = (field: string): { field: string; line: number } => ({
     field: fieldOf([...at, field]),
-    line: lineOf(ctx, [...at, field]),
+    line: ctx.lineOf([...at, field]),
   });
   if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
     const field = typeof apiVersion !== "string" || apiVersion === "" ? "apiVersion" : "kind";
@@ -276,7 +352,7 @@ function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (
   }
   const report = (issues: FieldIssue[]): boolean => {
     for (const { field, path, message } of issues) {
-      const line = lineOf(ctx, [...at, ...path]);
+      const line = ctx.lineOf([...at, ...path]);
       result.errors.push(new ManifestError({ ...source, line, ...named, field, detail: message }));
     }
     return issues.length === 0;
@@ -297,50 +373,6 @@ function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (
   if (report([...issues, ...validated.issues])) {
     result.objects.push({ object: validated.value as NsxvObject, source });
   }
-}
-
-/** The document as a plain object; undefined (with errors recorded) for bad YAML, empty or non-object documents. */
-function readDocument(ctx: DocumentContext): Record<string, unknown> | undefined {
-  const { doc, source, result } = ctx;
-  const [error] = doc.errors;
-  if (error !== undefined) {
-    // the first error is the mistake; the parser's next ones are mostly its consequences
-    const line = error.linePos?.[0].line ?? source.line;
-    const detail = `invalid YAML: ${yamlProblem(error.message)}`;
-    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), detail }));
-    return undefined;
-  }
-  const duplicate = duplicateKey(doc);
-  if (duplicate !== undefined) {
-    const { line } = ctx.lineCounter.linePos(duplicate.offset);
-    const first = ctx.lineCounter.linePos(duplicate.firstOffset).line;
-    const detail = `duplicate key ${JSON.stringify(duplicate.key)} (first at line ${first}): which one is meant is a guess`;
-    const field = fieldOf(duplicate.path);
-    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), field, detail }));
-    return undefined;
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS(); // throws on too many aliases (a "billion laughs" document)
-  } catch (error) {
-    result.errors.push(
-      new ManifestError({ ...source, ...objectOf(doc), detail: `invalid YAML: ${problemOf(error)}` }),
-    );
-    return undefined;
-  }
-  const shape = shapeProblem(value);
-  if (shape !== undefined) {
-    const field = fieldOf(shape.path);
-    const line = lineOf(ctx, shape.path);
-    result.errors.push(new ManifestError({ ...source, line, ...objectOf(doc), field, detail: shape.detail }));
-    return undefined;
-  }
-  if (value === null || value === undefined) return undefined; // an empty document, as after a trailing `---`
-  if (!isRecord(value)) {
-    result.errors.push(new ManifestError({ ...source, detail: "not an object with apiVersion and kind" }));
-    return undefined;
-  }
-  return value;
 }
 
 /** Two documents with one kind, namespace and name: the second is an error. */
@@ -438,96 +470,6 @@ function decodeSecret(object: Record<string, unknown>): {
   return { values, issues };
 }
 
-/** The line of the deepest part of the path that exists in the document (a key's own line for a key). */
-function lineOf(ctx: DocumentContext, path: readonly (string | number)[]): number {
-  let node: unknown = ctx.doc.contents;
-  // where the document's content starts (not its `---`), for a field it does not have
-  let offset = ctx.doc.contents?.range?.[0] ?? ctx.doc.range[0];
-  for (const step of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === step);
-      if (pair === undefined) break;
-      offset = (pair.key as Node).range?.[0] ?? offset;
-      node = pair.value;
-    } else if (isSeq(node) && typeof step === "number" && step < node.items.length) {
-      node = node.items[step];
-      offset = (node as Node).range?.[0] ?? offset;
-    } else {
-      break;
-    }
-  }
-  return ctx.lineCounter.linePos(offset).line;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * The yaml library's message as one line: its first line, without the position it appends (the
- * line is said separately) and the trailing colon before the excerpt; a stack overflow said as
- * what it means.
- */
-function yamlProblem(message: string): string {
-  if (/call stack/i.test(message)) return problemOf(new RangeError(message));
-  const first = message.split("\n")[0] ?? message;
-  return first.replace(/ at line \d+, column \d+:?\s*$/, "").replace(/:\s*$/, "");
-}
-
-/** How deep a manifest may nest: far beyond any real object, far below what could exhaust the stack. */
-export const MAX_MANIFEST_DEPTH = 64;
-
-/** A cycle (an alias to its own ancestor) or nesting deeper than MAX_MANIFEST_DEPTH: where, and what. */
-function shapeProblem(value: unknown): { path: (string | number)[]; detail: string } | undefined {
-  const ancestors = new Set<object>();
-  const visit = (
-    node: unknown,
-    path: (string | number)[],
-  ): { path: (string | number)[]; detail: string } | undefined => {
-    if (node === null || typeof node !== "object") return undefined;
-    if (ancestors.has(node))
-      return { path, detail: "a YAML alias refers to an object that contains it (a cycle)" };
-    if (path.length > MAX_MANIFEST_DEPTH)
-      return { path, detail: `nested deeper than ${MAX_MANIFEST_DEPTH} levels` };
-    ancestors.add(node);
-    const entries: [string | number, unknown][] = Array.isArray(node)
-      ? node.map((v, i) => [i, v])
-      : Object.entries(node);
-    for (const [step, child] of entries) {
-      const problem = visit(child, [...path, step]);
-      if (problem !== undefined) return problem;
-    }
-    ancestors.delete(node);
-    return undefined;
-  };
-  return visit(value, []);
-}
-
-/** The kind, namespace and name a document declares, as far as they can be read without converting it. */
-function objectOf(doc: Document.Parsed): { kind?: string; namespace?: string; name?: string } {
-  const text = (path: string[]): string | undefined => {
-    let value: unknown;
-    try {
-      value = doc.getIn(path);
-    } catch {
-      return undefined; // a document broken enough that even this fails names no object
-    }
-    return typeof value === "string" ? value : undefined;
-  };
-  const kind = text(["kind"]);
-  const name = text(["metadata", "name"]);
-  const namespace = text(["metadata", "namespace"]);
-  return {
-    ...(kind !== undefined ? { kind } : {}),
-    ...(name !== undefined ? { name } : {}),
-    ...(namespace !== undefined ? { namespace } : {}),
-  };
-}
-
-/** An exception's message, with the engine's stack overflow said as what it means for a manifest. */
-function problemOf(error: unknown): string {
-  if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return `nested too deeply to read (more than ${MAX_MANIFEST_DEPTH} levels are never needed)`;
-  }
-  return error instanceof Error ? error.message : String(error);
 }

@@ -18,7 +18,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { loadManifests } from "../../src/api/manifests.ts";
 import { ResourceValidator } from "../../src/api/schema.ts";
-import { MANIFEST_LIMITS } from "../../src/api/yaml-guard.ts";
+import { MANIFEST_LIMITS } from "../../src/api/manifest-limits.ts";
 import { runOneShotCommand } from "../../src/cli/plan-apply.ts";
 import type { Logger } from "../../src/controller/controller.ts";
 import { DirectorySource } from "../../src/source/directory.ts";
