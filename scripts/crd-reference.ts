@@ -7,7 +7,8 @@
 import { writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readCrds, schemaEntries, type CrdInfo, type SchemaNode } from "../src/api/schema.ts";
+import { readCrds } from "../src/api/crds.ts";
+import { schemaEntries, type CrdInfo, type SchemaNode } from "../src/api/schema.ts";
 import { API_VERSION, type Kind } from "../src/api/types.ts";
 
 export const REFERENCE_PATH = fileURLToPath(new URL("../docs/crd-reference.md", import.meta.url));

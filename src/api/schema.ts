@@ -1,18 +1,17 @@
 /**
  * Validates custom resources without a cluster, as the API server would: against the
- * openAPIV3Schema of the CRDs in crds/ (with ajv), with `default:` values applied, unknown
- * fields rejected (as `fieldValidation=Strict` does), null fields pruned before defaulting,
- * list-type uniqueness checked, and each CEL rule evaluated through its TypeScript counterpart
- * (cel-rules.ts). Messages follow the API server's wording: `Invalid value: "x": ...`.
+ * openAPIV3Schema of the CRDs in crds/ (ajv's validators, generated from them at build time:
+ * crd-validators.generated.ts), with `default:` values applied, unknown fields rejected (as
+ * `fieldValidation=Strict` does), null fields pruned before defaulting, list-type uniqueness
+ * checked, and each CEL rule evaluated through its TypeScript counterpart (cel-rules.ts).
+ * Messages follow the API server's wording: `Invalid value: "x": ...`. crds.ts reads the CRDs and
+ * compiles them at run time, for tests and the generator.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { parseAllDocuments } from "yaml";
+import type { ErrorObject } from "ajv";
 import { CodedError } from "../util/errors.ts";
 import { CEL_COUNTERPARTS, type CelCounterpart } from "./cel-rules.ts";
-import { GROUP, KINDS, VERSION, type Kind } from "./types.ts";
+import { CRD_KINDS } from "./crd-validators.generated.ts";
+import type { Kind } from "./types.ts";
 
 /** One node of an openAPIV3Schema, the keywords this project uses. */
 export interface SchemaNode {
@@ -79,45 +78,6 @@ export class CrdError extends CodedError {
   }
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-
-export function defaultCrdDir(): string {
-  return fileURLToPath(new URL("../../crds/", import.meta.url));
-}
-
-/** The nsxv.io CRDs in a directory (other YAML there, such as a kustomization, is ignored). */
-export function readCrds(dir: string = defaultCrdDir()): CrdInfo[] {
-  const crds: CrdInfo[] = [];
-  for (const name of readdirSync(dir)
-    .filter((n) => /\.ya?ml$/.test(n))
-    .sort()) {
-    const file = join(dir, name);
-    for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
-      if (doc.errors.length > 0) throw new CrdError(`${file}: ${doc.errors[0]?.message ?? "invalid YAML"}`);
-      const definition = doc.toJS() as Record<string, unknown> | null;
-      const crd = crdOf(definition);
-      if (crd !== undefined && definition !== null) crds.push({ file, definition, ...crd });
-    }
-  }
-  return crds;
-}
-
-function crdOf(definition: Record<string, unknown> | null): Omit<CrdInfo, "file" | "definition"> | undefined {
-  if (definition?.["kind"] !== "CustomResourceDefinition") return undefined;
-  const spec = definition["spec"] as
-    | {
-        group?: string;
-        names?: { kind?: string; plural?: string };
-        versions?: { name: string; schema?: { openAPIV3Schema?: SchemaNode } }[];
-      }
-    | undefined;
-  const kind = spec?.names?.kind as Kind | undefined;
-  if (spec?.group !== GROUP || kind === undefined || !KINDS.includes(kind)) return undefined;
-  const schema = spec.versions?.find((v) => v.name === VERSION)?.schema?.openAPIV3Schema;
-  if (schema === undefined) throw new CrdError(`CRD for ${kind} has no ${VERSION} schema`);
-  return { kind, plural: spec.names?.plural ?? "", schema };
-}
-
 /** Every node of a schema, depth first, with its path (`[*]` for array items). */
 export function schemaEntries(node: SchemaNode, path = ""): SchemaEntry[] {
   const entries: SchemaEntry[] = [{ path, node }];
@@ -137,9 +97,27 @@ interface BoundRule {
   counterpart: CelCounterpart;
 }
 
+/** An ajv validator of one kind's schema: true or false, the problems in `errors`, defaults applied to the value. */
+export interface SchemaValidate {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/** What the validator knows of one kind: its schema's validator, and what it checks besides. */
+export interface KindSchema {
+  kind: Kind;
+  /** the CRD's file, for errors */
+  file: string;
+  /** the schema's validator, made (or compiled) on first use: a pass over one edge never needs the others */
+  validate: () => SchemaValidate;
+  /** the lists whose items must be unique (`x-kubernetes-list-type` set or map), by schema path */
+  lists: SchemaEntry[];
+  /** the CEL rules, by schema path */
+  rules: { path: string; spec: CelRuleSpec }[];
+}
+
 interface KindValidator {
-  /** compiled on the first object of the kind: a one-shot pass over one edge never needs the others */
-  validate: () => ValidateFunction;
+  validate: () => SchemaValidate;
   rules: BoundRule[];
   lists: SchemaEntry[];
 }
@@ -152,31 +130,31 @@ export class ResourceValidator {
   }
 
   /**
-   * Compiles the CRDs' schemas; throws CrdError when a CEL rule has no TypeScript counterpart
-   * (or sits under a map's values, which this module does not walk).
+   * The kinds' validators with each CEL rule bound to its TypeScript counterpart; throws CrdError
+   * when a rule has none (or sits under a map's values, which this module does not walk).
    */
-  static fromCrds(
-    crds: readonly CrdInfo[],
+  static fromKinds(
+    kinds: readonly KindSchema[],
     counterparts: readonly CelCounterpart[] = CEL_COUNTERPARTS,
   ): ResourceValidator {
-    const ajv = kubernetesAjv();
-    const kinds = new Map<Kind, KindValidator>();
-    for (const crd of crds) {
-      const entries = schemaEntries(crd.schema);
-      const lists = entries.filter(({ node }) =>
-        ["set", "map"].includes(node["x-kubernetes-list-type"] ?? ""),
-      );
-      const rules = entries.flatMap((entry) => bindRules(crd, entry, counterparts));
-      let compiled: ValidateFunction | undefined;
-      const validate = () => (compiled ??= ajv.compile(closed(crd.schema)));
-      kinds.set(crd.kind, { validate, rules, lists });
-    }
-    return new ResourceValidator(kinds);
+    return new ResourceValidator(
+      new Map(
+        kinds.map((k) => [
+          k.kind,
+          {
+            validate: k.validate,
+            lists: k.lists,
+            rules: k.rules.map((rule) => bindRule(k, rule, counterparts)),
+          },
+        ]),
+      ),
+    );
   }
 
-  /** The CRDs of crds/ (or another directory). */
-  static load(options: { crdDir?: string } = {}): ResourceValidator {
-    return ResourceValidator.fromCrds(readCrds(options.crdDir ?? defaultCrdDir()));
+  /** The CRDs of crds/, as generated into crd-validators.generated.ts (test/api/crd-validators.test.ts keeps it current). */
+  static load(): ResourceValidator {
+    // generated code is not type-checked: the test compares it with what crds/ compile to
+    return ResourceValidator.fromKinds(CRD_KINDS as readonly KindSchema[]);
   }
 
   /** Validates a copy of the object; returns the copy with defaults applied, and every issue. */
@@ -207,54 +185,24 @@ export class ResourceValidator {
   }
 }
 
-/** ajv that knows the OpenAPI formats and `x-kubernetes-*` keywords the CRDs use. */
-function kubernetesAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
-  ajv.addVocabulary([
-    "x-kubernetes-validations",
-    "x-kubernetes-list-type",
-    "x-kubernetes-list-map-keys",
-    "x-kubernetes-preserve-unknown-fields",
-  ]);
-  ajv.addFormat("int32", { type: "number", validate: (n: number) => n >= -(2 ** 31) && n < 2 ** 31 });
-  ajv.addFormat("int64", { type: "number", validate: (n: number) => Number.isSafeInteger(n) });
-  ajv.addFormat("date-time", RFC3339);
-  return ajv;
-}
-
-/** The rules of one schema node, each with its TypeScript counterpart; throws CrdError for a rule without one. */
-function bindRules(
-  crd: CrdInfo,
-  { path, node }: SchemaEntry,
+/** A rule of a kind with its TypeScript counterpart; throws CrdError for a rule without one. */
+function bindRule(
+  kind: KindSchema,
+  { path, spec }: { path: string; spec: CelRuleSpec },
   counterparts: readonly CelCounterpart[],
-): BoundRule[] {
-  return (node["x-kubernetes-validations"] ?? []).map((spec) => {
-    const where = `${crd.file}: ${crd.kind} ${path}`;
-    if (path.includes("{*}")) throw new CrdError(`${where}: CEL rules under a map are not evaluated here`);
-    if (spec.reason !== undefined && RULE_REFUSALS[spec.reason] === undefined) {
-      throw new CrdError(`${where}: CEL rule reason ${spec.reason} is not evaluated here`);
-    }
-    const counterpart = counterparts.find(
-      (c) => c.kind === crd.kind && c.path === path && c.rule === spec.rule,
-    );
-    if (counterpart === undefined) {
-      throw new CrdError(`${where}: CEL rule without a TypeScript counterpart: ${spec.rule}`);
-    }
-    return { path, spec, counterpart };
-  });
-}
-
-/** Schema copy in which objects with declared properties accept no others (strict decoding). */
-function closed(node: SchemaNode): SchemaNode {
-  const copy: SchemaNode = { ...node };
-  if (node.properties !== undefined) {
-    copy.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, closed(v)]));
-    if (node.additionalProperties === undefined && node["x-kubernetes-preserve-unknown-fields"] !== true) {
-      copy.additionalProperties = false;
-    }
+): BoundRule {
+  const where = `${kind.file}: ${kind.kind} ${path}`;
+  if (path.includes("{*}")) throw new CrdError(`${where}: CEL rules under a map are not evaluated here`);
+  if (spec.reason !== undefined && RULE_REFUSALS[spec.reason] === undefined) {
+    throw new CrdError(`${where}: CEL rule reason ${spec.reason} is not evaluated here`);
   }
-  if (node.items !== undefined) copy.items = closed(node.items);
-  return copy;
+  const counterpart = counterparts.find(
+    (c) => c.kind === kind.kind && c.path === path && c.rule === spec.rule,
+  );
+  if (counterpart === undefined) {
+    throw new CrdError(`${where}: CEL rule without a TypeScript counterpart: ${spec.rule}`);
+  }
+  return { path, spec, counterpart };
 }
 
 /** The API server prunes null fields before defaulting (none of ours is nullable). */

@@ -16,13 +16,8 @@ import {
   POOL_ID_MAX_LENGTH,
   POOL_ID_PATTERN,
 } from "../../src/nsx/ids.ts";
-import {
-  readCrds,
-  ResourceValidator,
-  schemaEntries,
-  type CrdInfo,
-  type SchemaNode,
-} from "../../src/api/schema.ts";
+import { compileValidator, readCrds } from "../../src/api/crds.ts";
+import { schemaEntries, type CrdInfo, type SchemaNode } from "../../src/api/schema.ts";
 import {
   DEPENDENT_KINDS,
   KINDS,
@@ -182,7 +177,7 @@ describe("types.ts and crds/ agree", () => {
     expect(crds.map((c) => c.kind).sort()).toEqual([...KINDS].sort());
   });
 
-  const permissive = ResourceValidator.fromCrds(
+  const permissive = compileValidator(
     crds,
     CEL_COUNTERPARTS.map((c) => (c.path === "spec.pool" ? { ...c, check: () => undefined } : c)),
   );
@@ -305,7 +300,7 @@ describe("CEL rules and their TypeScript counterparts", () => {
     const doctored = crds.map((crd) => structuredClone(crd));
     const edge = doctored.find((c) => c.kind === "EdgeTenant") as CrdInfo;
     edge.schema.properties!["spec"]!["x-kubernetes-validations"] = [{ rule: "self.tenant != 'root'" }];
-    expect(() => ResourceValidator.fromCrds(doctored)).toThrow(
+    expect(() => compileValidator(doctored)).toThrow(
       /EdgeTenant spec: CEL rule without a TypeScript counterpart/,
     );
   });

@@ -16,7 +16,7 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import { afterAll, describe, it } from "vitest";
-import { readCrds } from "../../src/api/schema.ts";
+import { readCrds } from "../../src/api/crds.ts";
 import { waitFor, type WaitOptions } from "../support/wait.ts";
 import {
   makeKubeConfig,

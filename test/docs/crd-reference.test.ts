@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { fieldRows, REFERENCE_PATH, renderCrdReference } from "../../scripts/crd-reference.ts";
-import { readCrds, schemaEntries, type CrdInfo } from "../../src/api/schema.ts";
+import { readCrds } from "../../src/api/crds.ts";
+import { schemaEntries, type CrdInfo } from "../../src/api/schema.ts";
 import { cells } from "./markdown.ts";
 
 const crds = readCrds();

@@ -20,7 +20,7 @@ import {
   kubectl,
 } from "../controlplane/testing.ts";
 import { waitFor } from "../support/wait.ts";
-import { readCrds } from "../../src/api/schema.ts";
+import { readCrds } from "../../src/api/crds.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds", import.meta.url));
 
