@@ -114,7 +114,7 @@ export async function benchCliCost(options: CliCostOptions): Promise<BenchResult
 async function planCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Promise<void> {
   const label = `plan, ${o.plan.edges} edges in sync`;
   const load = loadavg()[0] ?? 0;
-  const runs = await alternate(f.builds, o.plan.runs, () => cli(["plan", "-f", f.planFile], [0]));
+  const runs = await alternate(f.builds, o.plan.runs, (build) => cli(["plan", "-f", f.planFile], [0], build));
   const wall = median(wallsOf(runs, "this build"));
   result.add({
     case: label,
@@ -131,7 +131,7 @@ async function planCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): P
 
 async function cpuCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Promise<void> {
   const label = `apply, ${o.cpu.edges} drifted edges, no added latency`;
-  const runs = await alternate(f.builds, o.cpu.runs, () => correct(f, o.cpu.edges));
+  const runs = await alternate(f.builds, o.cpu.runs, (build) => correct(f, o.cpu.edges, build));
   const cpu = median(cpusOf(runs, "this build"));
   result.add({ case: label, metric: "CPU, this build (median)", value: cpu, unit: "ms" });
   const reference = f.builds[1];
@@ -220,16 +220,14 @@ async function alternate(
 async function correct(
   f: Fixture,
   edges: number,
-  build?: Build,
+  build: Build,
 ): Promise<CliRun & { calls: Record<string, number> }> {
   await drift(f.control, edges);
   await f.control.resetCounters();
   const run = await cli(["apply", "-f", f.applyFile], [0], build);
   const calls = callsByRoute(await f.control.counters());
   if ((calls["putEdge"] ?? 0) !== edges) {
-    throw new Error(
-      `apply by ${build?.label ?? "this build"} made ${calls["putEdge"] ?? 0} PUTs, not ${edges}`,
-    );
+    throw new Error(`apply by ${build.label} made ${calls["putEdge"] ?? 0} PUTs, not ${edges}`);
   }
   return { ...run, calls };
 }
@@ -242,14 +240,14 @@ async function drift(control: SimulatorControl, edges: number): Promise<void> {
   }
 }
 
-async function cli(args: string[], exitCodes: readonly number[], build?: Build): Promise<CliRun> {
+/** `build` runs it: required, so that no case runs one build where it means the other */
+async function cli(args: string[], exitCodes: readonly number[], build: Build): Promise<CliRun> {
   const run = await runBuiltCli(args, {
     env: { NSX_USERNAME: CREDENTIALS.username, NSX_PASSWORD: CREDENTIALS.password },
-    ...(build?.cli !== undefined ? { cli: build.cli } : {}),
+    ...(build.cli !== undefined ? { cli: build.cli } : {}),
   });
   if (!exitCodes.includes(run.code ?? -1)) {
-    const who = build?.label ?? "this build";
-    throw new Error(`${args[0]} by ${who} exited ${String(run.code)}: ${run.output.slice(-800)}`);
+    throw new Error(`${args[0]} by ${build.label} exited ${String(run.code)}: ${run.output.slice(-800)}`);
   }
   return run;
 }
