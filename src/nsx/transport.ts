@@ -181,8 +181,11 @@ export class HttpTransport {
           if (bytes > maxResponseBytes) stop(tooLarge());
           else chunks.push(chunk);
         },
-        onResponseEnd: () =>
-          finish({ kind: "response", status, headers, body: Buffer.concat(chunks).toString("utf8") }),
+        onResponseEnd: () => {
+          // most answers arrive in one chunk: decoded where it lies, not copied first
+          const body = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString("utf8");
+          finish({ kind: "response", status, headers, body });
+        },
         onResponseError: (_c, error) => fail(error),
       };
       this.#pool.dispatch(
