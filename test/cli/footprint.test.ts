@@ -1,11 +1,13 @@
 /**
  * What each command loads: `plan`, `apply`, `import`, `simulate`, `demo` and `run --manifests`
  * never load @kubernetes/client-node (heavy: it is most of a CLI pass's memory and start-up time);
- * `run` against a cluster does. Checked in child processes with a module-resolution hook that records
- * every specifier naming the package.
+ * `run` against a cluster does. `plan` and `apply` of block-style manifests load neither the yaml
+ * library nor ajv's compiler (the block reader and the generated validators do the work); a flow
+ * mapping does load the library. Checked in child processes with a module-resolution hook that
+ * records every specifier naming the packages.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -23,8 +25,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A hook, loaded with --import, that appends to `log` each resolution of client-node. */
-async function hook(log: string): Promise<string> {
+const CLIENT_NODE = /@kubernetes\/client-node/;
+/** the yaml library, and ajv but for the one runtime helper the generated validators use */
+const YAML_OR_AJV = /^(yaml|ajv)(\/(?!dist\/runtime\/ucs2length)|$)/;
+
+/** A hook, loaded with --import, that appends to `log` each resolution of a specifier `pattern` matches. */
+async function hook(log: string, pattern: RegExp): Promise<string> {
   const file = join(dir, `hook-${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(
     file,
@@ -32,7 +38,7 @@ async function hook(log: string): Promise<string> {
 import { appendFileSync } from "node:fs";
 registerHooks({
   resolve(specifier, context, next) {
-    if (specifier.includes("@kubernetes/client-node")) appendFileSync(${JSON.stringify(log)}, specifier + "\\n");
+    if (${pattern.toString()}.test(specifier)) appendFileSync(${JSON.stringify(log)}, specifier + "\\n");
     return next(specifier, context);
   },
 });
@@ -47,12 +53,12 @@ registerHooks({
  */
 async function loaded(
   args: string[],
-  options: { stopAt?: RegExp; env?: Record<string, string> } = {},
+  options: { stopAt?: RegExp; env?: Record<string, string>; pattern?: RegExp } = {},
 ): Promise<{ code: number | null; specifiers: string[] }> {
-  const { stopAt, env } = options;
+  const { stopAt, env, pattern = CLIENT_NODE } = options;
   const log = join(dir, `log-${Math.random().toString(36).slice(2)}`);
   await writeFile(log, "");
-  const child = spawn(process.execPath, ["--import", await hook(log), "src/cli/main.ts", ...args], {
+  const child = spawn(process.execPath, ["--import", await hook(log, pattern), "src/cli/main.ts", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: {
       ...process.env,
@@ -123,5 +129,37 @@ describe("commands that talk to no cluster never load @kubernetes/client-node", 
     ]);
     expect(code, "no kubeconfig").toBe(1);
     expect(specifiers.length).toBeGreaterThan(0);
+  });
+});
+
+describe("plan and apply of block-style manifests load neither the yaml library nor ajv's compiler", () => {
+  /** the demo's manager and an EdgeTenant written as kubectl writes them (no flow mapping) */
+  async function blockManifests(): Promise<string> {
+    const block = join(dir, "block");
+    await mkdir(block, { recursive: true });
+    await copyFile(join(DEMO_MANIFESTS, "manager.yaml"), join(block, "manager.yaml"));
+    await writeFile(
+      join(block, "edges.yaml"),
+      "apiVersion: nsxv.io/v1alpha1\nkind: EdgeTenant\nmetadata:\n  name: esg-web\nspec:\n  managerRef:\n    name: lab\n  edgeId: edge-1\n  tenant: tenant-blue\n",
+    );
+    return block;
+  }
+
+  it.each(["plan", "apply"])("%s", async (command) => {
+    const args = [command, "-f", await blockManifests(), "--manager-url", `lab=${sim.url}`];
+    const { code, specifiers } = await loaded(args, { pattern: YAML_OR_AJV });
+    expect(code, "the command ran").not.toBe(1);
+    expect(specifiers).toEqual([]);
+  });
+
+  it("a flow mapping (the demo's edges) does load the library (the check can fail)", async () => {
+    const args = ["plan", "-f", DEMO_MANIFESTS, "--manager-url", `lab=${sim.url}`];
+    const { code, specifiers } = await loaded(args, { pattern: YAML_OR_AJV });
+    expect(code, "the command ran").not.toBe(1);
+    expect(specifiers).toContain("yaml");
+    expect(
+      specifiers.filter((s) => s.startsWith("ajv")),
+      "ajv's compiler is never needed",
+    ).toEqual([]);
   });
 });
