@@ -2,12 +2,12 @@
  * What a `plan` or `apply` costs the machine (issue 32 item 5), measured beside a reference build
  * of an earlier commit in the same run, runs alternating between the two builds: CPU time and wall
  * time vary with the machine and with what else runs on it, a ratio measured side by side much
- * less. Three cases against one simulator (a child process) holding the fleet:
- * - `apply` of N drifted edges with no added latency: CPU time (user + system) of this build
- *   over the reference's;
- * - `plan` of M edges in sync: wall time, Node's start-up included;
- * - `apply` of N drifted edges at L ms per call and C at once: wall time against the ideal bound
- *   (2N+1 calls: one list page, a GET and a PUT per edge) × L / C.
+ * less. Three cases, each manager a simulator in a child process:
+ * - `plan` of M edges in sync (a manager of M edges): wall time, Node's start-up included;
+ * - `apply` of N drifted edges with no added latency (a manager of N edges): CPU time (user +
+ *   system) of this build over the reference's;
+ * - the same `apply` at L ms per call and C at once: wall time against the ideal bound (2N+1
+ *   calls: one list page, a GET and a PUT per edge) × L / C.
  * Each run checks its answer (plan finds nothing, apply corrects every edge): the figures of a
  * wrong answer are worth nothing.
  */
@@ -24,12 +24,14 @@ import { median } from "./lib/stats.ts";
 export interface CliCostOptions {
   /** the commit measured beside this build; undefined: this build alone (no ratio) */
   reference: string | undefined;
-  /** apply of `edges` drifted edges, no added latency: CPU */
-  cpu: { edges: number; runs: number };
   /** plan of `edges` edges in sync: wall */
   plan: { edges: number; runs: number };
-  /** apply of `edges` drifted edges at `latencyMs` per call and `concurrency` at once: wall against the bound */
-  efficiency: { edges: number; runs: number; latencyMs: number; concurrency: number };
+  /** apply of `edges` drifted edges, on a manager with those edges */
+  apply: { edges: number };
+  /** apply's runs with no added latency: CPU */
+  cpu: { runs: number };
+  /** apply's runs at `latencyMs` per call and `concurrency` at once: wall against the bound */
+  efficiency: { runs: number; latencyMs: number; concurrency: number };
   targets: { cpuRatio: number; planWallMs: number; efficiency: number };
 }
 
@@ -39,17 +41,19 @@ const TARGETS = { cpuRatio: 0.6, planWallMs: 2_000, efficiency: 0.9 };
 
 export const CLI_COST_FULL: CliCostOptions = {
   reference: REFERENCE_COMMIT,
-  cpu: { edges: 1000, runs: 5 },
   plan: { edges: 2000, runs: 5 },
-  efficiency: { edges: 1000, runs: 3, latencyMs: 50, concurrency: 16 },
+  apply: { edges: 1000 },
+  cpu: { runs: 5 },
+  efficiency: { runs: 3, latencyMs: 50, concurrency: 16 },
   targets: TARGETS,
 };
 
 export const CLI_COST_QUICK: CliCostOptions = {
   reference: REFERENCE_COMMIT,
-  cpu: { edges: 200, runs: 2 },
   plan: { edges: 400, runs: 2 },
-  efficiency: { edges: 200, runs: 1, latencyMs: 50, concurrency: 16 },
+  apply: { edges: 200 },
+  cpu: { runs: 2 },
+  efficiency: { runs: 1, latencyMs: 50, concurrency: 16 },
   targets: TARGETS,
 };
 
@@ -63,11 +67,11 @@ interface Build {
 /** Every run of one case, by build label. */
 type Runs = Map<string, CliRun[]>;
 
+/** A manager with its edges, the manifests that name each, and the builds that run against it. */
 interface Fixture {
   control: SimulatorControl;
-  /** the manifests of plan (all edges) and of apply (edge-1..N) */
-  planFile: string;
-  applyFile: string;
+  file: string;
+  edges: number;
   builds: Build[];
 }
 
@@ -77,44 +81,47 @@ export async function benchCliCost(options: CliCostOptions): Promise<BenchResult
   await buildCli();
   const builds: Build[] = [{ label: "this build", cli: undefined }];
   if (reference?.available === true) builds.push({ label: reference.commit, cli: reference.cli });
-  const edges = Math.max(options.plan.edges, options.cpu.edges, options.efficiency.edges);
-  const sim = await startSimulatorProcess({
-    state: simulatorState({
-      edges,
-      pools: 0,
-      allowedPerPool: 0,
-      straysPerPool: 0,
-      edgeTenant: DESIRED_TENANT,
-    }),
-  });
   const dir = mkdtempSync(join(tmpdir(), "nsxv-cli-cost-"));
   try {
-    const caps = { maxConcurrentRequests: options.efficiency.concurrency, requestsPerSecond: 1000 };
-    const fixture: Fixture = {
-      control: sim.control,
-      planFile: join(dir, "plan.yaml"),
-      applyFile: join(dir, "apply.yaml"),
-      builds,
-    };
-    writeCliManifests(fixture.planFile, sim.url, options.plan.edges, caps);
-    writeCliManifests(fixture.applyFile, sim.url, options.cpu.edges, caps);
-    await planCase(result, fixture, options);
-    await cpuCase(result, fixture, options);
-    if (options.efficiency.edges !== options.cpu.edges)
-      writeCliManifests(fixture.applyFile, sim.url, options.efficiency.edges, caps);
-    await efficiencyCase(result, fixture, options);
+    const plan = { edges: options.plan.edges, file: join(dir, "plan.yaml"), builds };
+    await withManager(plan, options, (f) => planCase(result, f, options));
+    const apply = { edges: options.apply.edges, file: join(dir, "apply.yaml"), builds };
+    await withManager(apply, options, async (f) => {
+      await cpuCase(result, f, options);
+      await efficiencyCase(result, f, options);
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    await sim.close();
   }
   describeReference(result, reference);
   return result.build();
 }
 
+/** `cases` against a simulator of `edges` edges, all as declared, named by the manifests in `file` */
+async function withManager(
+  fixture: Omit<Fixture, "control">,
+  o: CliCostOptions,
+  cases: (f: Fixture) => Promise<void>,
+): Promise<void> {
+  const { edges, file } = fixture;
+  const fleet = { edges, pools: 0, allowedPerPool: 0, straysPerPool: 0, edgeTenant: DESIRED_TENANT };
+  const sim = await startSimulatorProcess({ state: simulatorState(fleet) });
+  try {
+    // the rate never binds: 2001 calls in 6 s are a third of it
+    writeCliManifests(file, sim.url, edges, {
+      maxConcurrentRequests: o.efficiency.concurrency,
+      requestsPerSecond: 1000,
+    });
+    await cases({ ...fixture, control: sim.control });
+  } finally {
+    await sim.close();
+  }
+}
+
 async function planCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Promise<void> {
-  const label = `plan, ${o.plan.edges} edges in sync`;
+  const label = `plan, ${f.edges} edges in sync`;
   const load = loadavg()[0] ?? 0;
-  const runs = await alternate(f.builds, o.plan.runs, (build) => cli(["plan", "-f", f.planFile], [0], build));
+  const runs = await alternate(f.builds, o.plan.runs, (build) => cli(["plan", "-f", f.file], [0], build));
   const wall = median(wallsOf(runs, "this build"));
   result.add({
     case: label,
@@ -130,8 +137,8 @@ async function planCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): P
 }
 
 async function cpuCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Promise<void> {
-  const label = `apply, ${o.cpu.edges} drifted edges, no added latency`;
-  const runs = await alternate(f.builds, o.cpu.runs, (build) => correct(f, o.cpu.edges, build));
+  const label = `apply, ${f.edges} drifted edges, no added latency`;
+  const runs = await alternate(f.builds, o.cpu.runs, (build) => correct(f, build));
   const cpu = median(cpusOf(runs, "this build"));
   result.add({ case: label, metric: "CPU, this build (median)", value: cpu, unit: "ms" });
   const reference = f.builds[1];
@@ -155,17 +162,17 @@ async function cpuCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Pr
 }
 
 async function efficiencyCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Promise<void> {
-  const { edges, latencyMs, concurrency } = o.efficiency;
-  const label = `apply, ${edges} drifted edges, L=${latencyMs}ms C=${concurrency}`;
-  // one edge list page (up to 1024 edges), then a GET and a PUT per edge
-  const minimalCalls = 2 * edges + Math.max(1, Math.ceil(edges / 1024));
+  const { latencyMs, concurrency } = o.efficiency;
+  const label = `apply, ${f.edges} drifted edges, L=${latencyMs}ms C=${concurrency}`;
+  // the edge list's pages (1024 edges a page), then a GET and a PUT per edge
+  const minimalCalls = 2 * f.edges + Math.max(1, Math.ceil(f.edges / 1024));
   const boundMs = (minimalCalls * latencyMs) / concurrency;
   const calls = new Map<string, Record<string, number>>();
   await f.control.settings({ latencyMs });
   let runs: Runs;
   try {
     runs = await alternate(f.builds, o.efficiency.runs, async (build) => {
-      const corrected = await correct(f, edges, build);
+      const corrected = await correct(f, build);
       calls.set(build.label, corrected.calls);
       return corrected;
     });
@@ -217,14 +224,11 @@ async function alternate(
  * Edges edge-1..N drifted out of band, then `apply` by `build`, which must correct each of them:
  * exit 0, one PUT per edge. The run, and the manager calls it made.
  */
-async function correct(
-  f: Fixture,
-  edges: number,
-  build: Build,
-): Promise<CliRun & { calls: Record<string, number> }> {
+async function correct(f: Fixture, build: Build): Promise<CliRun & { calls: Record<string, number> }> {
+  const { edges } = f;
   await drift(f.control, edges);
   await f.control.resetCounters();
-  const run = await cli(["apply", "-f", f.applyFile], [0], build);
+  const run = await cli(["apply", "-f", f.file], [0], build);
   const calls = callsByRoute(await f.control.counters());
   if ((calls["putEdge"] ?? 0) !== edges) {
     throw new Error(`apply by ${build.label} made ${calls["putEdge"] ?? 0} PUTs, not ${edges}`);

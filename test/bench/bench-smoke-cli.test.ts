@@ -26,9 +26,10 @@ smokeTest([
       benchCliCost({
         ...CLI_COST_QUICK,
         reference: undefined,
-        cpu: { edges: 4, runs: 1 },
         plan: { edges: 6, runs: 1 },
-        efficiency: { edges: 4, runs: 1, latencyMs: 5, concurrency: 4 },
+        apply: { edges: 4 },
+        cpu: { runs: 1 },
+        efficiency: { runs: 1, latencyMs: 5, concurrency: 4 },
       }),
     metrics: (label) =>
       label.startsWith("plan")
