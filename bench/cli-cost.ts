@@ -18,8 +18,9 @@ import { buildCli, runBuiltCli, writeCliManifests, type CliRun } from "./lib/cli
 import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT, simulatorState, sum } from "./lib/fixtures.ts";
 import { referenceBuild, type ReferenceBuild } from "./lib/reference-build.ts";
 import { atLeast, atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
-import { callsByRoute, startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";
+import { startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";
 import { median } from "./lib/stats.ts";
+import { totalsByRoute } from "../test/support/calls.ts";
 
 export interface CliCostOptions {
   /** the commit measured beside this build; undefined: this build alone (no ratio) */
@@ -229,7 +230,7 @@ async function correct(f: Fixture, build: Build): Promise<CliRun & { calls: Reco
   await drift(f.control, edges);
   await f.control.resetCounters();
   const run = await cli(["apply", "-f", f.file], [0], build);
-  const calls = callsByRoute(await f.control.counters());
+  const calls = totalsByRoute(await f.control.counters());
   if ((calls["putEdge"] ?? 0) !== edges) {
     throw new Error(`apply by ${build.label} made ${calls["putEdge"] ?? 0} PUTs, not ${edges}`);
   }
