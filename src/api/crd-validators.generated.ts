@@ -8,7 +8,7 @@
 import { CRD_FORMATS as formats, ucs2length } from "./crd-formats.ts";
 
 export const validateEdgeTenant = validate10;
-const schema11 = {"type":"object","required":["spec"],"x-kubernetes-validations":[{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","edgeId","tenant"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"edgeId":{"type":"string","maxLength":64,"pattern":"^edge-[0-9]+$"},"tenant":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"deletionPolicy":{"type":"string","enum":["Orphan","Restore"],"default":"Orphan"},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"edgeName":{"type":"string"},"edgeVersion":{"type":"integer","format":"int64"},"observedTenant":{"type":"string"},"originalTenant":{"type":"string"},"originalTenantOf":{"type":"object","required":["edgeId","manager","managerURL"],"properties":{"edgeId":{"type":"string"},"manager":{"type":"string"},"managerURL":{"type":"string"}},"additionalProperties":false},"lastCorrectionTime":{"type":"string","format":"date-time"},"observedVia":{"type":"string","enum":["Read","EdgeList"]},"lastFullReadTime":{"type":"string","format":"date-time"}},"additionalProperties":false}},"additionalProperties":false};
+const schema11 = {"type":"object","required":["spec"],"x-kubernetes-validations":[{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","edgeId","tenant"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"edgeId":{"type":"string","maxLength":64,"pattern":"^edge-[0-9]+$"},"tenant":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"deletionPolicy":{"type":"string","enum":["Orphan","Restore"],"default":"Orphan"},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"edgeName":{"type":"string"},"edgeVersion":{"type":"integer","format":"int64"},"observedTenant":{"type":"string"},"originalTenant":{"type":"string"},"originalTenantOf":{"type":"object","required":["edgeId","manager","managerURL"],"properties":{"edgeId":{"type":"string"},"manager":{"type":"string"},"managerURL":{"type":"string"}},"additionalProperties":false},"lastCorrectionTime":{"type":"string","format":"date-time"},"observedVia":{"type":"string","enum":["Read","EdgeList"]},"lastFullReadTime":{"type":"string","format":"date-time"},"edgeShape":{"type":"object","required":["edgeId","sections","lists"],"properties":{"edgeId":{"type":"string","maxLength":64},"version":{"type":"integer","format":"int64","minimum":0},"sections":{"type":"array","maxItems":64,"items":{"type":"string","maxLength":128}},"lists":{"type":"array","maxItems":16,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"],"items":{"type":"object","required":["path","count"],"properties":{"path":{"type":"string","maxLength":128},"count":{"type":"integer","format":"int64","minimum":0}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false}},"additionalProperties":false};
 const func2 = ucs2length;
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^edge-[0-9]+$", "u");
@@ -890,9 +890,11 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data11.edgeShape !== undefined){
+let data32 = data11.edgeShape;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.edgeId === undefined){
+const err73 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "edgeId"},message:"must have required property '"+"edgeId"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -901,15 +903,314 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-}
-else {
-const err74 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.sections === undefined){
+const err74 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "sections"},message:"must have required property '"+"sections"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
 else {
 vErrors.push(err74);
+}
+errors++;
+}
+if(data32.lists === undefined){
+const err75 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "lists"},message:"must have required property '"+"lists"+"'"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+for(const key6 in data32){
+if(!((((key6 === "edgeId") || (key6 === "version")) || (key6 === "sections")) || (key6 === "lists"))){
+const err76 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+if(data32.edgeId !== undefined){
+let data33 = data32.edgeId;
+if(typeof data33 === "string"){
+if(func2(data33) > 64){
+const err77 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data32.version !== undefined){
+let data34 = data32.version;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err79 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 0 || isNaN(data34)){
+const err80 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(!(formats0.validate(data34))){
+const err81 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+if(data32.sections !== undefined){
+let data35 = data32.sections;
+if(Array.isArray(data35)){
+if(data35.length > 64){
+const err82 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+const len1 = data35.length;
+for(let i1=0; i1<len1; i1++){
+let data36 = data35[i1];
+if(typeof data36 === "string"){
+if(func2(data36) > 128){
+const err83 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data32.lists !== undefined){
+let data37 = data32.lists;
+if(Array.isArray(data37)){
+if(data37.length > 16){
+const err86 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+const len2 = data37.length;
+for(let i2=0; i2<len2; i2++){
+let data38 = data37[i2];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.path === undefined){
+const err87 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+if(data38.count === undefined){
+const err88 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+for(const key7 in data38){
+if(!((key7 === "path") || (key7 === "count"))){
+const err89 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data38.path !== undefined){
+let data39 = data38.path;
+if(typeof data39 === "string"){
+if(func2(data39) > 128){
+const err90 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data38.count !== undefined){
+let data40 = data38.count;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err92 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err93 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+if(!(formats0.validate(data40))){
+const err94 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+else {
+const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
@@ -921,7 +1222,7 @@ export const validateIPPoolAllocations = validate11;
 const schema12 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","pool","allowed"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"pool":{"type":"object","properties":{"id":{"type":"string","maxLength":64,"pattern":"^ipaddresspool-[0-9]+$"},"name":{"type":"string","minLength":1,"maxLength":256},"scope":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[-A-Za-z0-9_.]+$","default":"globalroot-0"}},"x-kubernetes-validations":[{"rule":"has(self.id) != has(self.name)","message":"set exactly one of id and name"}],"additionalProperties":false},"allowed":{"type":"array","maxItems":5000,"x-kubernetes-list-type":"atomic","items":{"type":"string","maxLength":100,"x-kubernetes-validations":[{"rule":"isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())","message":"must be an IP address, a CIDR a/n, or a range a-b of two addresses of one family, without spaces, zone ids or IPv4-mapped IPv6 addresses"},{"rule":"!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, [self.substring(self.indexOf('-') + 1)].map(e, !(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || (ip(s).family() == 4 ? (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip()))))) : (cidr(s + '/64').containsIP(e) ? (cidr(s + '/96').containsIP(e) ? (cidr(s + '/112').containsIP(e) ? (cidr(s + '/120').containsIP(e) ? (cidr(s + '/124').containsIP(e) ? (cidr(s + '/126').containsIP(e) ? (cidr(s + '/127').containsIP(e) ? cidr(s + '/128').masked().ip() == cidr(s + '/127').masked().ip() : cidr(s + '/127').masked().ip() == cidr(s + '/126').masked().ip()) : (cidr(s + '/125').containsIP(e) ? cidr(s + '/126').masked().ip() == cidr(s + '/125').masked().ip() : cidr(s + '/125').masked().ip() == cidr(s + '/124').masked().ip())) : (cidr(s + '/122').containsIP(e) ? (cidr(s + '/123').containsIP(e) ? cidr(s + '/124').masked().ip() == cidr(s + '/123').masked().ip() : cidr(s + '/123').masked().ip() == cidr(s + '/122').masked().ip()) : (cidr(s + '/121').containsIP(e) ? cidr(s + '/122').masked().ip() == cidr(s + '/121').masked().ip() : cidr(s + '/121').masked().ip() == cidr(s + '/120').masked().ip()))) : (cidr(s + '/116').containsIP(e) ? (cidr(s + '/118').containsIP(e) ? (cidr(s + '/119').containsIP(e) ? cidr(s + '/120').masked().ip() == cidr(s + '/119').masked().ip() : cidr(s + '/119').masked().ip() == cidr(s + '/118').masked().ip()) : (cidr(s + '/117').containsIP(e) ? cidr(s + '/118').masked().ip() == cidr(s + '/117').masked().ip() : cidr(s + '/117').masked().ip() == cidr(s + '/116').masked().ip())) : (cidr(s + '/114').containsIP(e) ? (cidr(s + '/115').containsIP(e) ? cidr(s + '/116').masked().ip() == cidr(s + '/115').masked().ip() : cidr(s + '/115').masked().ip() == cidr(s + '/114').masked().ip()) : (cidr(s + '/113').containsIP(e) ? cidr(s + '/114').masked().ip() == cidr(s + '/113').masked().ip() : cidr(s + '/113').masked().ip() == cidr(s + '/112').masked().ip())))) : (cidr(s + '/104').containsIP(e) ? (cidr(s + '/108').containsIP(e) ? (cidr(s + '/110').containsIP(e) ? (cidr(s + '/111').containsIP(e) ? cidr(s + '/112').masked().ip() == cidr(s + '/111').masked().ip() : cidr(s + '/111').masked().ip() == cidr(s + '/110').masked().ip()) : (cidr(s + '/109').containsIP(e) ? cidr(s + '/110').masked().ip() == cidr(s + '/109').masked().ip() : cidr(s + '/109').masked().ip() == cidr(s + '/108').masked().ip())) : (cidr(s + '/106').containsIP(e) ? (cidr(s + '/107').containsIP(e) ? cidr(s + '/108').masked().ip() == cidr(s + '/107').masked().ip() : cidr(s + '/107').masked().ip() == cidr(s + '/106').masked().ip()) : (cidr(s + '/105').containsIP(e) ? cidr(s + '/106').masked().ip() == cidr(s + '/105').masked().ip() : cidr(s + '/105').masked().ip() == cidr(s + '/104').masked().ip()))) : (cidr(s + '/100').containsIP(e) ? (cidr(s + '/102').containsIP(e) ? (cidr(s + '/103').containsIP(e) ? cidr(s + '/104').masked().ip() == cidr(s + '/103').masked().ip() : cidr(s + '/103').masked().ip() == cidr(s + '/102').masked().ip()) : (cidr(s + '/101').containsIP(e) ? cidr(s + '/102').masked().ip() == cidr(s + '/101').masked().ip() : cidr(s + '/101').masked().ip() == cidr(s + '/100').masked().ip())) : (cidr(s + '/98').containsIP(e) ? (cidr(s + '/99').containsIP(e) ? cidr(s + '/100').masked().ip() == cidr(s + '/99').masked().ip() : cidr(s + '/99').masked().ip() == cidr(s + '/98').masked().ip()) : (cidr(s + '/97').containsIP(e) ? cidr(s + '/98').masked().ip() == cidr(s + '/97').masked().ip() : cidr(s + '/97').masked().ip() == cidr(s + '/96').masked().ip()))))) : (cidr(s + '/80').containsIP(e) ? (cidr(s + '/88').containsIP(e) ? (cidr(s + '/92').containsIP(e) ? (cidr(s + '/94').containsIP(e) ? (cidr(s + '/95').containsIP(e) ? cidr(s + '/96').masked().ip() == cidr(s + '/95').masked().ip() : cidr(s + '/95').masked().ip() == cidr(s + '/94').masked().ip()) : (cidr(s + '/93').containsIP(e) ? cidr(s + '/94').masked().ip() == cidr(s + '/93').masked().ip() : cidr(s + '/93').masked().ip() == cidr(s + '/92').masked().ip())) : (cidr(s + '/90').containsIP(e) ? (cidr(s + '/91').containsIP(e) ? cidr(s + '/92').masked().ip() == cidr(s + '/91').masked().ip() : cidr(s + '/91').masked().ip() == cidr(s + '/90').masked().ip()) : (cidr(s + '/89').containsIP(e) ? cidr(s + '/90').masked().ip() == cidr(s + '/89').masked().ip() : cidr(s + '/89').masked().ip() == cidr(s + '/88').masked().ip()))) : (cidr(s + '/84').containsIP(e) ? (cidr(s + '/86').containsIP(e) ? (cidr(s + '/87').containsIP(e) ? cidr(s + '/88').masked().ip() == cidr(s + '/87').masked().ip() : cidr(s + '/87').masked().ip() == cidr(s + '/86').masked().ip()) : (cidr(s + '/85').containsIP(e) ? cidr(s + '/86').masked().ip() == cidr(s + '/85').masked().ip() : cidr(s + '/85').masked().ip() == cidr(s + '/84').masked().ip())) : (cidr(s + '/82').containsIP(e) ? (cidr(s + '/83').containsIP(e) ? cidr(s + '/84').masked().ip() == cidr(s + '/83').masked().ip() : cidr(s + '/83').masked().ip() == cidr(s + '/82').masked().ip()) : (cidr(s + '/81').containsIP(e) ? cidr(s + '/82').masked().ip() == cidr(s + '/81').masked().ip() : cidr(s + '/81').masked().ip() == cidr(s + '/80').masked().ip())))) : (cidr(s + '/72').containsIP(e) ? (cidr(s + '/76').containsIP(e) ? (cidr(s + '/78').containsIP(e) ? (cidr(s + '/79').containsIP(e) ? cidr(s + '/80').masked().ip() == cidr(s + '/79').masked().ip() : cidr(s + '/79').masked().ip() == cidr(s + '/78').masked().ip()) : (cidr(s + '/77').containsIP(e) ? cidr(s + '/78').masked().ip() == cidr(s + '/77').masked().ip() : cidr(s + '/77').masked().ip() == cidr(s + '/76').masked().ip())) : (cidr(s + '/74').containsIP(e) ? (cidr(s + '/75').containsIP(e) ? cidr(s + '/76').masked().ip() == cidr(s + '/75').masked().ip() : cidr(s + '/75').masked().ip() == cidr(s + '/74').masked().ip()) : (cidr(s + '/73').containsIP(e) ? cidr(s + '/74').masked().ip() == cidr(s + '/73').masked().ip() : cidr(s + '/73').masked().ip() == cidr(s + '/72').masked().ip()))) : (cidr(s + '/68').containsIP(e) ? (cidr(s + '/70').containsIP(e) ? (cidr(s + '/71').containsIP(e) ? cidr(s + '/72').masked().ip() == cidr(s + '/71').masked().ip() : cidr(s + '/71').masked().ip() == cidr(s + '/70').masked().ip()) : (cidr(s + '/69').containsIP(e) ? cidr(s + '/70').masked().ip() == cidr(s + '/69').masked().ip() : cidr(s + '/69').masked().ip() == cidr(s + '/68').masked().ip())) : (cidr(s + '/66').containsIP(e) ? (cidr(s + '/67').containsIP(e) ? cidr(s + '/68').masked().ip() == cidr(s + '/67').masked().ip() : cidr(s + '/67').masked().ip() == cidr(s + '/66').masked().ip()) : (cidr(s + '/65').containsIP(e) ? cidr(s + '/66').masked().ip() == cidr(s + '/65').masked().ip() : cidr(s + '/65').masked().ip() == cidr(s + '/64').masked().ip())))))) : (cidr(s + '/32').containsIP(e) ? (cidr(s + '/48').containsIP(e) ? (cidr(s + '/56').containsIP(e) ? (cidr(s + '/60').containsIP(e) ? (cidr(s + '/62').containsIP(e) ? (cidr(s + '/63').containsIP(e) ? cidr(s + '/64').masked().ip() == cidr(s + '/63').masked().ip() : cidr(s + '/63').masked().ip() == cidr(s + '/62').masked().ip()) : (cidr(s + '/61').containsIP(e) ? cidr(s + '/62').masked().ip() == cidr(s + '/61').masked().ip() : cidr(s + '/61').masked().ip() == cidr(s + '/60').masked().ip())) : (cidr(s + '/58').containsIP(e) ? (cidr(s + '/59').containsIP(e) ? cidr(s + '/60').masked().ip() == cidr(s + '/59').masked().ip() : cidr(s + '/59').masked().ip() == cidr(s + '/58').masked().ip()) : (cidr(s + '/57').containsIP(e) ? cidr(s + '/58').masked().ip() == cidr(s + '/57').masked().ip() : cidr(s + '/57').masked().ip() == cidr(s + '/56').masked().ip()))) : (cidr(s + '/52').containsIP(e) ? (cidr(s + '/54').containsIP(e) ? (cidr(s + '/55').containsIP(e) ? cidr(s + '/56').masked().ip() == cidr(s + '/55').masked().ip() : cidr(s + '/55').masked().ip() == cidr(s + '/54').masked().ip()) : (cidr(s + '/53').containsIP(e) ? cidr(s + '/54').masked().ip() == cidr(s + '/53').masked().ip() : cidr(s + '/53').masked().ip() == cidr(s + '/52').masked().ip())) : (cidr(s + '/50').containsIP(e) ? (cidr(s + '/51').containsIP(e) ? cidr(s + '/52').masked().ip() == cidr(s + '/51').masked().ip() : cidr(s + '/51').masked().ip() == cidr(s + '/50').masked().ip()) : (cidr(s + '/49').containsIP(e) ? cidr(s + '/50').masked().ip() == cidr(s + '/49').masked().ip() : cidr(s + '/49').masked().ip() == cidr(s + '/48').masked().ip())))) : (cidr(s + '/40').containsIP(e) ? (cidr(s + '/44').containsIP(e) ? (cidr(s + '/46').containsIP(e) ? (cidr(s + '/47').containsIP(e) ? cidr(s + '/48').masked().ip() == cidr(s + '/47').masked().ip() : cidr(s + '/47').masked().ip() == cidr(s + '/46').masked().ip()) : (cidr(s + '/45').containsIP(e) ? cidr(s + '/46').masked().ip() == cidr(s + '/45').masked().ip() : cidr(s + '/45').masked().ip() == cidr(s + '/44').masked().ip())) : (cidr(s + '/42').containsIP(e) ? (cidr(s + '/43').containsIP(e) ? cidr(s + '/44').masked().ip() == cidr(s + '/43').masked().ip() : cidr(s + '/43').masked().ip() == cidr(s + '/42').masked().ip()) : (cidr(s + '/41').containsIP(e) ? cidr(s + '/42').masked().ip() == cidr(s + '/41').masked().ip() : cidr(s + '/41').masked().ip() == cidr(s + '/40').masked().ip()))) : (cidr(s + '/36').containsIP(e) ? (cidr(s + '/38').containsIP(e) ? (cidr(s + '/39').containsIP(e) ? cidr(s + '/40').masked().ip() == cidr(s + '/39').masked().ip() : cidr(s + '/39').masked().ip() == cidr(s + '/38').masked().ip()) : (cidr(s + '/37').containsIP(e) ? cidr(s + '/38').masked().ip() == cidr(s + '/37').masked().ip() : cidr(s + '/37').masked().ip() == cidr(s + '/36').masked().ip())) : (cidr(s + '/34').containsIP(e) ? (cidr(s + '/35').containsIP(e) ? cidr(s + '/36').masked().ip() == cidr(s + '/35').masked().ip() : cidr(s + '/35').masked().ip() == cidr(s + '/34').masked().ip()) : (cidr(s + '/33').containsIP(e) ? cidr(s + '/34').masked().ip() == cidr(s + '/33').masked().ip() : cidr(s + '/33').masked().ip() == cidr(s + '/32').masked().ip()))))) : (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip())))))))))[0])[0]","message":"a range a-b must not run backwards: its start is above its end"}]}},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"release":{"type":"object","default":{},"properties":{"minStrayAge":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","default":"5m","x-kubernetes-validations":[{"rule":"duration(self) >= duration('0s')","message":"must be a Go duration of at most 2562047h"}]},"maxPerSync":{"type":"integer","format":"int32","default":10,"minimum":0,"maximum":1000}},"additionalProperties":false},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"poolId":{"type":"string"},"poolName":{"type":"string"},"totalAddressCount":{"type":"integer","format":"int64"},"usedAddressCount":{"type":"integer","format":"int64"},"strayCount":{"type":"integer","format":"int64"},"stray":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["ip"],"items":{"type":"object","required":["ip","firstSeen"],"properties":{"ip":{"type":"string"},"allocationId":{"type":"string"},"note":{"type":"string"},"firstSeen":{"type":"string","format":"date-time"}},"additionalProperties":false}},"missing":{"type":"integer","format":"int64"},"released":{"type":"array","x-kubernetes-list-type":"atomic","items":{"type":"object","required":["ip","time"],"properties":{"ip":{"type":"string"},"note":{"type":"string"},"time":{"type":"string","format":"date-time"}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false};
 const pattern3 = new RegExp("^ipaddresspool-[0-9]+$", "u");
 const pattern4 = new RegExp("^[-A-Za-z0-9_.]+$", "u");
-const formats12 = formats.int32;
+const formats16 = formats.int32;
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1409,7 +1710,7 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(formats12.validate(data15))){
+if(!(formats16.validate(data15))){
 const err40 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err40];
@@ -2157,7 +2458,7 @@ return errors === 0;
 }
 
 export const validateNSXManager = validate12;
-const schema13 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["url","credentialsSecretRef"],"properties":{"url":{"type":"string","maxLength":2048,"x-kubernetes-validations":[{"rule":"self.contains('@') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"},{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"}]},"credentialsSecretRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"auth":{"type":"string","enum":["Basic","Token"],"default":"Basic"},"tls":{"type":"object","default":{},"properties":{"insecureSkipVerify":{"type":"boolean","default":false},"caSecretRef":{"type":"object","required":["name","key"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"key":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[-._a-zA-Z0-9]+$"}},"additionalProperties":false}},"x-kubernetes-validations":[{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}],"additionalProperties":false},"maxConcurrentRequests":{"type":"integer","format":"int32","default":8,"minimum":1,"maximum":64},"requestsPerSecond":{"type":"integer","format":"int32","default":20,"minimum":1,"maximum":1000},"requestTimeoutSeconds":{"type":"integer","format":"int32","default":30,"minimum":1,"maximum":600}},"additionalProperties":false},"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"reachable":{"type":"boolean"},"authenticated":{"type":"boolean"},"edgeListError":{"type":"string"},"vsmUuid":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false};
+const schema13 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["url","credentialsSecretRef"],"properties":{"url":{"type":"string","maxLength":2048,"x-kubernetes-validations":[{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"},{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"},{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}]},"credentialsSecretRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"auth":{"type":"string","enum":["Basic","Token"],"default":"Basic"},"tls":{"type":"object","default":{},"properties":{"insecureSkipVerify":{"type":"boolean","default":false},"caSecretRef":{"type":"object","required":["name","key"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"key":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[-._a-zA-Z0-9]+$"}},"additionalProperties":false}},"x-kubernetes-validations":[{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}],"additionalProperties":false},"maxConcurrentRequests":{"type":"integer","format":"int32","default":8,"minimum":1,"maximum":64},"requestsPerSecond":{"type":"integer","format":"int32","default":20,"minimum":1,"maximum":1000},"requestTimeoutSeconds":{"type":"integer","format":"int32","default":30,"minimum":1,"maximum":600}},"additionalProperties":false},"status":{"type":"object","properties":{"observedGeneration":{"type":"integer","format":"int64"},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"reachable":{"type":"boolean"},"authenticated":{"type":"boolean"},"edgeListError":{"type":"string"},"vsmUuid":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false};
 const pattern7 = new RegExp("^[-._a-zA-Z0-9]+$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -2588,7 +2889,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(formats12.validate(data13))){
+if(!(formats16.validate(data13))){
 const err35 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -2631,7 +2932,7 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats12.validate(data14))){
+if(!(formats16.validate(data14))){
 const err39 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -2674,7 +2975,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!(formats12.validate(data15))){
+if(!(formats16.validate(data15))){
 const err43 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -3064,7 +3365,7 @@ return errors === 0;
 }
 
 export const CRD_KINDS = [
-  { ...{"kind":"EdgeTenant","file":"crds/nsxv.io_edgetenants.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}}],"rules":[{"path":"","spec":{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateEdgeTenant },
+  { ...{"kind":"EdgeTenant","file":"crds/nsxv.io_edgetenants.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}},{"path":"status.edgeShape.lists","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"]}}],"rules":[{"path":"","spec":{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateEdgeTenant },
   { ...{"kind":"IPPoolAllocations","file":"crds/nsxv.io_ippoolallocations.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}},{"path":"status.stray","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["ip"]}}],"rules":[{"path":"spec.pool","spec":{"rule":"has(self.id) != has(self.name)","message":"set exactly one of id and name"}},{"path":"spec.allowed[*]","spec":{"rule":"isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())","message":"must be an IP address, a CIDR a/n, or a range a-b of two addresses of one family, without spaces, zone ids or IPv4-mapped IPv6 addresses"}},{"path":"spec.allowed[*]","spec":{"rule":"!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, [self.substring(self.indexOf('-') + 1)].map(e, !(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || (ip(s).family() == 4 ? (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip()))))) : (cidr(s + '/64').containsIP(e) ? (cidr(s + '/96').containsIP(e) ? (cidr(s + '/112').containsIP(e) ? (cidr(s + '/120').containsIP(e) ? (cidr(s + '/124').containsIP(e) ? (cidr(s + '/126').containsIP(e) ? (cidr(s + '/127').containsIP(e) ? cidr(s + '/128').masked().ip() == cidr(s + '/127').masked().ip() : cidr(s + '/127').masked().ip() == cidr(s + '/126').masked().ip()) : (cidr(s + '/125').containsIP(e) ? cidr(s + '/126').masked().ip() == cidr(s + '/125').masked().ip() : cidr(s + '/125').masked().ip() == cidr(s + '/124').masked().ip())) : (cidr(s + '/122').containsIP(e) ? (cidr(s + '/123').containsIP(e) ? cidr(s + '/124').masked().ip() == cidr(s + '/123').masked().ip() : cidr(s + '/123').masked().ip() == cidr(s + '/122').masked().ip()) : (cidr(s + '/121').containsIP(e) ? cidr(s + '/122').masked().ip() == cidr(s + '/121').masked().ip() : cidr(s + '/121').masked().ip() == cidr(s + '/120').masked().ip()))) : (cidr(s + '/116').containsIP(e) ? (cidr(s + '/118').containsIP(e) ? (cidr(s + '/119').containsIP(e) ? cidr(s + '/120').masked().ip() == cidr(s + '/119').masked().ip() : cidr(s + '/119').masked().ip() == cidr(s + '/118').masked().ip()) : (cidr(s + '/117').containsIP(e) ? cidr(s + '/118').masked().ip() == cidr(s + '/117').masked().ip() : cidr(s + '/117').masked().ip() == cidr(s + '/116').masked().ip())) : (cidr(s + '/114').containsIP(e) ? (cidr(s + '/115').containsIP(e) ? cidr(s + '/116').masked().ip() == cidr(s + '/115').masked().ip() : cidr(s + '/115').masked().ip() == cidr(s + '/114').masked().ip()) : (cidr(s + '/113').containsIP(e) ? cidr(s + '/114').masked().ip() == cidr(s + '/113').masked().ip() : cidr(s + '/113').masked().ip() == cidr(s + '/112').masked().ip())))) : (cidr(s + '/104').containsIP(e) ? (cidr(s + '/108').containsIP(e) ? (cidr(s + '/110').containsIP(e) ? (cidr(s + '/111').containsIP(e) ? cidr(s + '/112').masked().ip() == cidr(s + '/111').masked().ip() : cidr(s + '/111').masked().ip() == cidr(s + '/110').masked().ip()) : (cidr(s + '/109').containsIP(e) ? cidr(s + '/110').masked().ip() == cidr(s + '/109').masked().ip() : cidr(s + '/109').masked().ip() == cidr(s + '/108').masked().ip())) : (cidr(s + '/106').containsIP(e) ? (cidr(s + '/107').containsIP(e) ? cidr(s + '/108').masked().ip() == cidr(s + '/107').masked().ip() : cidr(s + '/107').masked().ip() == cidr(s + '/106').masked().ip()) : (cidr(s + '/105').containsIP(e) ? cidr(s + '/106').masked().ip() == cidr(s + '/105').masked().ip() : cidr(s + '/105').masked().ip() == cidr(s + '/104').masked().ip()))) : (cidr(s + '/100').containsIP(e) ? (cidr(s + '/102').containsIP(e) ? (cidr(s + '/103').containsIP(e) ? cidr(s + '/104').masked().ip() == cidr(s + '/103').masked().ip() : cidr(s + '/103').masked().ip() == cidr(s + '/102').masked().ip()) : (cidr(s + '/101').containsIP(e) ? cidr(s + '/102').masked().ip() == cidr(s + '/101').masked().ip() : cidr(s + '/101').masked().ip() == cidr(s + '/100').masked().ip())) : (cidr(s + '/98').containsIP(e) ? (cidr(s + '/99').containsIP(e) ? cidr(s + '/100').masked().ip() == cidr(s + '/99').masked().ip() : cidr(s + '/99').masked().ip() == cidr(s + '/98').masked().ip()) : (cidr(s + '/97').containsIP(e) ? cidr(s + '/98').masked().ip() == cidr(s + '/97').masked().ip() : cidr(s + '/97').masked().ip() == cidr(s + '/96').masked().ip()))))) : (cidr(s + '/80').containsIP(e) ? (cidr(s + '/88').containsIP(e) ? (cidr(s + '/92').containsIP(e) ? (cidr(s + '/94').containsIP(e) ? (cidr(s + '/95').containsIP(e) ? cidr(s + '/96').masked().ip() == cidr(s + '/95').masked().ip() : cidr(s + '/95').masked().ip() == cidr(s + '/94').masked().ip()) : (cidr(s + '/93').containsIP(e) ? cidr(s + '/94').masked().ip() == cidr(s + '/93').masked().ip() : cidr(s + '/93').masked().ip() == cidr(s + '/92').masked().ip())) : (cidr(s + '/90').containsIP(e) ? (cidr(s + '/91').containsIP(e) ? cidr(s + '/92').masked().ip() == cidr(s + '/91').masked().ip() : cidr(s + '/91').masked().ip() == cidr(s + '/90').masked().ip()) : (cidr(s + '/89').containsIP(e) ? cidr(s + '/90').masked().ip() == cidr(s + '/89').masked().ip() : cidr(s + '/89').masked().ip() == cidr(s + '/88').masked().ip()))) : (cidr(s + '/84').containsIP(e) ? (cidr(s + '/86').containsIP(e) ? (cidr(s + '/87').containsIP(e) ? cidr(s + '/88').masked().ip() == cidr(s + '/87').masked().ip() : cidr(s + '/87').masked().ip() == cidr(s + '/86').masked().ip()) : (cidr(s + '/85').containsIP(e) ? cidr(s + '/86').masked().ip() == cidr(s + '/85').masked().ip() : cidr(s + '/85').masked().ip() == cidr(s + '/84').masked().ip())) : (cidr(s + '/82').containsIP(e) ? (cidr(s + '/83').containsIP(e) ? cidr(s + '/84').masked().ip() == cidr(s + '/83').masked().ip() : cidr(s + '/83').masked().ip() == cidr(s + '/82').masked().ip()) : (cidr(s + '/81').containsIP(e) ? cidr(s + '/82').masked().ip() == cidr(s + '/81').masked().ip() : cidr(s + '/81').masked().ip() == cidr(s + '/80').masked().ip())))) : (cidr(s + '/72').containsIP(e) ? (cidr(s + '/76').containsIP(e) ? (cidr(s + '/78').containsIP(e) ? (cidr(s + '/79').containsIP(e) ? cidr(s + '/80').masked().ip() == cidr(s + '/79').masked().ip() : cidr(s + '/79').masked().ip() == cidr(s + '/78').masked().ip()) : (cidr(s + '/77').containsIP(e) ? cidr(s + '/78').masked().ip() == cidr(s + '/77').masked().ip() : cidr(s + '/77').masked().ip() == cidr(s + '/76').masked().ip())) : (cidr(s + '/74').containsIP(e) ? (cidr(s + '/75').containsIP(e) ? cidr(s + '/76').masked().ip() == cidr(s + '/75').masked().ip() : cidr(s + '/75').masked().ip() == cidr(s + '/74').masked().ip()) : (cidr(s + '/73').containsIP(e) ? cidr(s + '/74').masked().ip() == cidr(s + '/73').masked().ip() : cidr(s + '/73').masked().ip() == cidr(s + '/72').masked().ip()))) : (cidr(s + '/68').containsIP(e) ? (cidr(s + '/70').containsIP(e) ? (cidr(s + '/71').containsIP(e) ? cidr(s + '/72').masked().ip() == cidr(s + '/71').masked().ip() : cidr(s + '/71').masked().ip() == cidr(s + '/70').masked().ip()) : (cidr(s + '/69').containsIP(e) ? cidr(s + '/70').masked().ip() == cidr(s + '/69').masked().ip() : cidr(s + '/69').masked().ip() == cidr(s + '/68').masked().ip())) : (cidr(s + '/66').containsIP(e) ? (cidr(s + '/67').containsIP(e) ? cidr(s + '/68').masked().ip() == cidr(s + '/67').masked().ip() : cidr(s + '/67').masked().ip() == cidr(s + '/66').masked().ip()) : (cidr(s + '/65').containsIP(e) ? cidr(s + '/66').masked().ip() == cidr(s + '/65').masked().ip() : cidr(s + '/65').masked().ip() == cidr(s + '/64').masked().ip())))))) : (cidr(s + '/32').containsIP(e) ? (cidr(s + '/48').containsIP(e) ? (cidr(s + '/56').containsIP(e) ? (cidr(s + '/60').containsIP(e) ? (cidr(s + '/62').containsIP(e) ? (cidr(s + '/63').containsIP(e) ? cidr(s + '/64').masked().ip() == cidr(s + '/63').masked().ip() : cidr(s + '/63').masked().ip() == cidr(s + '/62').masked().ip()) : (cidr(s + '/61').containsIP(e) ? cidr(s + '/62').masked().ip() == cidr(s + '/61').masked().ip() : cidr(s + '/61').masked().ip() == cidr(s + '/60').masked().ip())) : (cidr(s + '/58').containsIP(e) ? (cidr(s + '/59').containsIP(e) ? cidr(s + '/60').masked().ip() == cidr(s + '/59').masked().ip() : cidr(s + '/59').masked().ip() == cidr(s + '/58').masked().ip()) : (cidr(s + '/57').containsIP(e) ? cidr(s + '/58').masked().ip() == cidr(s + '/57').masked().ip() : cidr(s + '/57').masked().ip() == cidr(s + '/56').masked().ip()))) : (cidr(s + '/52').containsIP(e) ? (cidr(s + '/54').containsIP(e) ? (cidr(s + '/55').containsIP(e) ? cidr(s + '/56').masked().ip() == cidr(s + '/55').masked().ip() : cidr(s + '/55').masked().ip() == cidr(s + '/54').masked().ip()) : (cidr(s + '/53').containsIP(e) ? cidr(s + '/54').masked().ip() == cidr(s + '/53').masked().ip() : cidr(s + '/53').masked().ip() == cidr(s + '/52').masked().ip())) : (cidr(s + '/50').containsIP(e) ? (cidr(s + '/51').containsIP(e) ? cidr(s + '/52').masked().ip() == cidr(s + '/51').masked().ip() : cidr(s + '/51').masked().ip() == cidr(s + '/50').masked().ip()) : (cidr(s + '/49').containsIP(e) ? cidr(s + '/50').masked().ip() == cidr(s + '/49').masked().ip() : cidr(s + '/49').masked().ip() == cidr(s + '/48').masked().ip())))) : (cidr(s + '/40').containsIP(e) ? (cidr(s + '/44').containsIP(e) ? (cidr(s + '/46').containsIP(e) ? (cidr(s + '/47').containsIP(e) ? cidr(s + '/48').masked().ip() == cidr(s + '/47').masked().ip() : cidr(s + '/47').masked().ip() == cidr(s + '/46').masked().ip()) : (cidr(s + '/45').containsIP(e) ? cidr(s + '/46').masked().ip() == cidr(s + '/45').masked().ip() : cidr(s + '/45').masked().ip() == cidr(s + '/44').masked().ip())) : (cidr(s + '/42').containsIP(e) ? (cidr(s + '/43').containsIP(e) ? cidr(s + '/44').masked().ip() == cidr(s + '/43').masked().ip() : cidr(s + '/43').masked().ip() == cidr(s + '/42').masked().ip()) : (cidr(s + '/41').containsIP(e) ? cidr(s + '/42').masked().ip() == cidr(s + '/41').masked().ip() : cidr(s + '/41').masked().ip() == cidr(s + '/40').masked().ip()))) : (cidr(s + '/36').containsIP(e) ? (cidr(s + '/38').containsIP(e) ? (cidr(s + '/39').containsIP(e) ? cidr(s + '/40').masked().ip() == cidr(s + '/39').masked().ip() : cidr(s + '/39').masked().ip() == cidr(s + '/38').masked().ip()) : (cidr(s + '/37').containsIP(e) ? cidr(s + '/38').masked().ip() == cidr(s + '/37').masked().ip() : cidr(s + '/37').masked().ip() == cidr(s + '/36').masked().ip())) : (cidr(s + '/34').containsIP(e) ? (cidr(s + '/35').containsIP(e) ? cidr(s + '/36').masked().ip() == cidr(s + '/35').masked().ip() : cidr(s + '/35').masked().ip() == cidr(s + '/34').masked().ip()) : (cidr(s + '/33').containsIP(e) ? cidr(s + '/34').masked().ip() == cidr(s + '/33').masked().ip() : cidr(s + '/33').masked().ip() == cidr(s + '/32').masked().ip()))))) : (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip())))))))))[0])[0]","message":"a range a-b must not run backwards: its start is above its end"}},{"path":"spec.release.minStrayAge","spec":{"rule":"duration(self) >= duration('0s')","message":"must be a Go duration of at most 2562047h"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateIPPoolAllocations },
-  { ...{"kind":"NSXManager","file":"crds/nsxv.io_nsxmanagers.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}}],"rules":[{"path":"spec.url","spec":{"rule":"self.contains('@') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"}},{"path":"spec.url","spec":{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"}},{"path":"spec.tls","spec":{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}}]}, validate: () => validateNSXManager },
+  { ...{"kind":"NSXManager","file":"crds/nsxv.io_nsxmanagers.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}}],"rules":[{"path":"spec.url","spec":{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"}},{"path":"spec.url","spec":{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"}},{"path":"spec.url","spec":{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}},{"path":"spec.tls","spec":{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}}]}, validate: () => validateNSXManager },
 ];
