@@ -5,7 +5,7 @@
  * comments, PIs, the declaration and the whitespace between elements (see xml.ts for why the
  * tree is our own).
  */
-import { edgeShapeOf, missingFromWholeEdge, type EdgeShape } from "./edge-shape.ts";
+import { edgeShapeOf, missingFromWholeEdge, ShapeReader, type EdgeShape } from "./edge-shape.ts";
 import { NsxDocumentError, NsxResponseError } from "./errors.ts";
 import {
   cloneElement,
@@ -90,7 +90,7 @@ export class EdgeDocument {
   #partial: boolean;
   /** the text read, while nothing was changed */
   #text: string | undefined;
-  /** the shape of the document as it is, once asked for */
+  /** the shape of the document as it is: heard by its parse, kept through a clone and a field's new text, else read when asked for */
   #shape: EdgeShape | undefined;
 
   private constructor(doc: XmlDocument, partial: boolean, text: string | undefined, shape?: EdgeShape) {
@@ -115,11 +115,13 @@ export class EdgeDocument {
    * `<edge>`, it has no `<id>` (or an empty one), or a field with a typed getter appears twice.
    */
   static parse(xml: string): EdgeDocument {
-    const doc = parseXmlDocument(xml, WHAT, { materializeDepth: 1 });
+    // the shape is heard in the same pass: a second pass over the text would cost twice the scan
+    const reader = new ShapeReader();
+    const doc = parseXmlDocument(xml, WHAT, { materializeDepth: 1, sink: reader });
     if (doc.root.name !== "edge") {
       throw new NsxResponseError(`${WHAT}: root element is <${doc.root.name}>, expected <edge>`);
     }
-    const edge = new EdgeDocument(doc, true, xml);
+    const edge = new EdgeDocument(doc, true, xml, reader.shape);
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
@@ -203,6 +205,11 @@ export class EdgeDocument {
     }
     const children: XmlNode[] = value === "" ? [] : [{ kind: "text", raw: escapeXmlText(value) }];
     const index = found[0];
+    this.#shape = shapeAfterSetting(
+      this.#shape,
+      name,
+      index === undefined ? undefined : root.children[index],
+    );
     if (index !== undefined) {
       setContent(root.children[index] as XmlElement, children);
     } else {
@@ -218,7 +225,6 @@ export class EdgeDocument {
       insertChild(root, element);
     }
     this.#text = undefined;
-    this.#shape = undefined;
     return this;
   }
 
@@ -272,6 +278,24 @@ export class EdgeDocument {
       nodeListsEqual(withoutFields(ra.children, skip), withoutFields(rb.children, skip))
     );
   }
+}
+
+/**
+ * The shape once field `name` (now `before`, or absent) holds only text: the shape looks at
+ * `<type>` and at what fields that hold elements contain, so setting any other field's text adds
+ * it to the fields present and changes nothing else (a tenant set costs no new pass over the
+ * text); for those two, undefined (read again from the text when asked for).
+ */
+function shapeAfterSetting(
+  shape: EdgeShape | undefined,
+  name: string,
+  before: XmlNode | undefined,
+): EdgeShape | undefined {
+  const holdsElements =
+    before?.kind === "element" &&
+    (before.partial === true || before.children.some((c) => c.kind === "element"));
+  if (shape === undefined || name === "type" || holdsElements) return undefined;
+  return { ...shape, elements: new Set([...shape.elements, name]) };
 }
 
 function setContent(element: XmlElement, children: XmlNode[]): void {

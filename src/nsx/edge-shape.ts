@@ -7,7 +7,7 @@
  * NSX-v that PUT removes interfaces or firewall rules. The shape (which sections, how many of each
  * counted list) is also what the operator remembers of an edge between reads, in status.
  */
-import { walkXml, type XmlSink } from "./xml.ts";
+import { decodeXmlText, walkXml, type XmlSink } from "./xml.ts";
 
 /** What every edge of one `<type>` carries, and where that is written. */
 export interface EdgeTypeRule {
@@ -85,14 +85,31 @@ export interface EdgeShape {
   vnicIndexes: string[];
 }
 
-/** The deepest path the shape looks at, from `<edge>` (the routes of static routing). */
-const MAX_DEPTH = Math.max(...COUNTED_LISTS.map((path) => path.split("/").length));
 /** the elements whose text the shape keeps */
 const TEXTS = new Set(["type", "vnics/vnic/index"]);
+const COUNTED = new Set(COUNTED_LISTS);
+/**
+ * The paths whose children the shape looks at: `<edge>` and `<features>` (their children are
+ * listed), and every element on the way to a counted list or a kept text. Below any other element
+ * nothing is named (most of an edge: its rules), so nothing is allocated for it.
+ */
+const WATCHED: ReadonlySet<string> = new Set([
+  "",
+  "features",
+  ...[...COUNTED_LISTS, ...TEXTS].flatMap((path) =>
+    path
+      .split("/")
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
+  ),
+]);
 
-/** Hears the tokenizer and keeps what the shape needs: paths down to MAX_DEPTH, two texts. */
-class ShapeReader implements XmlSink {
-  /** per open element: its path from `<edge>` ("" for `<edge>`, undefined deeper than MAX_DEPTH), and whether it holds elements */
+/**
+ * Hears the tokenizer and keeps what the shape needs: the paths of WATCHED elements' children,
+ * two texts. Heard in the edge's own parse (EdgeDocument.parse) or alone (edgeShapeOf).
+ */
+export class ShapeReader implements XmlSink {
+  /** per open element: its path from `<edge>` ("" for `<edge>`, undefined where nothing is watched), and whether it holds elements */
   readonly #open: { path: string | undefined; hasChildren: boolean }[] = [];
   #text: string | undefined;
   readonly #elements = new Set<string>();
@@ -105,11 +122,13 @@ class ShapeReader implements XmlSink {
     vnicIndexes: [],
   };
 
-  start(name: string): void {
+  start(text: string, nameStart: number, nameLength: number): void {
     const parent = this.#open.at(-1);
     if (parent !== undefined) parent.hasChildren = true;
     const depth = this.#open.length;
-    const path = parent === undefined ? "" : depth > MAX_DEPTH ? undefined : childPath(parent.path, name);
+    const watched = parent?.path !== undefined && WATCHED.has(parent.path);
+    const name = watched ? text.slice(nameStart, nameStart + nameLength) : "";
+    const path = parent === undefined ? "" : watched ? childPath(parent.path, name) : undefined;
     this.#open.push({ path, hasChildren: false });
     if (path !== undefined && depth > 0) this.#visit(path, depth === 1 || parent?.path === "features");
   }
@@ -118,12 +137,14 @@ class ShapeReader implements XmlSink {
   #visit(path: string, listed: boolean): void {
     if (listed) this.#elements.add(path);
     if (listed && path.startsWith("features/")) this.#sections.add(path);
-    if (COUNTED_LISTS.includes(path)) this.shape.counts[path] = (this.shape.counts[path] ?? 0) + 1;
+    if (COUNTED.has(path)) this.shape.counts[path] = (this.shape.counts[path] ?? 0) + 1;
     if (TEXTS.has(path)) this.#text = "";
   }
 
-  text(text: string): void {
-    if (this.#text !== undefined) this.#text += text;
+  text(text: string, start: number, end: number, cdata: boolean): void {
+    if (this.#text === undefined) return;
+    const raw = text.slice(start, end);
+    this.#text += cdata ? raw : decodeXmlText(raw);
   }
 
   end(): void {

@@ -6,9 +6,9 @@
  * - a scan (ParseOptions.materializeDepth): elements kept only down to a depth, the rest checked
  *   as thoroughly but kept as one raw span under a `partial` parent (the edge document keeps its
  *   top level; assertSafeXml keeps only the root);
- * - a sink without a tree (parseXmlObject, walkXml): each element's start, text and end go straight
- *   into plain objects, for the small documents (pools, allocations, errors, `<boolean>`), or into
- *   a reader of its own (the edge's shape).
+ * - a sink (ParseOptions.sink): each element's start, text and end go straight into plain objects,
+ *   for the small documents (pools, allocations, errors, `<boolean>`), or into a reader of its own
+ *   (the edge's shape, heard in the same pass as the edge's scan).
  *
  * Why a tokenizer of our own for the lossless tree: fast-xml-parser 5 (preserveOrder, no entity
  * processing) with its XMLBuilder does not give back what it read. Measured: `<e/>` becomes
@@ -169,12 +169,23 @@ export interface ParseOptions {
    * edge is never needed for. Default: keep everything.
    */
   materializeDepth?: number;
+  /**
+   * Hears every element inside the root, kept or not, in the same pass; with a sink and no
+   * materializeDepth nothing is kept.
+   */
+  sink?: XmlSink;
 }
 
-/** What a reading without a tree hears: each element's start and end, and its text (decoded). */
+/**
+ * What a reading hears besides (or instead of) a tree: each element's start and end and its
+ * character data, as positions in the text, so that a sink pays only for the names and text it
+ * reads (a 24 KB edge has 1600 elements).
+ */
 export interface XmlSink {
-  start(name: string): void;
-  text(text: string): void;
+  /** an element opens; its name is `text.slice(nameStart, nameStart + nameLength)` */
+  start(text: string, nameStart: number, nameLength: number): void;
+  /** character data at `text[start, end)` as written: decodeXmlText it, but inside CDATA (`cdata`) */
+  text(text: string, start: number, end: number, cdata: boolean): void;
   end(): void;
 }
 
@@ -204,12 +215,11 @@ class Tokenizer {
   #nextCdataEnd = -1;
   #nextAmpersand = -1;
 
-  /** with a sink nothing is kept: the sink hears every element instead */
-  constructor(text: string, what: string, options: ParseOptions = {}, sink?: XmlSink) {
+  constructor(text: string, what: string, options: ParseOptions = {}) {
     this.#text = text;
     this.#what = what;
-    this.#keepDepth = sink !== undefined ? -1 : (options.materializeDepth ?? Infinity);
-    this.#sink = sink;
+    this.#sink = options.sink;
+    this.#keepDepth = options.materializeDepth ?? (options.sink !== undefined ? -1 : Infinity);
   }
 
   #depth(): number {
@@ -255,8 +265,8 @@ class Tokenizer {
 
   /** appends text[pos, end) as a leaf where it belongs, and moves past it */
   #leaf(kind: XmlLeafKind, end: number): void {
+    if (kind === "cdata") this.#sink?.text(this.#text, this.#pos + 9, end - 3, true);
     if (this.#unkeptStarts.length > 0) {
-      if (kind === "cdata") this.#sink?.text(this.#text.slice(this.#pos + 9, end - 3));
       this.#pos = end;
       return;
     }
@@ -287,9 +297,9 @@ class Tokenizer {
       if (this.#nextCdataEnd < end) this.#fail(this.#nextCdataEnd, "']]>' in text");
       if (this.#nextAmpersand < pos) this.#nextAmpersand = indexOrEnd(this.#text, "&", pos);
       if (this.#nextAmpersand < end) this.#checkReferences(this.#text.slice(pos, end), pos);
+      this.#sink?.text(this.#text, pos, end, false);
     }
     if (this.#unkeptStarts.length > 0) {
-      this.#sink?.text(decodeXmlText(this.#text.slice(pos, end)));
       this.#pos = end;
       return;
     }
@@ -384,11 +394,12 @@ class Tokenizer {
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(element);
     else this.#root = element;
+    this.#sink?.start(this.#text, this.#pos + 1, m[1].length);
     this.#pos += m[0].length;
     if (!selfClosing) {
       this.#stack.push(element);
       this.#contentStarts.push(this.#pos);
-    }
+    } else this.#sink?.end();
   }
 
   /**
@@ -425,7 +436,7 @@ class Tokenizer {
 
   /** an element checked but not kept, its name at text[start, start + length): the sink, if any, hears it open (and close, when empty) */
   #openUnkept(start: number, length: number, selfClosing: boolean): void {
-    this.#sink?.start(this.#text.slice(start, start + length));
+    this.#sink?.start(this.#text, start, length);
     if (!selfClosing) {
       this.#unkeptStarts.push(start);
       this.#unkeptLengths.push(length);
@@ -475,6 +486,7 @@ class Tokenizer {
     if (open === undefined || end === -1) this.#mismatch(open?.name);
     if (open.partial) open.children = [{ kind: "raw", raw: text.slice(contentStart, this.#pos) }];
     open.endTag = text.slice(this.#pos, end + 1);
+    this.#sink?.end();
     this.#pos = end + 1;
   }
 
@@ -516,9 +528,11 @@ class Tokenizer {
  * ENTITY declaration and any entity reference other than the predefined five and character
  * references. Errors are NsxResponseError naming `what`.
  */
-export function parseXmlDocument(text: string, what: string, options?: ParseOptions): XmlDocument {
-  // a tokenizer without a sink always keeps the root (keepDepth >= 0), so there is a document
-  return new Tokenizer(text, what, options).run() as XmlDocument;
+export function parseXmlDocument(text: string, what: string, options: ParseOptions = {}): XmlDocument {
+  // the root is kept (keepDepth >= 0) unless a sink came without a depth: then there is no tree
+  const document = new Tokenizer(text, what, options).run();
+  if (document === undefined) throw new Error("parseXmlDocument with a sink needs a materializeDepth");
+  return document;
 }
 
 /** throws NsxResponseError(`${what}: ...`) unless text is well-formed XML without DOCTYPE/ENTITY */
@@ -565,7 +579,7 @@ export function cloneElement(element: XmlElement): XmlElement {
  * pass of the tokenizer (what the edge's shape is read with, in a document of megabytes).
  */
 export function walkXml(text: string, what: string, sink: XmlSink): void {
-  new Tokenizer(text, what, {}, sink).run();
+  new Tokenizer(text, what, { sink }).run();
 }
 
 export interface XmlObjectOptions {
@@ -589,7 +603,7 @@ export function parseXmlObject(
   options: XmlObjectOptions = {},
 ): Record<string, unknown> {
   const builder = new ObjectBuilder(new Set(options.arrays ?? []));
-  new Tokenizer(text, what, {}, builder).run();
+  new Tokenizer(text, what, { sink: builder }).run();
   return builder.result;
 }
 
@@ -609,13 +623,15 @@ class ObjectBuilder implements XmlSink {
     this.#arrays = arrays;
   }
 
-  start(name: string): void {
-    this.#frames.push({ name, text: "", object: undefined });
+  start(text: string, nameStart: number, nameLength: number): void {
+    this.#frames.push({ name: text.slice(nameStart, nameStart + nameLength), text: "", object: undefined });
   }
 
-  text(text: string): void {
+  text(text: string, start: number, end: number, cdata: boolean): void {
     const frame = this.#frames.at(-1);
-    if (frame !== undefined) frame.text += text;
+    if (frame === undefined) return;
+    const raw = text.slice(start, end);
+    frame.text += cdata ? raw : decodeXmlText(raw);
   }
 
   end(): void {
