@@ -4,7 +4,7 @@
 --
 -- First match wins:
 --   Suspended    annotation nsxv.io/paused: "true", or a condition with reason ReconcilePaused
---   Progressing  no status yet, or status.observedGeneration behind metadata.generation
+--   Progressing  no status yet (observedGeneration -1, the CRDs' default), or behind metadata.generation
 --   Degraded     Stalled=True (needs a person: a conflict, an invalid spec)
 --   Degraded     Synced=False (the last reconcile failed: manager unreachable, bad credentials)
 --   Progressing  Reconciling=True (the operator is making changes)
@@ -67,7 +67,8 @@ if paused ~= nil then
 end
 
 local generation = obj.metadata and obj.metadata.generation
-if status == nil or status.observedGeneration == nil then
+-- -1 is the CRDs' default: the operator has not written status yet
+if status == nil or status.observedGeneration == nil or status.observedGeneration < 0 then
   hs.status = "Progressing"
   hs.message = "Waiting for the operator to report status"
   return hs

@@ -53,7 +53,14 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/**
+ * status.observedGeneration of an object the operator has not looked at yet: the CRDs default it,
+ * so that kstatus (Flux) and Argo CD read a new object as in progress, not as reconciled.
+ */
+export const UNOBSERVED_GENERATION = -1;
+
 export interface CommonStatus {
+  /** UNOBSERVED_GENERATION until the operator writes status */
   observedGeneration?: number;
   conditions?: Condition[];
 }

@@ -22,6 +22,7 @@ import {
   DEPENDENT_KINDS,
   KINDS,
   SPEC_DEFAULTS,
+  UNOBSERVED_GENERATION,
   type EdgeTenant,
   type IPPoolAllocations,
   type Kind,
@@ -213,6 +214,7 @@ describe("types.ts and crds/ agree", () => {
         `IPPoolAllocations spec.pool.scope="${d.poolScope}"`,
         `IPPoolAllocations spec.release.minStrayAge="${d.minStrayAge}"`,
         `IPPoolAllocations spec.release.maxPerSync=${d.maxPerSync}`,
+        ...KINDS.map((kind) => `${kind} status.observedGeneration=${UNOBSERVED_GENERATION}`),
       ].sort(),
     );
   });

@@ -47,6 +47,14 @@ const CASES: Case[] = [
     message: "report status",
   },
   {
+    name: "UnobservedDefault",
+    reason: "the API server serves observedGeneration -1 (the CRDs' default) until the operator writes",
+    generation: 1,
+    status: { observedGeneration: -1 },
+    want: "Progressing",
+    message: "report status",
+  },
+  {
     name: "ObservedGenerationBehind",
     reason: "a spec change not acted on yet must not show the old Ready",
     generation: 3,

@@ -6,9 +6,19 @@
  * out two sync intervals of 10 s).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
+import {
+  UNOBSERVED_GENERATION,
+  type EdgeTenant,
+  type IPPoolAllocations,
+  type NsxvObject,
+} from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import {
+  createTestNamespace,
+  describeWithControlPlane,
+  installCrds,
+  kubectl,
+} from "../controlplane/testing.ts";
 import { kstatus } from "./kstatus.ts";
 import {
   CRDS_DIR,
@@ -58,15 +68,10 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     return sim;
   }
 
-  // kstatus reads an object with no status yet as Current (it cannot tell): wait for the
-  // operator's first status of this generation too, or a check can pass before the operator ran
+  // a new object reads InProgress until the operator wrote its status (the CRDs' default): Current
+  // is the operator's verdict, never the absence of one
   const current = async (kind: "EdgeTenant" | "NSXManager", name: string) =>
-    k8s.waitFor(
-      kind,
-      name,
-      "kstatus Current",
-      (o) => o.status?.observedGeneration === o.metadata.generation && kstatus(o).status === "Current",
-    );
+    k8s.waitFor(kind, name, "kstatus Current", (o) => kstatus(o).status === "Current");
 
   /** not Current now, nor during a few sync intervals after */
   async function neverCurrent(kind: "EdgeTenant" | "NSXManager", name: string, why: string) {
@@ -84,6 +89,38 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     return last;
   }
 
+  it.concurrent(
+    "an object no operator has looked at reads InProgress, of every kind, until the operator writes",
+    async () => {
+      // a namespace no operator watches: the operator is down, or not installed
+      const unwatched = new Resources(kc, await createTestNamespace(kc, "nsxv-kstatus-unwatched"));
+      const created: NsxvObject[] = [
+        await unwatched.manager("lab", "http://127.0.0.1:9"),
+        await unwatched.create<EdgeTenant>({
+          kind: "EdgeTenant",
+          metadata: { name: "web" },
+          spec: { managerRef: { name: "lab" }, edgeId: "edge-1", tenant: "blue" },
+        }),
+        await unwatched.create<IPPoolAllocations>({
+          kind: "IPPoolAllocations",
+          metadata: { name: "pool" },
+          spec: { managerRef: { name: "lab" }, pool: { id: "ipaddresspool-1" }, allowed: [] },
+        }),
+      ];
+      for (const object of created) {
+        const read = await unwatched.get(object.kind, object.metadata.name);
+        expect(read.status, `${object.kind}: the CRD's default`).toEqual({
+          observedGeneration: UNOBSERVED_GENERATION,
+        });
+        expect(kstatus(read), `${object.kind} before any operator`).toMatchObject({ status: "InProgress" });
+      }
+      // and once an operator has looked, its own verdict counts
+      await scene("first-look", "old");
+      await current("EdgeTenant", "first-look");
+      await current("NSXManager", "first-look");
+    },
+  );
+
   it.concurrent("a tenant read as drifted whose PUT keeps failing is not Ready", async () => {
     const sim = await scene("put-fails", "new");
     sim.state.faults.add({ route: "putEdge", kind: "status", status: 500, count: 1_000 });
@@ -94,6 +131,14 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
       (o) => condition(o, "Synced")?.status === "False",
     );
     expect(condition(failed, "Ready")).toMatchObject({ status: "False" });
+    // kubectl get says why it is not Ready: the Ready condition's reason
+    const { stdout } = await kubectl(cp, ["get", "edgetenants", "put-fails", "-n", k8s.namespace]);
+    const [header = "", row = ""] = stdout.trim().split("\n");
+    const columns = header.split(/\s+/);
+    const cells = row.split(/\s+/);
+    expect(columns).toContain("REASON");
+    expect(cells[columns.indexOf("READY")]).toBe("False");
+    expect(cells[columns.indexOf("REASON")]).toBe(condition(failed, "Ready")?.reason);
     await neverCurrent("EdgeTenant", "put-fails", "the edge is known to be drifted");
     expect(tenantOn(sim, "edge-1")).toBe("old");
   });
