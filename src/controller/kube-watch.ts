@@ -2,9 +2,10 @@
  * A hardened list+watch loop for one collection of the Kubernetes API, in place of client-node's
  * informers (which stop for good on most errors in several releases): list (paged), then watch
  * from the list's resourceVersion with bookmarks; on an error restart with jittered backoff
- * (1 s doubling to 30 s while the API server answers with errors, to 5 s while it does not answer
- * at all, or after the Retry-After it sent); relist on 410 Gone and every ~10 min; report
- * not-ready while the watch is down. The handler receives the full list after each (re)list and
+ * (1 s doubling to 3 s while the API server does not answer at all or refuses the request with
+ * 401 or 403, as a restarted server does while it loads RBAC; to 30 s while it answers with other
+ * errors; or after the Retry-After it sent), the doubling starting over when the kind of failure
+ * changes; relist on 410 Gone and every ~10 min; report not-ready while the watch is down. The handler receives the full list after each (re)list and
  * each event after.
  * `kubeListWatchApi` (src/kube/list-watch.ts) is the thin adapter to a cluster (client-node's auth,
  * undici's fetch).
@@ -42,6 +43,19 @@ export class WatchError extends CodedError {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/**
+ * What a failure says of the API server: `silent`, no answer (down, restarting); `refused`, 401 or
+ * 403 (a restarted server until it has loaded RBAC, or a grant missing until an admin adds it);
+ * `error`, any other answer (it is up and may be struggling).
+ */
+type FailureKind = "silent" | "refused" | "error";
+
+function failureKind(error: unknown): FailureKind {
+  const status = error instanceof WatchError ? error.status : undefined;
+  if (status === undefined) return "silent";
+  return status === 401 || status === 403 ? "refused" : "error";
 }
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -90,11 +104,13 @@ export interface ResourceWatchOptions {
   /** cap of the delay while the API server answers with errors (it is up and may be struggling); default 30000 */
   maxBackoffMs?: number;
   /**
-   * cap of the delay while the API server gives no answer at all (refused, reset, timed out): an
-   * attempt costs a server that is down nothing, and the watch is back within this long of it;
-   * default 5000
+   * cap of the delay while the API server gives no answer at all (refused, reset, timed out), or
+   * refuses the request with 401 or 403 (a restarted server does until it has loaded its
+   * authenticators and RBAC, about a second): an attempt costs such a server nothing, and the
+   * watch is back within this long of it (and listed a moment later: within the 5 s the README
+   * promises, with room for a loaded machine); default 3000
    */
-  unreachableMaxBackoffMs?: number;
+  quickMaxBackoffMs?: number;
   /** relist this often even when the watch is healthy, ±10 %; default 600000 */
   relistIntervalMs?: number;
   /** server-side watch timeout, randomised in [t, 2t) as client-go does; default 300 */
@@ -109,7 +125,7 @@ export const WATCH_DEFAULTS = {
   pageSize: 500,
   minBackoffMs: 1000,
   maxBackoffMs: 30_000,
-  unreachableMaxBackoffMs: 5_000,
+  quickMaxBackoffMs: 3_000,
   relistIntervalMs: 600_000,
   watchTimeoutSeconds: 300,
 } as const;
@@ -155,7 +171,9 @@ export class ResourceWatch {
     const { clock, logger } = this.#o;
     let needList = true;
     let nextRelistMs = 0;
+    /** failures in a row of one kind: another kind starts the doubling over */
     let failures = 0;
+    let lastKind: FailureKind | undefined;
     while (!signal.aborted) {
       try {
         if (needList || clock.now() >= nextRelistMs) {
@@ -165,6 +183,7 @@ export class ResourceWatch {
         }
         await this.#watch(signal, nextRelistMs, () => {
           failures = 0;
+          lastKind = undefined;
           this.#down = undefined;
         });
       } catch (error) {
@@ -181,31 +200,35 @@ export class ResourceWatch {
             continue;
           }
         }
-        failures += 1;
-        const delayMs = this.#backoff(failures, error);
+        const kind = failureKind(error);
+        // a server answering after silence is back: its first errors get the quick retries again
+        failures = kind === lastKind ? failures + 1 : 1;
+        lastKind = kind;
+        const delayMs = this.#backoff(failures, kind, error);
         const why = error instanceof Error ? error.message : String(error);
+        // the same failure again is a debug line: quick retries of a missing grant do not flood the log
+        const log = this.#down?.why === why ? logger.debug : logger.warn;
         this.#down ??= { sinceMs: clock.now(), why };
         this.#down.why = why;
-        logger.warn({ watch: this.name, error: why, retryInMs: delayMs }, "watch failed; restarting");
+        log.call(logger, { watch: this.name, error: why, retryInMs: delayMs }, "watch failed; restarting");
         await clock.sleep(delayMs, signal);
       }
     }
   }
 
   /**
-   * The delay after the n-th failure in a row: what the server asked for (Retry-After, as on the
-   * 429 "storage is (re)initializing" right after a restart), plus up to 20 %; else min * 2^(n-1)
-   * times a factor in [0.8, 1.2) so that replicas do not restart in step, capped by whether the
-   * server answered. Each cap bounds how long a watch stays down after the server is back.
+   * The delay after the n-th failure of one kind in a row: what the server asked for (Retry-After,
+   * as on the 429 "storage is (re)initializing" right after a restart), plus up to 20 %; else
+   * min * 2^(n-1) times a factor in [0.8, 1.2) so that replicas do not restart in step, capped by
+   * the kind. Each cap bounds how long a watch stays down after the server is back.
    */
-  #backoff(failures: number, error: unknown): number {
-    const { minBackoffMs, maxBackoffMs, unreachableMaxBackoffMs, random } = this.#o;
-    const failure = error instanceof WatchError ? error : undefined;
-    if (failure?.retryAfterMs !== undefined) {
-      return Math.min(maxBackoffMs, Math.round(failure.retryAfterMs * (1 + random() * 0.2)));
+  #backoff(failures: number, kind: FailureKind, error: unknown): number {
+    const { minBackoffMs, maxBackoffMs, quickMaxBackoffMs, random } = this.#o;
+    const retryAfterMs = error instanceof WatchError ? error.retryAfterMs : undefined;
+    if (retryAfterMs !== undefined) {
+      return Math.min(maxBackoffMs, Math.round(retryAfterMs * (1 + random() * 0.2)));
     }
-    const cap =
-      failure?.status === undefined ? Math.min(maxBackoffMs, unreachableMaxBackoffMs) : maxBackoffMs;
+    const cap = kind === "error" ? maxBackoffMs : Math.min(maxBackoffMs, quickMaxBackoffMs);
     const base = Math.min(cap, minBackoffMs * 2 ** Math.min(failures - 1, 30));
     return Math.min(cap, this.#jitter(base, 0.2));
   }

@@ -1,8 +1,9 @@
 /**
  * The hardened list+watch loop (src/controller/kube-watch.ts) against a scripted API and a fake
  * clock: paged lists, resourceVersion tracking with bookmarks, restarts with jittered backoff
- * (1 s doubling to 30 s, or to 5 s while the server does not answer, or its Retry-After), relist
- * on 410 and periodically, readiness while down, clean stop.
+ * (1 s doubling to 30 s, or to 3 s while the server does not answer or answers 401/403, or its
+ * Retry-After; starting over when the kind of failure changes), relist on 410 and periodically,
+ * readiness while down, clean stop.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -31,6 +32,8 @@ class ScriptedApi implements ListWatchApi {
   pages: ListPage[] = [{ items: [], resourceVersion: "1" }];
   listError: Error | undefined;
   openError: Error | undefined;
+  /** failures of the next watch attempts, one each, before openError applies */
+  openErrors: Error[] = [];
   current:
     { emit: (type: string, object: unknown) => void; end: () => void; fail: (e: Error) => void } | undefined;
   #page = 0;
@@ -50,6 +53,8 @@ class ScriptedApi implements ListWatchApi {
 
   watch(_path: string, query: Query, onEvent: (type: string, object: unknown) => void, signal: AbortSignal) {
     this.watches.push({ query, atMs: this.#clock.now() });
+    const scripted = this.openErrors.shift();
+    if (scripted !== undefined) return Promise.reject(scripted);
     if (this.openError !== undefined) return Promise.reject(this.openError);
     let end = (): void => {};
     let fail = (_e: Error): void => {};
@@ -142,9 +147,9 @@ describe("ResourceWatch", () => {
     {
       name: "Unanswered",
       error: new WatchError("WATCH_FAILED", "connect ECONNREFUSED"),
-      starts: [0, 1_000, 3_000, 7_000, 12_000, 17_000, 22_000, 27_000, 32_000],
+      starts: [0, 1_000, 3_000, 6_000, 9_000, 12_000, 15_000, 18_000, 21_000],
       reason:
-        "no answer (a server down, restarting): 1 s doubling to 5 s, so the watch is back within 5 s of the server",
+        "no answer (a server down, restarting): 1 s doubling to 3 s, so the watch is back within 5 s of the server",
     },
     {
       name: "AnsweredWithAnError",
@@ -248,6 +253,48 @@ describe("ResourceWatch", () => {
     controller.abort();
     await done;
   });
+
+  const silent = () => new WatchError("WATCH_FAILED", "connect ECONNREFUSED");
+  const forbidden = () => new WatchError("WATCH_FAILED", "HTTP 403 forbidden", { status: 403 });
+  const unauthorized = () => new WatchError("WATCH_FAILED", "HTTP 401 Unauthorized", { status: 401 });
+  const serverError = () => new WatchError("WATCH_FAILED", "HTTP 500 etcd", { status: 500 });
+  /** sequences of failures: the doubling counts failures of one kind in a row */
+  const backoffCases = [
+    {
+      name: "RefusedWhileLoadingRbac",
+      reason:
+        "a restarted server answers 403 until it has loaded RBAC: after an outage, the first 403 starts over at 1 s, not at the 30 s the errors' count would reach",
+      failures: [...Array.from({ length: 8 }, silent), forbidden(), forbidden()],
+      delays: [1, 2, 3, 3, 3, 3, 3, 3, 1, 2],
+    },
+    {
+      name: "RefusedStaysQuick",
+      reason: "a missing grant is picked up within 3 s of an admin adding it",
+      failures: [...Array.from({ length: 5 }, forbidden), unauthorized(), unauthorized()],
+      delays: [1, 2, 3, 3, 3, 3, 3],
+    },
+    {
+      name: "ErrorsAfterAnOutage",
+      reason: "a server back from silence gets its first error retried at 1 s, then the errors' doubling",
+      failures: [...Array.from({ length: 6 }, silent), serverError(), serverError(), serverError()],
+      delays: [1, 2, 3, 3, 3, 3, 1, 2, 4],
+    },
+  ];
+  it.each(backoffCases)(
+    "backs off by the kind of failure, starting over when it changes: $name",
+    async ({ failures, delays, reason }) => {
+      const { clock, api, watch, controller } = setup();
+      api.openErrors = [...failures];
+      const done = watch.start(controller.signal);
+      await clock.advance(200_000);
+      const times = api.watches.map((w) => w.atMs);
+      const gaps = times.slice(1).map((t, i) => (t - times[i]!) / 1000);
+      expect(gaps, reason).toEqual(delays);
+      expect(watch.notReady()).toBeUndefined();
+      controller.abort();
+      await done;
+    },
+  );
 
   it("keeps retrying a failing list, and resolves (never rejects) when stopped", async () => {
     const { clock, api, watch, controller } = setup();
