@@ -392,7 +392,7 @@ function runOptions(): Option[] {
     option("--log-level <level>", `one of ${LOG_LEVELS.join(", ")}`, logLevel, ["info"]),
     option(
       "--shutdown-timeout <duration>",
-      "on SIGTERM, how long running reconciles may take",
+      "on SIGTERM, how long stopping may take: running reconciles get all but a quarter of it (at most 5s), kept for releasing the Lease",
       duration(0, "0s"),
       shown(d.shutdownTimeoutMs),
     ),
@@ -443,6 +443,15 @@ async function runProcess(config: RunConfig): Promise<number> {
     if (signals > 1) process.exit(1);
     logger.info({ signal: name }, "shutting down");
     stop.abort();
+    // the operator stops within the timeout by itself; this keeps the promise whatever happens
+    // (a second at least: a timeout of 0 still lets the lease go)
+    setTimeout(
+      () => {
+        logger.error({ shutdownTimeoutMs: config.shutdownTimeoutMs }, "shutdown timeout passed; exiting");
+        process.exit(1);
+      },
+      Math.max(config.shutdownTimeoutMs, 1_000),
+    ).unref();
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);

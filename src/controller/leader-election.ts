@@ -97,6 +97,8 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** between attempts to acquire or renew; default 2000 */
   retryPeriodMs?: number;
+  /** how long releasing the lease on shutdown may take before it is given up; default renewDeadlineMs */
+  releaseTimeoutMs?: number;
   /** acquire attempts wait retryPeriodMs * (1 + random * jitterFactor); default 1.2 (client-go) */
   jitterFactor?: number;
   /** default Math.random */
@@ -132,6 +134,7 @@ export class LeaderElector {
   readonly #leaseDurationMs: number;
   readonly #renewDeadlineMs: number;
   readonly #retryPeriodMs: number;
+  readonly #releaseTimeoutMs: number;
   readonly #jitterFactor: number;
   readonly #random: () => number;
   readonly #clock: Clock;
@@ -151,6 +154,7 @@ export class LeaderElector {
     this.#leaseDurationMs = o.leaseDurationMs;
     this.#renewDeadlineMs = o.renewDeadlineMs;
     this.#retryPeriodMs = o.retryPeriodMs;
+    this.#releaseTimeoutMs = options.releaseTimeoutMs ?? o.renewDeadlineMs;
     this.#jitterFactor = o.jitterFactor;
     this.#random = options.random ?? Math.random;
     this.#clock = options.clock ?? realClock;
@@ -334,7 +338,7 @@ export class LeaderElector {
         return false;
       },
     );
-    if (await withTimeout(this.#clock, released, this.#renewDeadlineMs, false)) {
+    if (await withTimeout(this.#clock, released, this.#releaseTimeoutMs, false)) {
       this.#logger.info({ lease: this.#name, identity: this.identity }, "released lease");
     }
   }

@@ -299,6 +299,12 @@ export class ManagerClient implements ManagerApi {
     await this.#transport.close();
   }
 
+  /** Aborts the requests in flight (they fail at once) and closes the pool; later calls fail. */
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    await this.#transport.destroy();
+  }
+
   #get(route: RouteName, path: string, options: CallOptions | undefined): Call {
     return {
       route,

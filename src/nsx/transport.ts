@@ -128,6 +128,11 @@ export class HttpTransport {
     return this.#pool.close();
   }
 
+  /** Aborts every request in flight and closes the sockets; resolves at once, whatever the manager does. */
+  destroy(): Promise<void> {
+    return this.#pool.destroy();
+  }
+
   /** Sends one request and reads the whole answer; never throws, never retries. */
   send(request: HttpRequest): Promise<AttemptOutcome> {
     const { clock, requestTimeoutMs, maxResponseBytes } = this.#options;

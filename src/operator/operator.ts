@@ -4,8 +4,10 @@
  * report goes to the source's status sink, its event recorder and the metrics. Every replica
  * follows the source (a warm standby, ready as soon as it is listed); with leader election only
  * the leader runs the workers, so only it calls managers and writes. `start(signal)` resolves
- * "stopped" after a graceful shutdown (no new work, in-flight reconciles finished within the
- * deadline, lease released) or "lease-lost", upon which the process should exit non-zero.
+ * "stopped" after a graceful shutdown within `shutdownTimeoutMs` (no new work; in-flight
+ * reconciles finished or cut at the drain deadline, with nothing written after it; requests still
+ * waiting on a manager aborted; the lease released) or "lease-lost", upon which the process
+ * should exit non-zero.
  */
 import { objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { KINDS, type NsxvObject } from "../api/types.ts";
@@ -79,7 +81,10 @@ export interface OperatorOptions {
    * safety net against summaries that are wrong); default 3600000
    */
   fullReadIntervalMs?: number;
-  /** on shutdown, how long in-flight reconciles may take; default 30000 */
+  /**
+   * on shutdown, how long stopping may take in all: in-flight reconciles get most of it
+   * (shutdownBudget), letting go of the managers, the lease and the last Events the rest; default 30000
+   */
   shutdownTimeoutMs?: number;
   /** run the workers only while holding this lease; default: always (a single replica) */
   leaderElection?: LeaderElectionConfig;
@@ -105,9 +110,22 @@ export const OPERATOR_DEFAULTS = {
   shutdownTimeoutMs: CONTROLLER_DEFAULTS.shutdownTimeoutMs,
   metricsBindAddress: METRICS_DEFAULTS.bindAddress,
   healthProbeBindAddress: PROBE_DEFAULTS.bindAddress,
-  /** how long shutdown waits for Events still being written */
+  /** how long shutdown waits for Events still being written, at most */
   eventFlushTimeoutMs: 2_000,
+  /** of the shutdown timeout, what is kept after the drain for letting go, at most */
+  shutdownReserveMs: 5_000,
 } as const;
+
+/**
+ * How the shutdown timeout is spent after SIGTERM: reconciles in flight may run for `drainMs`;
+ * what follows (aborting what still waits on a manager, releasing the lease, the last Events) has
+ * the rest, `reserveMs`: a quarter of the timeout, at most 5 s. So the lease is let go within the
+ * timeout whatever the managers do, and a pod whose grace period equals it is not killed first.
+ */
+export function shutdownBudget(timeoutMs: number): { drainMs: number; reserveMs: number } {
+  const reserveMs = Math.min(OPERATOR_DEFAULTS.shutdownReserveMs, Math.round(timeoutMs / 4));
+  return { drainMs: timeoutMs - reserveMs, reserveMs };
+}
 
 export type OperatorExit = "stopped" | "lease-lost";
 
@@ -195,7 +213,14 @@ export class Operator {
     this.#elector =
       le === undefined
         ? undefined
-        : new LeaderElector({ ...le, clock: this.#clock, metrics, logger: this.#logger });
+        : new LeaderElector({
+            ...le,
+            // one write, within the shutdown's reserve: the Events' flush has the rest of it
+            releaseTimeoutMs: shutdownBudget(this.#shutdownTimeoutMs).reserveMs / 2,
+            clock: this.#clock,
+            metrics,
+            logger: this.#logger,
+          });
     const probeAddress = o.healthProbeBindAddress;
     const logger = this.#logger;
     this.#probes =
@@ -227,6 +252,11 @@ export class Operator {
 
   /** Runs until `signal` aborts ("stopped") or the lease is lost ("lease-lost"); rejects if a port cannot be bound. */
   async start(signal: AbortSignal): Promise<OperatorExit> {
+    // when stopping began: everything after the drain fits in what is left of the timeout
+    let stoppingAtMs: number | undefined;
+    const onStop = (): void => void (stoppingAtMs ??= this.#clock.now());
+    if (signal.aborted) onStop();
+    else signal.addEventListener("abort", onStop, { once: true });
     const stop = new AbortController();
     const parts = [
       this.#source.start(stop.signal),
@@ -246,14 +276,16 @@ export class Operator {
         });
       }
     } finally {
+      signal.removeEventListener("abort", onStop);
       stop.abort();
       await Promise.all(parts);
-      await this.#connections
-        .close()
-        .catch((err: unknown) => this.#logger.warn({ err }, "closing clients failed"));
+      await this.#destroyClients();
       const events = this.#source.events as EventRecorder & { flush?: () => Promise<void> };
       if (events.flush !== undefined) {
-        await withTimeout(this.#clock, events.flush(), OPERATOR_DEFAULTS.eventFlushTimeoutMs, undefined);
+        const leftMs =
+          stoppingAtMs === undefined ? Infinity : stoppingAtMs + this.#shutdownTimeoutMs - this.#clock.now();
+        const flushMs = Math.max(0, Math.min(OPERATOR_DEFAULTS.eventFlushTimeoutMs, leftMs));
+        await withTimeout(this.#clock, events.flush(), flushMs, undefined);
       }
     }
     this.#logger.info({ exit }, "operator stopped");
@@ -283,7 +315,7 @@ export class Operator {
       reconcile: (ref, s) => this.#reconcileRef(ref, s),
       describe: (ref) => ({ ...ref }),
       concurrency: this.#concurrency,
-      shutdownTimeoutMs: this.#shutdownTimeoutMs,
+      shutdownTimeoutMs: shutdownBudget(this.#shutdownTimeoutMs).drainMs,
       clock: this.#clock,
       metrics,
       logger: this.#logger,
@@ -298,7 +330,16 @@ export class Operator {
       await controller.start(signal);
     } finally {
       unsubscribe();
+      // before the lease goes: a reconcile cut at the drain deadline may still wait on a manager
+      await this.#destroyClients();
     }
+  }
+
+  /** Every manager request still in flight aborted, every client dropped: nothing waits on a manager. */
+  async #destroyClients(): Promise<void> {
+    await this.#connections
+      .destroy()
+      .catch((err: unknown) => this.#logger.warn({ err }, "closing clients failed"));
   }
 
   /**
@@ -308,6 +349,8 @@ export class Operator {
    */
   async #reconcileRef(ref: ObjectRef, signal: AbortSignal): Promise<Result<ObjectRef>> {
     const report = await this.#reconcile(ref, { signal });
+    // cut by the shutdown's deadline: the lease is being let go, so nothing more is written
+    if (signal.aborted) return {};
     this.#recorder.record(report);
     for (const note of report.notes) this.#logger.debug({ ...ref }, note);
     const also = report.wake;

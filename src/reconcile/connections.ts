@@ -17,7 +17,8 @@ import { resolveManager } from "./spec.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import { DEFAULT_NAMESPACE } from "../api/refs.ts";
 
-export type ClosableManagerApi = ManagerApi & { close(): Promise<void> };
+/** A client that can be let go: `close` lets its requests in flight finish, `destroy` aborts them. */
+export type ClosableManagerApi = ManagerApi & { close(): Promise<void>; destroy(): Promise<void> };
 
 /** What the object and the Secrets give; the rest of the client's options come from here. */
 type OwnOptions =
@@ -169,11 +170,23 @@ export class ManagerConnections {
     await entry?.client.close();
   }
 
-  /** Close every client (shutdown). */
+  /** Close every client once its requests in flight are done (the end of a one-shot run). */
   async close(): Promise<void> {
+    await Promise.all(this.#drop().map((c) => c.close()));
+  }
+
+  /**
+   * Abort every request in flight and drop every client (the operator's shutdown): whatever a
+   * manager does, nothing waits for it, and nothing reaches it later.
+   */
+  async destroy(): Promise<void> {
+    await Promise.all(this.#drop().map((c) => c.destroy()));
+  }
+
+  #drop(): ClosableManagerApi[] {
     const clients = [...this.#entries.values()].map((e) => e.client);
     this.#entries.clear();
-    await Promise.all(clients.map((c) => c.close()));
+    return clients;
   }
 
   /** Requests of other reconciles may still run on the old client; they fail and are retried on the new one. */

@@ -114,6 +114,7 @@ describe("import", () => {
     listPools: () => Promise.resolve([]),
     listAllocations: () => Promise.resolve([]),
     close: () => Promise.resolve(),
+    destroy: () => Promise.resolve(),
   });
   const env = { NSX_USERNAME: "admin", NSX_PASSWORD: "default" };
 

@@ -2,12 +2,13 @@
  * The operator's wiring (src/controller/operator.ts) with an in-memory desired-state source and
  * the simulator as the manager: reports go to the status sink, Events and metrics; a status
  * conflict requeues quietly; a terminal error waits for a change; only the leader works, a lost
- * lease ends with "lease-lost"; shutdown lets in-flight reconciles finish and releases the lease;
- * /readyz follows the source.
+ * lease ends with "lease-lost"; shutdown lets in-flight reconciles finish and releases the lease,
+ * within its timeout even when a manager hangs; /readyz follows the source.
  */
 import { describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { InMemoryLeaseStore, type LeaseStore } from "../../src/controller/leader-election.ts";
+import { shutdownBudget } from "../../src/operator/operator.ts";
 import { edgeRef, NS, objects, operatorHarness, ready } from "./harness.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { advance, settle } from "../support/operator-time.ts";
@@ -177,6 +178,39 @@ describe("Operator", () => {
     expect(operator.isLeader).toBe(false);
     expect(source.writes.length).toBeGreaterThan(0);
     expect((await store.get())?.holderIdentity).toBe("");
+  });
+
+  it("shutdown with a hung manager: stops within the timeout, the lease first, nothing written after the drain", async () => {
+    const sim = await simulator(["red"], 600_000);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new MemorySource({ objects: objs, secrets });
+    const store = new InMemoryLeaseStore();
+    const shutdownTimeoutMs = 1_200;
+    const { operator, exit, stop } = run(source, {
+      shutdownTimeoutMs,
+      leaderElection: {
+        store,
+        identity: "a",
+        leaseDurationMs: 600,
+        renewDeadlineMs: 400,
+        retryPeriodMs: 100,
+      },
+    });
+    await waitFor("the lease", () => operator.isLeader);
+    // the manager's check and the EdgeTenant's read are waiting on the manager
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const writesBefore = source.writes.length;
+    const stoppedAtMs = Date.now();
+    stop.abort();
+    expect(await exit).toBe("stopped");
+    const tookMs = Date.now() - stoppedAtMs;
+    const { drainMs } = shutdownBudget(shutdownTimeoutMs);
+    expect(tookMs, "the drain, then letting go").toBeGreaterThanOrEqual(drainMs - 50);
+    expect(tookMs, "within the shutdown timeout, whatever the manager does").toBeLessThan(shutdownTimeoutMs);
+    expect((await store.get())?.holderIdentity, "the lease released").toBe("");
+    // the cut reconciles fail once their requests are aborted: their reports are not written
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(source.writes.length, "nothing written after the drain deadline").toBe(writesBefore);
   });
 
   it("serves /readyz from the source and /healthz always", async () => {

@@ -188,7 +188,7 @@ export interface FakeFaults {
 }
 
 export interface FakeManager {
-  api: ManagerApi & { close(): Promise<void> };
+  api: ManagerApi & { close(): Promise<void>; destroy(): Promise<void> };
   state: FakeState;
   faults: FakeFaults;
   /** one entry per call: `getEdge edge-1`, `releaseAddress ipaddresspool-1 10.0.0.5`, ... */
@@ -263,6 +263,9 @@ export function fakeManager(
         });
       },
       async close() {
+        fake.closed = true;
+      },
+      async destroy() {
         fake.closed = true;
       },
     },

@@ -41,7 +41,8 @@ export function setup(init: {
     createClient: (options) => {
       const entry = { options, closed: false };
       clients.push(entry);
-      return { ...fake.api, close: async () => void (entry.closed = true) };
+      const close = async (): Promise<void> => void (entry.closed = true);
+      return { ...fake.api, close, destroy: close };
     },
   });
   const clock = { ms: T0.getTime(), now: () => clock.ms };
