@@ -57,7 +57,7 @@ export interface OneShotOptions {
   /** default: `new ManagerClient(options)` */
   createClient?: (options: ManagerClientOptions) => ClosableManagerApi;
   /** default realClock */
-  clock?: Pick<Clock, "now">;
+  clock?: Pick<Clock, "now" | "setTimer">;
   signal?: AbortSignal;
   /** what all the manifests read may hold together; default READ_BOUNDS */
   readBounds?: ReadBounds;

@@ -7,6 +7,7 @@
  */
 import type { ObjectRef } from "../api/refs.ts";
 import { NsxError, type NsxErrorCode } from "../nsx/errors.ts";
+import { formatTime } from "../util/clock.ts";
 import { CodedError } from "../util/errors.ts";
 import type { FailureReason } from "./conditions.ts";
 
@@ -73,6 +74,24 @@ const REASON_BY_NSX_CODE: Readonly<Record<NsxErrorCode, { reason: FailureReason;
 /** True when the manager client's error carries this code. */
 export function hasNsxCode(error: unknown, code: NsxErrorCode): error is NsxError {
   return error instanceof NsxError && error.code === code;
+}
+
+/**
+ * The manager did not answer a pass's observation before Ready's last observation expired: the
+ * manager cannot be asked now (an NSXManager's check records it as unreachable).
+ */
+export class ObservationExpiredError extends ReconcileError {
+  constructor(message: string) {
+    super({ reason: "Unreachable", message });
+  }
+}
+
+/** The ObservationExpiredError of a pass that waited until `byMs`. */
+export function observationExpired(ctx: { now: Date }, byMs: number): ObservationExpiredError {
+  const waited = Math.max(0, Math.round((byMs - ctx.now.getTime()) / 1000));
+  return new ObservationExpiredError(
+    `the manager did not answer within ${waited} s, and Ready's last observation expired at ${formatTime(byMs)}`,
+  );
 }
 
 /** A write the manager kept answering 409, each time after a fresh read. */

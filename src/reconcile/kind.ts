@@ -28,6 +28,12 @@ export interface PassContext<T extends NsxvObject = NsxvObject> {
   writesBlockedBy: Failure | undefined;
   /** why the status the object had may have been lost, when it may (store.statusLost) */
   statusLost: string | undefined;
+  /**
+   * Until when this pass may wait on the manager for its observation: Ready keeps an earlier one
+   * until then, and past it must not read as if the operator could see (undefined: Ready keeps
+   * none, and the manager's own timeouts bound the wait). Writes are never cut.
+   */
+  observeByMs?: number | undefined;
   state: ReconcilerState;
 }
 

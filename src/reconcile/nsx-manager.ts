@@ -21,14 +21,15 @@ import {
   type InsecureReason,
   type ReconcileEvent,
 } from "./conditions.ts";
-import { formatRef, refOf } from "../api/refs.ts";
+import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
-import { hasNsxCode } from "./errors.ts";
+import { hasNsxCode, ObservationExpiredError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
+import type { ReconcilerState } from "./state.ts";
 import { omitUndefined } from "../util/options.ts";
-import { resolveManager, syncIntervalMsOf } from "./spec.ts";
+import { resolveManager } from "./spec.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
 export interface ManagerObservation {
@@ -61,12 +62,9 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   async prepare(ctx) {
     resolveManager(ctx.object);
     const dependents = ctx.state.dependentsOf(ctx.object);
-    const edgeTenants = dependents.filter(
-      (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
-    );
+    const edgeTenants = ctx.state.liveEdgeTenantsOf(ctx.object);
     const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
-    const intervals = edgeTenants.map((o) => syncIntervalMsOf(o)).filter((ms) => ms !== undefined);
-    const resyncMs = ctx.state.resync(intervals.length === 0 ? undefined : Math.min(...intervals));
+    const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
     const connection = await ctx.state.connect(ctx.object, { fresh: true });
     return { connection, edgeTenants, hasPools, resyncMs };
@@ -164,14 +162,39 @@ async function refreshEdgeList(
   return edgeLists.latest(connection.key);
 }
 
-/** What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. */
+/**
+ * What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. A
+ * check that got no answer before its last observation expired (ObservationExpiredError) found it
+ * unreachable, as a timeout does: its dependents stop calling it.
+ */
 export function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable" | "authenticated"> {
-  if (hasNsxCode(error, "NSX_ERR_CONNECTION") || hasNsxCode(error, "NSX_ERR_UNAVAILABLE"))
+  if (
+    hasNsxCode(error, "NSX_ERR_CONNECTION") ||
+    hasNsxCode(error, "NSX_ERR_UNAVAILABLE") ||
+    error instanceof ObservationExpiredError
+  )
     return { reachable: false };
   if (hasNsxCode(error, "NSX_ERR_UNAUTHORIZED")) return { reachable: true, authenticated: false };
   // any other answer (403 included): the credentials were accepted
   if (error instanceof NsxError) return { reachable: true, authenticated: true };
   return {};
+}
+
+/**
+ * The NSXManager's dependents (those being deleted too: a pending restore) when its Ready changes
+ * with this pass: down, they say at once that it cannot be used (ManagerNotReady, Ready Unknown);
+ * back, they observe again at once rather than at their next retry. Not on its first check: its
+ * dependents are as new to the operator, and queued by their own arrival.
+ */
+export function dependentsOnReadyChange(
+  manager: NSXManager,
+  status: NSXManagerStatus | undefined,
+  state: ReconcilerState,
+): ObjectRef[] {
+  const before = findCondition(manager.status?.conditions, "Ready");
+  const after = findCondition((status ?? manager.status)?.conditions, "Ready");
+  if (before === undefined || (before.status === "True") === (after?.status === "True")) return [];
+  return state.dependentsOf(manager).map(refOf);
 }
 
 const INSECURE_REASON_BY_KIND = {

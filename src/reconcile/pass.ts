@@ -8,7 +8,8 @@
  */
 import { NsxError } from "../nsx/errors.ts";
 import type { NsxvObject } from "../api/types.ts";
-import { retriesExhausted } from "./errors.ts";
+import { observationExpired, retriesExhausted } from "./errors.ts";
+import type { Timer } from "../util/clock.ts";
 import type { ActionResults, KindPlan, PassContext, PassHandler } from "./kind.ts";
 import { plannedActions, type Action, type PlannedAction } from "./plan.ts";
 
@@ -30,12 +31,13 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
   const run: PassRun<A> = { planned: [], latest: undefined, results: { done: [], dropped: [], refused: [] } };
   try {
     const target = await handler.prepare(ctx);
-    const planFresh = async (depth: "first" | "full"): Promise<KindPlan<A>> => {
-      run.latest = handler.plan(target, await handler.observe(target, ctx, depth), ctx);
+    const planFresh = async (depth: "first" | "full", by?: number): Promise<KindPlan<A>> => {
+      run.latest = handler.plan(target, await observeBy(handler.observe(target, ctx, depth), by, ctx), ctx);
       return run.latest;
     };
-    let plan = await planFresh("first");
-    if (plan.observeFully === true) plan = await planFresh("full");
+    // the observations a pass starts with are bounded by Ready's expiry; a fresh read after a 409 is not
+    let plan = await planFresh("first", ctx.observeByMs);
+    if (plan.observeFully === true) plan = await planFresh("full", ctx.observeByMs);
     run.planned = plannedActions(plan.actions, plan.withheld);
     if (ctx.state.mode === "plan") return run;
     for (const planned of plan.actions) {
@@ -91,6 +93,27 @@ async function carryOut<T extends NsxvObject, Target, Observation, A extends Act
       }
       action = fresh;
     }
+  }
+}
+
+/**
+ * The observation, or Unreachable once `byMs` passes first: a pass never waits on a manager that
+ * does not answer past the moment its object's Ready must stop keeping the last observation. The
+ * calls are not cancelled (a shared list still lands for the next pass), only no longer waited
+ * for. A deadline that has passed still lets an observation that needs no call (the manager's
+ * list) settle first: the timer fires after it.
+ */
+async function observeBy<O>(observing: Promise<O>, byMs: number | undefined, ctx: PassContext): Promise<O> {
+  if (byMs === undefined) return observing;
+  const { clock } = ctx.state;
+  let timer: Timer | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = clock.setTimer(byMs - clock.now(), () => reject(observationExpired(ctx, byMs)));
+  });
+  try {
+    return await Promise.race([observing, expired]);
+  } finally {
+    timer?.cancel();
   }
 }
 

@@ -27,10 +27,16 @@ import {
   type ReconcileEvent,
 } from "./conditions.ts";
 import { edgeTenantPass, restorePass } from "./edge-tenant.ts";
-import { hasNsxCode, ReconcileError } from "./errors.ts";
+import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
 import { ipPoolPass } from "./ip-pool.ts";
 import type { PassContext, PassHandler, Settled } from "./kind.ts";
-import { insecureConditions, managerFacts, managerReleasePass, nsxManagerPass } from "./nsx-manager.ts";
+import {
+  dependentsOnReadyChange,
+  insecureConditions,
+  managerFacts,
+  managerReleasePass,
+  nsxManagerPass,
+} from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
 import { POOL_LIST_DEFAULTS } from "./pool-lists.ts";
@@ -45,7 +51,7 @@ import {
   type ReconcileReport,
 } from "./report.ts";
 import { syncIntervalMsOf } from "./spec.ts";
-import { managerRefOf, ReconcilerState, type ReconcilerOptions } from "./state.ts";
+import { managerRefOf, MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
 
 export type { ReconcilerOptions as ReconcilerDeps } from "./state.ts";
 
@@ -72,6 +78,11 @@ interface KindHandler<T extends NsxvObject> {
   readyFollowsFailure?: boolean;
   /** what a failure tells of the object besides conditions (the NSXManager: reachable, authenticated) */
   failureFacts?: (error: unknown) => Partial<ObjectStatus>;
+  /**
+   * other objects to reconcile now given this pass's status (the NSXManager: its dependents when
+   * its Ready changed, so that they say at once what a manager now known down, or back, means)
+   */
+  wakesOnReadyChange?: (object: T, status: ObjectStatus | undefined, state: ReconcilerState) => ObjectRef[];
   /**
    * conditions that follow from the spec alone, set on every pass whatever it got to, with their
    * events (the NSXManager: Insecure)
@@ -101,6 +112,7 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
     reconcile: pass(nsxManagerPass),
     readyFollowsFailure: true,
     failureFacts: managerFacts,
+    wakesOnReadyChange: dependentsOnReadyChange,
     specConditions: insecureConditions,
     finalizer: {
       name: IN_USE_FINALIZER,
@@ -160,7 +172,10 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     if (deleting && finalizer !== undefined) {
       draft = await compose(handler, ctx, await finalizer.finalize(ctx), finalizer.doing);
     } else if (pausedBy !== undefined) draft = paused(ctx, pausedBy);
-    else draft = await compose(handler, ctx, await handler.reconcile(ctx));
+    else {
+      ctx.observeByMs = observeBy(ctx);
+      draft = await compose(handler, ctx, await handler.reconcile(ctx));
+    }
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
       const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
@@ -207,36 +222,46 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       status = { ...status, conditions: setConditions(status.conditions, fromSpec.updates, ctx) };
       events.unshift(...fromSpec.events);
     }
+    const wake = [...(settled?.wake ?? []), ...(handler.wakesOnReadyChange?.(object, status, state) ?? [])];
+    // come back before the next resync when Ready's kept observation would go stale first
+    const comeBackMs = Math.min(resyncOf(object), staleCheckInMs(ctx, status ?? object.status));
     const draft: Draft = {
       status,
       events,
       changes: changesOf(run.results.done),
       planned: run.planned,
       ...settledFacts(settled),
+      ...(wake.length > 0 ? { wake } : {}),
       outcome: {
         type: "done",
-        requeueAfterMs: Math.min(resyncOf(object), run.latest?.requeueAfterMs ?? Infinity),
+        requeueAfterMs: Math.min(comeBackMs, run.latest?.requeueAfterMs ?? Infinity),
       },
     };
     if (failure === undefined) return draft;
-    // a dependent's call refused or unanswered while its manager's status still says it is fine:
-    // the manager is checked now, not at its next resync, so that its status tells the other
-    // dependents to wait instead of each timing out in turn
-    if (object.kind !== "NSXManager" && saysManagerIsDown(failure)) {
-      const ref = managerRefOf(object, object.spec.managerRef.name);
-      const manager = await store.get(ref);
-      const fine =
-        manager?.kind === "NSXManager" &&
-        manager.status?.reachable !== false &&
-        manager.status?.authenticated !== false;
-      if (fine) draft.wake = [ref];
-    }
+    const manager = await managerToCheck(object, failure);
+    if (manager !== undefined) draft.wake = [...(draft.wake ?? []), manager];
     // a Conflict is settled by the other object going away, which queues this one again
     if (failure.reason === "Conflict") {
       if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
-      draft.outcome = { type: "done", requeueAfterMs: resyncOf(object) };
-    } else draft.outcome = { type: "failed", error: failure, maxBackoffMs: resyncOf(object) };
+      draft.outcome = { type: "done", requeueAfterMs: comeBackMs };
+    } else draft.outcome = { type: "failed", error: failure, maxBackoffMs: comeBackMs };
     return draft;
+  }
+
+  /**
+   * A dependent's call refused or unanswered while its manager's status still says it is fine:
+   * the manager is checked now, not at its next resync, so that its status tells the other
+   * dependents to wait instead of each timing out in turn.
+   */
+  async function managerToCheck(object: NsxvObject, failure: ReconcileError): Promise<ObjectRef | undefined> {
+    if (object.kind === "NSXManager" || !saysManagerIsDown(failure)) return undefined;
+    const ref = managerRefOf(object, object.spec.managerRef.name);
+    const manager = await store.get(ref);
+    const fine =
+      manager?.kind === "NSXManager" &&
+      manager.status?.reachable !== false &&
+      manager.status?.authenticated !== false;
+    return fine ? ref : undefined;
   }
 
   /** The status of a pass that failed before it observed: the failure on the status it had. */
@@ -261,10 +286,12 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   /**
    * Ready of a pass that could not observe (`cause` says why): the latest observation of this
    * generation stands while it is recent (undefined: left as it is), so a blip does not flap it;
-   * past STALE_AFTER_SYNC_INTERVALS sync intervals it is Unknown, with the cause and when the last
-   * observation was, so GitOps tools stop reading Current while the operator is blind. Without an
-   * observation of this generation, Ready is False with the cause: never True for a generation
-   * that was not applied.
+   * past staleAfterMs (two sync intervals, 30 s at least) it is Unknown, with the cause and when
+   * the last observation was, so GitOps tools stop reading Current while the operator is blind;
+   * and at once when the cause is the object's NSXManager (ManagerNotReady: missing, its Secret
+   * unusable, or its own check found the manager unreachable or refusing the credentials): nothing
+   * of it can be confirmed until the manager is back. Without an observation of this generation,
+   * Ready is False with the cause: never True for a generation that was not applied.
    */
   function readyWhileBlind(
     ctx: PassContext,
@@ -274,20 +301,59 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     const ready = findCondition(object.status?.conditions, "Ready");
     const blind =
       ready !== undefined && ready.observedGeneration === ctx.generation && ready.status === "Unknown";
-    const observed = observedReady(object.status?.conditions, ctx.generation);
     // fields named: a failure is an Error, whose message a spread would not copy
-    if (!blind && observed === undefined) {
+    if (!blind && observedReady(object.status?.conditions, ctx.generation) === undefined) {
       return { type: "Ready", status: "False", reason: cause.reason, message: cause.message };
     }
     const ref = refOf(object);
-    const lastMs =
-      state.lastObservedMs(ref) ??
-      (observed === undefined ? undefined : Date.parse(observed.lastTransitionTime));
+    const nowMs = ctx.now.getTime();
+    const lastMs = state.observedOrTrackedSinceMs(ref, nowMs);
     const boundMs = state.staleAfterMs(intervalOf(object));
-    if (!blind && lastMs !== undefined && ctx.now.getTime() - lastMs <= boundMs) return undefined;
-    const since = lastMs === undefined ? "since before the operator started" : `since ${formatTime(lastMs)}`;
-    const message = `no observation of the manager ${since} (Ready is kept for ${formatDuration(boundMs)}): ${cause.message}`;
+    const managerUnusable = cause.reason === "ManagerNotReady";
+    // cut at the expiry: stale by definition, whenever the pass began
+    const expired = cause instanceof ObservationExpiredError;
+    if (!blind && !managerUnusable && !expired && nowMs - lastMs <= boundMs) return undefined;
+    const observedMs = state.lastObservedMs(ref);
+    const since =
+      observedMs === undefined ? "since before the operator started" : `since ${formatTime(observedMs)}`;
+    const kept = managerUnusable
+      ? "its NSXManager cannot be used, so none is kept"
+      : `Ready is kept for ${formatDuration(boundMs)}`;
+    const message = `no observation of the manager ${since} (${kept}): ${cause.message}`;
     return { type: "Ready", status: "Unknown", reason: cause.reason, message };
+  }
+
+  /**
+   * When Ready's kept observation of this generation expires (undefined: Ready keeps none, as
+   * after a failed check of an NSXManager, or Unknown already): the last observation by this
+   * replica (or when it started looking) plus staleAfterMs.
+   */
+  function keptUntilMs(ctx: PassContext, status: ObjectStatus | undefined): number | undefined {
+    if (observedReady(status?.conditions, ctx.generation) === undefined) return undefined;
+    const sinceMs = state.observedOrTrackedSinceMs(refOf(ctx.object), ctx.now.getTime());
+    return sinceMs + state.staleAfterMs(intervalOf(ctx.object));
+  }
+
+  /**
+   * How long a live pass may wait on the manager for its observation: until Ready's kept one
+   * expires, so that a hung manager is cut there and Ready turns Unknown on time; a pass that
+   * starts late (queued behind others) still gets MIN_OBSERVE_WAIT_MS. A one-shot run keeps no Ready.
+   */
+  function observeBy(ctx: PassContext): number | undefined {
+    if (state.oneShot !== undefined) return undefined;
+    const keptUntil = keptUntilMs(ctx, ctx.object.status);
+    return keptUntil === undefined ? undefined : Math.max(keptUntil, ctx.now.getTime() + MIN_OBSERVE_WAIT_MS);
+  }
+
+  /**
+   * The per-object staleness timer: a pass comes MIN_OBSERVE_WAIT_MS before Ready's kept
+   * observation expires (at least a second from now), whatever the resync or backoff would do, and
+   * is cut at the expiry when the manager does not answer. Infinity when Ready keeps none.
+   */
+  function staleCheckInMs(ctx: PassContext, status: ObjectStatus | undefined): number {
+    const keptUntil = state.oneShot === undefined ? keptUntilMs(ctx, status) : undefined;
+    if (keptUntil === undefined) return Infinity;
+    return Math.max(1_000, keptUntil - MIN_OBSERVE_WAIT_MS - ctx.now.getTime());
   }
 
   /**
@@ -307,14 +373,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     ];
     const ready = readyWhileBlind(ctx, cause);
     if (ready !== undefined) updates.push(ready);
-    const observed = observedReady(previous?.conditions, ctx.generation);
-    const lastMs =
-      state.lastObservedMs(refOf(ctx.object)) ??
-      (observed === undefined ? undefined : Date.parse(observed.lastTransitionTime));
-    const staleInMs =
-      ready === undefined && lastMs !== undefined
-        ? lastMs + state.staleAfterMs(intervalOf(ctx.object)) - ctx.now.getTime()
-        : undefined;
+    const keptUntil = ready === undefined ? keptUntilMs(ctx, previous) : undefined;
+    const staleInMs = keptUntil === undefined ? undefined : keptUntil - ctx.now.getTime();
     const conditions = setConditions(previous?.conditions, updates, ctx);
     return {
       status: { ...previous, observedGeneration: ctx.generation, conditions },
@@ -325,8 +385,9 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     };
   }
 
+  /** How often the object is looked at: its sync interval, an NSXManager's check interval. */
   function intervalOf(object: NsxvObject): number | undefined {
-    return object.kind === "NSXManager" ? undefined : syncIntervalMsOf(object);
+    return object.kind === "NSXManager" ? state.checkIntervalMs(object) : syncIntervalMsOf(object);
   }
 
   function resyncOf(object: NsxvObject): number {

@@ -25,19 +25,25 @@ import { EdgeListCache } from "./edge-lists.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { PoolListCache } from "./pool-lists.ts";
-import { resolveManager } from "./spec.ts";
+import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 import type { DesiredStateStore } from "./store.ts";
 
 export type ExecutionMode = "plan" | "apply";
 
-/** Ready keeps an observation for this many sync intervals while the operator cannot observe. */
+/**
+ * Ready keeps an observation for this many sync intervals while the operator cannot observe, and
+ * for STALE_AFTER_MIN_MS at least (a manager that answers just within its 30 s timeout is not blind).
+ */
 export const STALE_AFTER_SYNC_INTERVALS = 2;
+export const STALE_AFTER_MIN_MS = 30_000;
+/** A pass may always wait this long on the manager for its observation, even one that starts late. */
+export const MIN_OBSERVE_WAIT_MS = 2_000;
 
 export interface ReconcilerOptions {
   store: DesiredStateStore;
   connections: ManagerConnections;
-  /** default realClock */
-  clock?: Pick<Clock, "now">;
+  /** default realClock; its timers bound how long a pass waits on a manager (PassContext.keptUntilMs) */
+  clock?: Pick<Clock, "now" | "setTimer">;
   /** "plan": observe and plan only, no writes; default "apply" */
   mode?: ExecutionMode;
   /** set for a one-shot run (the CLI): no grace period can be observed, see IpPoolPlanInput */
@@ -79,10 +85,13 @@ export class ReconcilerState {
   readonly maxAttempts: number;
   readonly oneShot: OneShot | undefined;
   readonly fullReadIntervalMs: number;
+  readonly clock: Pick<Clock, "now" | "setTimer">;
   /** each manager's edge list, as its last check read it */
   readonly edgeLists: EdgeListCache;
   /** object key → when its last successful observation was (what a stale Ready is judged by) */
   readonly #observedAtMs = new Map<string, number>();
+  /** object key → when this replica first looked at it (an earlier observation counts from then) */
+  readonly #trackedSinceMs = new Map<string, number>();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;
@@ -99,6 +108,7 @@ export class ReconcilerState {
     this.maxAttempts = options.maxAttempts;
     this.oneShot = options.oneShot;
     this.fullReadIntervalMs = options.fullReadIntervalMs;
+    this.clock = options.clock;
     this.#defaultSyncIntervalMs = options.defaultSyncIntervalMs;
     this.#jitterFraction = options.jitterFraction;
     this.#random = options.random;
@@ -108,10 +118,13 @@ export class ReconcilerState {
 
   /**
    * How long Ready may keep an observation while passes fail to observe: two sync intervals (the
-   * default interval when undefined). Past it, Ready is Unknown: the operator is blind.
+   * default interval when undefined), 30 s at least. Past it, Ready is Unknown: the operator is blind.
    */
   staleAfterMs(intervalMs: number | undefined): number {
-    return STALE_AFTER_SYNC_INTERVALS * (intervalMs ?? this.#defaultSyncIntervalMs);
+    return Math.max(
+      STALE_AFTER_MIN_MS,
+      STALE_AFTER_SYNC_INTERVALS * (intervalMs ?? this.#defaultSyncIntervalMs),
+    );
   }
 
   /** An observation of the object's manager succeeded at `atMs` (a read, or the manager's list). */
@@ -125,9 +138,26 @@ export class ReconcilerState {
     return this.#observedAtMs.get(objectKey(ref));
   }
 
+  /**
+   * What the age of the object's Ready counts from: its last observation by this replica, else
+   * when this replica first looked at it (`nowMs` on the first call). A Ready written before a
+   * restart or a new leader is as recent as that, so they do not turn every Ready stale at once,
+   * and one that cannot be confirmed is stale within the same bound.
+   */
+  observedOrTrackedSinceMs(ref: ObjectRef, nowMs: number): number {
+    const key = objectKey(ref);
+    const observed = this.#observedAtMs.get(key);
+    if (observed !== undefined) return observed;
+    const tracked = this.#trackedSinceMs.get(key);
+    if (tracked !== undefined) return tracked;
+    this.#trackedSinceMs.set(key, nowMs);
+    return nowMs;
+  }
+
   /** The object is gone: nothing to remember of it. */
   forgetObject(ref: ObjectRef): void {
     this.#observedAtMs.delete(objectKey(ref));
+    this.#trackedSinceMs.delete(objectKey(ref));
   }
 
   /** When to look again: the interval (the default when undefined), spread by the jitter. */
@@ -226,6 +256,24 @@ export class ReconcilerState {
     return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(names) as (
       EdgeTenant | IPPoolAllocations
     )[];
+  }
+
+  /** The EdgeTenants that name this NSXManager and are not being deleted: whose edges its list shows. */
+  liveEdgeTenantsOf(manager: NSXManager): EdgeTenant[] {
+    return this.dependentsOf(manager).filter(
+      (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
+    );
+  }
+
+  /**
+   * How often an NSXManager is checked (and its edge list read): the shortest sync interval of its
+   * EdgeTenants, undefined for the default. Its Ready goes stale by the same interval.
+   */
+  checkIntervalMs(manager: NSXManager): number | undefined {
+    const intervals = this.liveEdgeTenantsOf(manager)
+      .map((o) => syncIntervalMsOf(o))
+      .filter((ms) => ms !== undefined);
+    return intervals.length === 0 ? undefined : Math.min(...intervals);
   }
 
   /** The pools of a scope, shared by every object of the manager until the list expires. */

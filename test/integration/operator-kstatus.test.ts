@@ -10,6 +10,7 @@ import {
   UNOBSERVED_GENERATION,
   type EdgeTenant,
   type IPPoolAllocations,
+  type NSXManager,
   type NsxvObject,
 } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
@@ -19,6 +20,7 @@ import {
   installCrds,
   kubectl,
 } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { kstatus } from "./kstatus.ts";
 import {
   CRDS_DIR,
@@ -32,6 +34,10 @@ import {
 
 /** "at once": far below a resync, with room for a busy machine */
 const AT_ONCE_MS = 5_000;
+/** polling kstatus every 250 ms over a few objects, on a busy machine */
+const POLL_SLACK_MS = 3_000;
+
+type ObjectKind = "EdgeTenant" | "NSXManager";
 
 describeWithControlPlane("kstatus never reads Current what the operator knows is not so", (cp) => {
   const kc = cp.makeKubeConfig();
@@ -203,6 +209,84 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
       });
       await neverCurrent("EdgeTenant", "blind", "the operator cannot see the manager");
       expect(tenantOn(sim, "edge-1"), "nothing written blind").toBe("drifted-while-blind");
+    },
+  );
+
+  it.concurrent(
+    "every object of a manager that hangs reads InProgress within 30 s (sync interval 10 s)",
+    async () => {
+      const sim = await startSimulator({ state: { edges: [{ generate: { count: 3, tenant: "old" } }] } });
+      sims.push(sim);
+      await k8s.secret("hung-credentials", { username: "admin", password: "default" }, sim.url);
+      // its own timeout far beyond the bound: only the operator's staleness rule can say it in time
+      await k8s.create<NSXManager>({
+        kind: "NSXManager",
+        metadata: { name: "hung" },
+        spec: {
+          url: sim.url,
+          credentialsSecretRef: { name: "hung-credentials" },
+          requestTimeoutSeconds: 120,
+        },
+      });
+      const names: [ObjectKind, string][] = [["NSXManager", "hung"]];
+      for (let i = 1; i <= 3; i++) {
+        await k8s.create<EdgeTenant>({
+          kind: "EdgeTenant",
+          metadata: { name: `hung-${i}` },
+          spec: { managerRef: { name: "hung" }, edgeId: `edge-${i}`, tenant: "old", syncInterval: "10s" },
+        });
+        names.push(["EdgeTenant", `hung-${i}`]);
+      }
+      for (const [kind, name] of names) await current(kind, name);
+      sim.state.faults.add({ route: "*", kind: "latency", latencyMs: 600_000 });
+      const frozenMs = Date.now();
+      const left = new Set(names.map(([kind, name]) => `${kind}/${name}`));
+      await waitFor(
+        "every object of the hung manager not Current",
+        async () => {
+          for (const key of [...left]) {
+            const [kind, name] = key.split("/") as [ObjectKind, string];
+            if (kstatus(await k8s.get(kind, name)).status !== "Current") left.delete(key);
+          }
+          return left.size === 0 ? true : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
+      // the bound counts from each object's last observation, which is no later than the freeze
+      expect(Date.now() - frozenMs, "within max(2 x 10 s, 30 s)").toBeLessThan(30_000 + POLL_SLACK_MS);
+      for (const [kind, name] of names) await neverCurrent(kind, name, "the manager does not answer");
+    },
+    150_000,
+  );
+
+  it.concurrent(
+    "when the manager refuses the credentials, every object of it reads InProgress at once, whatever its sync interval",
+    async () => {
+      const sim = await startSimulator({ state: { edges: [{ generate: { count: 3, tenant: "old" } }] } });
+      sims.push(sim);
+      await k8s.manager("refused", sim.url);
+      const names: [ObjectKind, string][] = [["NSXManager", "refused"]];
+      for (let i = 1; i <= 3; i++) {
+        // the default interval of a real install: Ready would be kept for 10 min
+        await k8s.create<EdgeTenant>({
+          kind: "EdgeTenant",
+          metadata: { name: `refused-${i}` },
+          spec: { managerRef: { name: "refused" }, edgeId: `edge-${i}`, tenant: "old", syncInterval: "5m" },
+        });
+        names.push(["EdgeTenant", `refused-${i}`]);
+      }
+      for (const [kind, name] of names) await current(kind, name);
+      sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
+      // one object changes: its read is refused, the manager is checked, and so all learn it
+      await k8s.patch("EdgeTenant", "refused-1", { spec: { tenant: "new" } });
+      const changedMs = Date.now();
+      for (const [kind, name] of names.slice(2)) {
+        await k8s.waitFor(kind, name, "not Current", (o) => kstatus(o).status !== "Current", {
+          timeoutMs: 60_000,
+        });
+      }
+      expect(Date.now() - changedMs, "at once, not after 10 min").toBeLessThan(AT_ONCE_MS);
+      for (const [kind, name] of names) await neverCurrent(kind, name, "the manager refuses the credentials");
     },
   );
 

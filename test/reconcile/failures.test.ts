@@ -2,13 +2,15 @@
  * What a failure reads as, judged once for every kind: the reconciler composes every failure
  * (conditions, one Warning event, the outcome) in one place, and Ready follows one rule: the
  * latest observation of this generation stands while it is recent (a blip does not flap it),
- * turns Unknown once it is older than two sync intervals (the operator is blind), and is False
- * for a generation never observed. An NSXManager's Ready is its own check, so it follows the
+ * turns Unknown once it is older than two sync intervals, 30 s at least (the operator is blind),
+ * at once when its NSXManager is known down, and is False for a generation never observed; a
+ * pass never waits on a hung manager past that moment, and comes back before it. An NSXManager's Ready is its own check, so it follows the
  * failure at once. A pause, the object's or its NSXManager's, is judged by the same clock.
  */
 import { describe, expect, it } from "vitest";
 import type { Kind, NsxvObject } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
+import { FakeClock } from "../../src/util/clock.ts";
 import {
   allocations,
   edgeTenant,
@@ -17,6 +19,7 @@ import {
   manager,
   pool,
   poolAllocations,
+  T0,
   withOriginal,
   type FakeManager,
 } from "./fixtures.ts";
@@ -159,4 +162,156 @@ describe("a pause, the object's or its NSXManager's", () => {
       expect(condition(stale, "Ready")).toMatchObject({ status: "Unknown", reason: "ReconcilePaused" });
     },
   );
+});
+
+describe("Ready goes stale on time", () => {
+  /** the shortest sync interval: 2 x 10 s is below the 30 s floor */
+  const SHORT = { syncInterval: "10s" };
+  const never = new Promise<void>(() => {});
+
+  it.each([
+    {
+      afterMs: 25 * SECOND,
+      ready: "True",
+      why: "within 30 s of the observation: kept, although 2 x 10 s passed",
+    },
+    { afterMs: 31 * SECOND, ready: "Unknown", why: "past max(2 x 10 s, 30 s): blind" },
+  ])("an object that resyncs every 10 s keeps Ready for 30 s: $why", async ({ afterMs, ready }) => {
+    const object = poolAllocations({ allowed: ["10.0.0.1"], ...SHORT });
+    const fake = fakeManager({
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+    const { pass, clock } = setup({ objects: [manager(), object], fake });
+    await pass(object);
+    clock.ms += afterMs;
+    fake.faults.listAllocations = [unreachable()];
+    const report = await pass(object);
+    expect(condition(report, "Ready")?.status).toBe(ready);
+  });
+
+  it("a failure that keeps Ready comes back before the observation goes stale, whatever its backoff", async () => {
+    const object = poolAllocations({ allowed: ["10.0.0.1"] });
+    const fake = fakeManager({
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+    const { pass, clock } = setup({ objects: [manager(), object], fake });
+    await pass(object);
+    clock.ms += 2 * INTERVAL - 10 * SECOND;
+    fake.faults.listAllocations = [unreachable()];
+    const report = await pass(object);
+    expect(condition(report, "Ready")?.status, "kept: 10 s left").toBe("True");
+    // two seconds before it expires, so that a pass that hangs is cut at the expiry
+    expect(report.outcome).toMatchObject({ type: "failed", maxBackoffMs: 8 * SECOND });
+  });
+
+  it("a dependent whose NSXManager is known unreachable or refused reads Unknown at once", async () => {
+    const object = withOriginal(edgeTenant({ tenant: "red" }), "red");
+    const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: "red" }) } });
+    const { pass, clock, store } = setup({ objects: [manager(), object], fake });
+    await pass(object);
+    // what the manager's own check records when it cannot reach it
+    store.put({ ...manager(), status: { reachable: false } });
+    clock.ms += SECOND;
+    const calls = fake.calls.length;
+    const report = await pass(object);
+    expect(fake.calls.length, "no call").toBe(calls);
+    expect(condition(report, "Ready")).toMatchObject({ status: "Unknown", reason: "ManagerNotReady" });
+    expect(condition(report, "Ready")?.message).toMatch(/its NSXManager cannot be used/);
+  });
+
+  it("an NSXManager wakes its dependents when its Ready changes, down and back, not on its first check", async () => {
+    const edge = withOriginal(edgeTenant({ tenant: "red" }), "red");
+    const pools = poolAllocations({ allowed: ["10.0.0.1"] });
+    const fake = fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "red" }) },
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+    const { pass, store } = setup({ objects: [manager(), edge, pools], fake });
+    const names = (report: { wake: { name: string }[] }) => report.wake.map((r) => r.name).sort();
+    // observed in sync first: the manager's list wakes none of them
+    await pass(edge);
+    await pass(pools);
+    const first = await pass(manager());
+    expect(names(first), "first check: its dependents are queued by their own arrival").toEqual([]);
+    fake.faults.listPools = [unreachable()];
+    const down = await pass(store.list("NSXManager")[0]!);
+    expect(condition(down, "Ready")?.status).toBe("False");
+    expect(names(down), "down: they say so at once").toEqual(["edge", "pool"]);
+    const back = await pass(store.list("NSXManager")[0]!);
+    expect(condition(back, "Ready")?.status).toBe("True");
+    expect(names(back), "back: they observe at once").toEqual(["edge", "pool"]);
+    const again = await pass(store.list("NSXManager")[0]!);
+    expect(names(again), "no change: nobody woken").toEqual([]);
+  });
+
+  it("a pass waits on a hung manager only until its object's last observation expires, then Unknown", async () => {
+    const clock = new FakeClock(T0.getTime());
+    const object = poolAllocations({ allowed: ["10.0.0.1"], ...SHORT });
+    const fake = fakeManager({
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+    const { pass } = setup({ objects: [manager(), object], fake, deps: { clock, poolListTtlMs: 0 } });
+    await pass(object);
+    await clock.advance(20 * SECOND);
+    fake.hold = never;
+    let done = false;
+    const hung = pass(object).finally(() => void (done = true));
+    await clock.advance(9 * SECOND);
+    expect(done, "29 s after the observation: still waiting").toBe(false);
+    await clock.advance(SECOND);
+    const report = await hung;
+    expect(condition(report, "Ready")).toMatchObject({ status: "Unknown", reason: "Unreachable" });
+    expect(condition(report, "Ready")?.message).toMatch(/did not answer within 10 s/);
+  });
+
+  it("an NSXManager's check cut at its expiry finds the manager unreachable, and its dependents are told", async () => {
+    const clock = new FakeClock(T0.getTime());
+    // its EdgeTenant resyncs every 10 s: the manager is checked as often, and stale as soon
+    const edge = withOriginal(edgeTenant({ tenant: "red", ...SHORT }), "red");
+    const fake = fakeManager({
+      edges: { "edge-1": edgeXml({ tenant: "red" }) },
+      pools: { "globalroot-0": [pool()] },
+    });
+    const { pass, store } = setup({ objects: [manager(), edge], fake, deps: { clock } });
+    await pass(edge);
+    await pass(manager());
+    await clock.advance(10 * SECOND);
+    fake.hold = never;
+    const hung = pass(store.list("NSXManager")[0]!);
+    await clock.advance(20 * SECOND);
+    const report = await hung;
+    expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "Unreachable" });
+    expect(report.status).toMatchObject({ reachable: false });
+    expect(report.wake.map((r) => r.name)).toEqual(["edge"]);
+    // the woken EdgeTenant makes no call and says so at once
+    const woken = await pass(edge);
+    expect(condition(woken, "Ready")).toMatchObject({ status: "Unknown", reason: "ManagerNotReady" });
+  });
+
+  it("a pass that starts after the expiry (queued behind others) still gets 2 s for an answer", async () => {
+    const clock = new FakeClock(T0.getTime());
+    const object = poolAllocations({ allowed: ["10.0.0.1"], ...SHORT });
+    const fake = fakeManager({
+      pools: { "globalroot-0": [pool()] },
+      allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
+    });
+    const { pass, store } = setup({ objects: [manager(), object], fake, deps: { clock, poolListTtlMs: 0 } });
+    await pass(object);
+    await clock.advance(40 * SECOND);
+    let answer: () => void = () => {};
+    fake.hold = new Promise((resolve) => (answer = resolve));
+    const late = pass(object);
+    await clock.advance(SECOND);
+    answer();
+    const report = await late;
+    expect(report.outcome.type, "observed").toBe("done");
+    const ready = (store.list("IPPoolAllocations")[0]!.status?.conditions ?? []).find(
+      (c) => c.type === "Ready",
+    );
+    expect(ready).toMatchObject({ status: "True", reason: "InSync" });
+  });
 });

@@ -197,6 +197,8 @@ export interface FakeManager {
   puts: EdgeDocument[];
   /** run before each call's effect (after it is logged): e.g. change the state between two reads */
   before?: (call: string) => void;
+  /** while set, every call waits for it before it is logged (a manager that hangs: a promise that never settles) */
+  hold?: Promise<void>;
   closed: boolean;
 }
 
@@ -220,22 +222,26 @@ export function fakeManager(
     closed: false,
     api: {
       async getEdge(edgeId) {
+        await fake.hold;
         enter(`getEdge ${edgeId}`, "getEdge");
         const xml = fake.state.edges.get(edgeId);
         if (xml === undefined) throw apiError(404, "GET", `/api/4.0/edges/${edgeId}`, "202");
         return EdgeDocument.parse(xml);
       },
       async putEdge(edgeId, doc) {
+        await fake.hold;
         enter(`putEdge ${edgeId}`, "putEdge");
         fake.puts.push(doc.clone());
         const next = doc.clone().setField("version", String((doc.version ?? 0) + 1));
         fake.state.edges.set(edgeId, next.serialize());
       },
       async listPools(scope) {
+        await fake.hold;
         enter(`listPools ${scope}`, "listPools");
         return structuredClone(fake.state.pools.get(scope) ?? []);
       },
       async listAllocations(poolId) {
+        await fake.hold;
         enter(`listAllocations ${poolId}`, "listAllocations");
         const list = fake.state.allocations.get(poolId);
         if (list === undefined)
@@ -243,6 +249,7 @@ export function fakeManager(
         return structuredClone(list);
       },
       async releaseAddress(poolId, ip) {
+        await fake.hold;
         const answer = enter(`releaseAddress ${poolId} ${ip}`, "releaseAddress");
         if (answer === false) return { released: false, answer: "false" };
         if (answer !== undefined) return answer;
@@ -254,6 +261,7 @@ export function fakeManager(
         return { released: true, answer: "true" };
       },
       async listEdges() {
+        await fake.hold;
         enter("listEdges", "listEdges");
         return [...fake.state.edges.entries()].map(([id, xml]) => {
           const stale = fake.state.staleSummaries?.get(id);

@@ -3,6 +3,7 @@
  * manager, a settable clock; `pass(object)` runs one reconcile and writes the status back, as the
  * status sink would, after checking it against the CRDs as the API server does.
  */
+import { realClock } from "../../src/util/clock.ts";
 import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
 import { refOf } from "../../src/api/refs.ts";
 import { ResourceValidator } from "../../src/api/schema.ts";
@@ -45,7 +46,8 @@ export function setup(init: {
       return { ...fake.api, close, destroy: close };
     },
   });
-  const clock = { ms: T0.getTime(), now: () => clock.ms };
+  // settable; its timers are real ones (a pass's wait on the manager is bounded in real time)
+  const clock = { ms: T0.getTime(), now: () => clock.ms, setTimer: realClock.setTimer };
   /** the kinds the reconciler listed, in order: each list is a build of the conflict index */
   const listed: string[] = [];
   const { revision, ...rest } = store;

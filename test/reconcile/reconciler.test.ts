@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { refOf } from "../../src/api/refs.ts";
 import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { condition, iso, setup } from "./harness.ts";
@@ -332,12 +333,13 @@ describe("dependents", () => {
   it.each([
     {
       name: "ObservedThisGeneration",
-      reason: "the latest observation was of this generation and matched, a minute ago: Ready stays",
+      reason: "the latest observation was of this generation and matched: Ready stays",
       readyGeneration: 1,
       previousReady: { status: "True", reason: "InSync" },
-      transition: "2024-05-01T11:59:00Z",
+      // this replica looked at it a minute ago (paused: it makes no observation of its own)
+      lookedAtMinutesAgo: 1,
       want: { status: "True", reason: "InSync" },
-      // back when it goes stale: two sync intervals (10 min) after the observation
+      // back when it goes stale: two sync intervals (10 min) after that
       requeueAfterMs: 9 * MINUTE + 1,
     },
     {
@@ -345,16 +347,26 @@ describe("dependents", () => {
       reason: "a drift observed for this generation stays Drifted",
       readyGeneration: 1,
       previousReady: { status: "False", reason: "Drifted" },
-      transition: "2024-05-01T11:59:00Z",
+      lookedAtMinutesAgo: 1,
       want: { status: "False", reason: "Drifted" },
       requeueAfterMs: 9 * MINUTE + 1,
     },
     {
-      name: "ObservedLongAgo",
-      reason: "an observation older than two sync intervals is stale while paused: Unknown",
+      name: "JustStarted",
+      reason:
+        "an operator that just started keeps a Ready written long ago for the bound: a restart does not make every Ready stale at once",
       readyGeneration: 1,
       previousReady: { status: "True", reason: "InSync" },
-      transition: "2024-04-01T00:00:00Z",
+      lookedAtMinutesAgo: 0,
+      want: { status: "True", reason: "InSync" },
+      requeueAfterMs: 10 * MINUTE + 1,
+    },
+    {
+      name: "ObservedLongAgo",
+      reason: "no observation for longer than two sync intervals while paused: Unknown",
+      readyGeneration: 1,
+      previousReady: { status: "True", reason: "InSync" },
+      lookedAtMinutesAgo: 11,
       want: { status: "Unknown", reason: "ReconcilePaused" },
       requeueAfterMs: undefined,
     },
@@ -363,7 +375,7 @@ describe("dependents", () => {
       reason: "paused before this generation was observed: the manager's state is unknown, not Ready",
       readyGeneration: 0,
       previousReady: { status: "True", reason: "InSync" },
-      transition: "2024-05-01T11:59:00Z",
+      lookedAtMinutesAgo: 1,
       want: { status: "False", reason: "ReconcilePaused", observedGeneration: 1 },
       requeueAfterMs: undefined,
     },
@@ -372,19 +384,27 @@ describe("dependents", () => {
       type: "Ready",
       ...c.previousReady,
       message: "",
-      lastTransitionTime: c.transition,
+      // written long ago: what counts is when this replica last observed it, or first looked
+      lastTransitionTime: "2024-04-01T00:00:00Z",
       observedGeneration: c.readyGeneration,
     };
     const object = {
       ...edgeTenant({}, { annotations: { "nsxv.io/paused": "true" } }),
       status: { observedGeneration: c.readyGeneration, conditions: [ready] },
     };
-    const { fake, pass } = setup({ objects: [manager(), object] });
+    const { fake, pass, clock, store } = setup({ objects: [manager(), object] });
+    if (c.lookedAtMinutesAgo > 0) {
+      clock.ms = T0.getTime() - c.lookedAtMinutesAgo * MINUTE;
+      await pass(object);
+      clock.ms = T0.getTime();
+    }
     const report = await pass(object);
     expect(fake.calls).toEqual([]);
-    expect(condition(report, "Ready"), c.reason).toMatchObject(c.want);
-    expect(condition(report, "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
-    expect(report.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
+    const written = store.get(refOf(object)) as NsxvObject;
+    const find = (type: string) => written.status?.conditions?.find((x) => x.type === type);
+    expect(find("Ready"), c.reason).toMatchObject(c.want);
+    expect(find("Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
+    expect(written.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
     expect(report.outcome).toEqual(
       c.requeueAfterMs === undefined ? { type: "done" } : { type: "done", requeueAfterMs: c.requeueAfterMs },
     );

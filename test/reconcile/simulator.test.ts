@@ -4,6 +4,7 @@
  * whole document back (the simulator audits lost content), releases go through the real DELETE,
  * and a refused password surfaces as Unauthorized.
  */
+import { realClock } from "../../src/util/clock.ts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { NsxvObject } from "../../src/api/types.ts";
 import { ManagerClient } from "../../src/nsx/client.ts";
@@ -52,7 +53,7 @@ async function setup(objects: NsxvObject[], deps: Partial<ReconcilerDeps> = {}, 
   connections = new ManagerConnections({
     createClient: (options) => new ManagerClient({ ...options, maxRetries: 0 }),
   });
-  const clock = { ms: T0.getTime(), now: () => clock.ms };
+  const clock = { ms: T0.getTime(), now: () => clock.ms, setTimer: realClock.setTimer };
   const reconcile = createReconciler({ store, connections, clock, random: () => 0.5, ...deps });
   const pass = async (object: NsxvObject) => {
     const report = await reconcile(refOf(object));
