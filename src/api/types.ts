@@ -83,7 +83,9 @@ export const SECRET_BINDING_ANNOTATION = "nsxv.io/allowed-manager-urls";
 /**
  * Holds an NSXManager while EdgeTenants or IPPoolAllocations name it (Crossplane protects its
  * ProviderConfigs so): deleting a namespace or a directory of manifests in any order leaves the
- * manager there until a pending restore is done.
+ * manager there until a pending restore is done. In a cluster it holds the manager's Secrets too
+ * (credentials, CA) while an EdgeTenant that names it remembers an original to restore
+ * (NSXManagerStatus.heldSecrets): any replica, after any restart, can still restore.
  */
 export const IN_USE_FINALIZER = "nsxv.io/in-use";
 
@@ -121,6 +123,8 @@ export interface NSXManagerStatus extends CommonStatus {
   vsmUuid?: string;
   /** why the manager's edge list could not be read at the last check (its EdgeTenants then read their edges one by one) */
   edgeListError?: string;
+  /** the Secrets (its credentials, its CA) this manager holds with IN_USE_FINALIZER, sorted */
+  heldSecrets?: string[];
 }
 
 export interface EdgeTenantSpec {

@@ -10,7 +10,7 @@
  * should exit non-zero.
  */
 import { objectKey, refOf, type ObjectRef } from "../api/refs.ts";
-import { KINDS, type NsxvObject } from "../api/types.ts";
+import { IN_USE_FINALIZER, KINDS, type NsxvObject } from "../api/types.ts";
 import {
   Controller,
   CONTROLLER_DEFAULTS,
@@ -42,6 +42,7 @@ import {
   type ReconcilerDeps,
 } from "../reconcile/reconciler.ts";
 import { concernedBy } from "../reconcile/routing.ts";
+import type { ReconcileReport } from "../reconcile/report.ts";
 import type { DesiredStateSource } from "../source/source.ts";
 import { realClock, withTimeout, type Clock } from "../util/clock.ts";
 import { CodedError } from "../util/errors.ts";
@@ -335,6 +336,21 @@ export class Operator {
     }
   }
 
+  /** The report's Secret finalizer changes, in order; false when one lost a race (read it again). */
+  async #setSecretFinalizers(report: ReconcileReport): Promise<boolean> {
+    const set = this.#source.setSecretFinalizer?.bind(this.#source);
+    for (const { namespace, name, present } of report.secretFinalizers) {
+      if (set === undefined) throw new Error(`Secret ${namespace}/${name}: this source cannot hold Secrets`);
+      const result = await set(namespace, name, IN_USE_FINALIZER, present);
+      this.#logger.info(
+        { kind: "Secret", namespace, name, finalizer: IN_USE_FINALIZER, present, result },
+        "finalizer changed",
+      );
+      if (result === "conflict") return false;
+    }
+    return true;
+  }
+
   /** Every manager request still in flight aborted, every client dropped: nothing waits on a manager. */
   async #destroyClients(): Promise<void> {
     await this.#connections
@@ -354,6 +370,8 @@ export class Operator {
     this.#recorder.record(report);
     for (const note of report.notes) this.#logger.debug({ ...ref }, note);
     const also = report.wake;
+    // a Secret held before the status says so; released before the status forgets it
+    if (!(await this.#setSecretFinalizers(report))) return { error: new StatusConflictError(ref), also };
     if (report.status !== undefined) {
       const written = await this.#source.writeStatus(ref, report.status);
       const reason = (type: string) => report.status?.conditions?.find((c) => c.type === type)?.reason;

@@ -6,10 +6,14 @@
  *   the tenant the edge carries before the first correction (and the restore finalizer, for
  *   deletionPolicy Restore) is recorded in one pass, and the correction is made in the next, so
  *   that no crash or lost answer between the write and the record loses it;
+ *   In a cluster a Restore correction also waits until the NSXManager holds its Secrets against
+ *   deletion (their in-use finalizer, NSXManagerStatus.heldSecrets), so that the restore can read
+ *   them whatever goes first and whichever replica does it;
  * - an original belongs to one edge of one manager (`originalTenantOf`): while a Restore object
  *   remembers one, its spec may not move to another edge or manager (the pass stalls with
  *   EdgeMoved); an Orphan object that moves forgets it.
  */
+import type { ObjectRef } from "../api/refs.ts";
 import type { EdgeShapeStatus, EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
 import { formatTime } from "../util/clock.ts";
 import {
@@ -61,10 +65,18 @@ export interface EdgeTenantPlanInput {
   statusLost?: string | undefined;
   /** the tenant the edge list showed before this pass read the edge in full, when it looked there first */
   listedTenant?: string | undefined;
+  /**
+   * For a Restore object in a cluster: whether its NSXManager holds its Secrets against deletion
+   * yet; while it does not, the correction waits, and the manager (`manager`) is asked to.
+   * Undefined: nothing to wait for (Orphan, or Secrets of manifest files).
+   */
+  secretsHold?: { held: boolean; manager: ObjectRef } | undefined;
 }
 
 /** Reconciling while a recorded original waits for its correction: come back at once. */
 const AT_ONCE_MS = 0;
+/** Reconciling while the manager's Secrets are not held yet: its pass is asked for, come back soon. */
+const HOLD_WAIT_MS = 1_000;
 
 export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAction> {
   const drift = driftOf(input);
@@ -90,7 +102,13 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   const recording = record
     ? "the tenant it carries now is recorded first (status.originalTenant)"
     : undefined;
-  const withheldWhy = why ?? recording;
+  const hold = input.secretsHold;
+  const awaitingHold =
+    drift !== undefined && why === undefined && !record && hold !== undefined && !hold.held;
+  const holding = awaitingHold
+    ? `NSXManager ${input.manager.name} first holds its Secrets against deletion (finalizer nsxv.io/in-use), so that a restore on delete can read them whatever goes first`
+    : undefined;
+  const withheldWhy = why ?? recording ?? holding;
   const withheld: Withheld<SetTenantAction>[] =
     drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
   // the first record of an original stays: a later pass that only adds the finalizer keeps it
@@ -100,20 +118,26 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   // or its write failed), a list that lags must not call it settled: a read does
   const observeFully =
     input.observed.via === "list" &&
+    !awaitingHold &&
     ((drift !== undefined && why === undefined) ||
       (policyWithholds === undefined && sawDriftToCorrect(input)));
+  const pending = record
+    ? `the original tenant ${quote(drift?.from)} is recorded; the correction follows`
+    : holding;
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,
     observeFully,
-    requeueAfterMs: record ? AT_ONCE_MS : undefined,
-    settle: (results, failure) =>
-      settle(
+    requeueAfterMs: record ? AT_ONCE_MS : awaitingHold ? HOLD_WAIT_MS : undefined,
+    settle: (results, failure) => ({
+      ...settle(
         input,
-        { drift, writesBlockedBy, why: withheldWhy, recording: record, recorded, lost },
+        { drift, writesBlockedBy, why: withheldWhy, pending, recorded, lost },
         results,
         failure,
       ),
+      ...(awaitingHold && hold !== undefined ? { wake: [hold.manager] } : {}),
+    }),
   };
 }
 
@@ -132,7 +156,8 @@ interface Decision {
   writesBlockedBy: Failure | undefined;
   /** why the correction is not made this pass */
   why: string | undefined;
-  recording: boolean;
+  /** a correction on its way (the original recorded, or the Secrets being held), said by Reconciling */
+  pending: string | undefined;
   /** the original as status keeps it after this pass */
   recorded: { tenant: string; of: OriginalTenantSource } | undefined;
   /** why the original is not known, when it was lost */
@@ -162,13 +187,13 @@ function settle(
         : (decision.why ?? "a correction is planned");
     const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${why})`;
     // a correction on its way (the original recorded, the write next) is not drift left in place
-    const pending = decision.recording && failure === undefined;
+    const pending = decision.pending !== undefined && failure === undefined;
     ready = { type: "Ready", status: "False", reason: pending ? "CorrectionPending" : "Drifted", message };
   }
   const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.writesBlockedBy);
   const updates: ConditionUpdate[] = [ready, ...synced];
-  if (decision.recording && failure === undefined) {
-    const message = `${edge}: the original tenant ${quote(drift?.from)} is recorded; the correction follows`;
+  if (decision.pending !== undefined && failure === undefined) {
+    const message = `${edge}: ${decision.pending}`;
     updates.push({ type: "Reconciling", status: "True", reason: "CorrectionPending", message });
   }
   updates.push(

@@ -27,11 +27,14 @@ import { planRestore, restoreDecision, type RestoreDecision } from "./restore-pl
 import { isPaused } from "./policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 import { managerRefOf } from "./state.ts";
+import { holdsItsSecrets } from "./nsx-manager.ts";
 
 /** What a pass over one edge found before reading it, and the document it read last. */
 interface EdgeTarget {
   config: EdgeTenantConfig;
   connection: ManagerConnection;
+  /** a Restore correction waits for the manager's Secrets to be held (a cluster) */
+  secretsHold?: { held: boolean; manager: ObjectRef } | undefined;
   /** the document of the latest observation: what a write sends back, with the tenant changed */
   document: EdgeDocument | undefined;
   /** the tenant the manager's edge list showed, when this pass looked there first */
@@ -43,7 +46,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     const config = resolveEdgeTenant(ctx.object);
     await ctx.state.assertOwnTarget(ctx.object, `edge ${config.edgeId}`);
     const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
-    return { config, connection, document: undefined };
+    return { config, connection, document: undefined, secretsHold: await secretsHoldOf(ctx, config) };
   },
   async observe(target, ctx, depth) {
     const listed = depth === "first" ? await fromEdgeList(target, ctx) : undefined;
@@ -69,6 +72,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
       finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
       statusLost: ctx.statusLost,
       listedTenant: target.listed,
+      secretsHold: target.secretsHold,
     });
   },
   execute: (action, target, ctx) => writeTenant(target, action.edgeId, action.to, ctx),
@@ -120,6 +124,22 @@ export const restorePass: PassHandler<
   targetOf: (action) => action.edgeId,
   describe: (action) => `PUT edge ${action.edgeId} (restoring its original tenant)`,
 };
+
+/**
+ * Whether a Restore object's NSXManager holds its Secrets against deletion yet (a cluster, where
+ * the run records before it writes); undefined when nothing waits on it.
+ */
+async function secretsHoldOf(
+  ctx: PassContext<EdgeTenant>,
+  config: EdgeTenantConfig,
+): Promise<{ held: boolean; manager: ObjectRef } | undefined> {
+  const { state } = ctx;
+  if (config.deletionPolicy !== "Restore" || state.store.secretsHoldable !== true) return undefined;
+  if (state.oneShot !== undefined || state.mode !== "apply") return undefined;
+  const ref = managerRefOf(ctx.object, config.managerName);
+  const manager = await state.store.get(ref);
+  return { held: manager?.kind === "NSXManager" && holdsItsSecrets(manager), manager: ref };
+}
 
 /** The live object that owns the edge the original was read from, if any: that edge's tenant is its to decide. */
 async function ownerOfOriginalEdge(ctx: PassContext<EdgeTenant>): Promise<ObjectRef | undefined> {

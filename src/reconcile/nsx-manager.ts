@@ -10,7 +10,14 @@
  * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
  * when that starts or its reason changes.
  */
-import { SPEC_DEFAULTS, type EdgeTenant, type NSXManager, type NSXManagerStatus } from "../api/types.ts";
+import {
+  IN_USE_FINALIZER,
+  RESTORE_FINALIZER,
+  SPEC_DEFAULTS,
+  type EdgeTenant,
+  type NSXManager,
+  type NSXManagerStatus,
+} from "../api/types.ts";
 import { insecureTransport } from "../nsx/client-options.ts";
 import { NsxError } from "../nsx/errors.ts";
 import {
@@ -27,7 +34,9 @@ import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode, ObservationExpiredError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
+import type { SecretFinalizerChange } from "./report.ts";
 import type { ReconcilerState } from "./state.ts";
+import { secretNamesOf } from "./routing.ts";
 import { omitUndefined } from "../util/options.ts";
 import { resolveManager } from "./spec.ts";
 
@@ -195,6 +204,75 @@ export function dependentsOnReadyChange(
   const after = findCondition((status ?? manager.status)?.conditions, "Ready");
   if (before === undefined || (before.status === "True") === (after?.status === "True")) return [];
   return state.dependentsOf(manager).map(refOf);
+}
+
+/** An NSXManager holds every Secret it reads (credentials, CA) against deletion: a restore can read them. */
+export function holdsItsSecrets(manager: NSXManager): boolean {
+  const held = manager.status?.heldSecrets ?? [];
+  return secretNamesOf(manager).every((name) => held.includes(name));
+}
+
+/**
+ * Which Secrets this NSXManager holds against deletion, and the finalizer changes that makes: a
+ * Secret it reads is held while an EdgeTenant that names it remembers an original to write back
+ * (it holds the restore finalizer and status.originalTenant), so that deleting a namespace or
+ * pruning files leaves the Secret until the restore is done, whichever replica does it after
+ * whatever restart. A Secret is released once no NSXManager of its namespace that reads it needs
+ * it (two may share one); one it no longer reads (its spec moved) is looked up from the status's
+ * `heldSecrets`. A Secret that cannot be read now keeps what it had.
+ */
+export async function secretHolds(
+  manager: NSXManager,
+  state: ReconcilerState,
+): Promise<{ held: string[]; changes: SecretFinalizerChange[] }> {
+  const { namespace } = refOf(manager);
+  const reads = secretNamesOf(manager);
+  const before = manager.status?.heldSecrets ?? [];
+  const held: string[] = [];
+  const changes: SecretFinalizerChange[] = [];
+  for (const name of [...new Set([...reads, ...before])].sort()) {
+    const mine = reads.includes(name) && restoresPending(manager, state);
+    let secret;
+    try {
+      secret = await state.store.getSecret(namespace, name);
+    } catch {
+      if (before.includes(name) && reads.includes(name)) held.push(name);
+      continue;
+    }
+    if (secret === undefined) continue;
+    const wanted = mine || neededByAnother(manager, name, state);
+    const present = (secret.metadata.finalizers ?? []).includes(IN_USE_FINALIZER);
+    if (wanted !== present) changes.push({ namespace, name, present: wanted });
+    if (mine) held.push(name);
+  }
+  return { held, changes };
+}
+
+/** An EdgeTenant that names this manager remembers an original tenant to write back on delete. */
+function restoresPending(manager: NSXManager, state: ReconcilerState): boolean {
+  return state
+    .dependentsOf(manager)
+    .some(
+      (o) =>
+        o.kind === "EdgeTenant" &&
+        o.status?.originalTenant !== undefined &&
+        (o.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
+    );
+}
+
+/** Another NSXManager of the namespace reads the Secret and has restores pending: it stays held. */
+function neededByAnother(manager: NSXManager, secretName: string, state: ReconcilerState): boolean {
+  const { namespace, name } = refOf(manager);
+  return state.store
+    .list("NSXManager")
+    .some(
+      (other): other is NSXManager =>
+        other.kind === "NSXManager" &&
+        refOf(other).namespace === namespace &&
+        other.metadata.name !== name &&
+        secretNamesOf(other).includes(secretName) &&
+        restoresPending(other, state),
+    );
 }
 
 const INSECURE_REASON_BY_KIND = {

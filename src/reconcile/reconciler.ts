@@ -14,6 +14,7 @@ import {
   PAUSED_ANNOTATION,
   RESTORE_FINALIZER,
   type Kind,
+  type NSXManagerStatus,
   type NsxvObject,
 } from "../api/types.ts";
 import { formatTime, realClock } from "../util/clock.ts";
@@ -36,6 +37,7 @@ import {
   managerFacts,
   managerReleasePass,
   nsxManagerPass,
+  secretHolds,
 } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
@@ -49,6 +51,7 @@ import {
   type Draft,
   type ObjectStatus,
   type ReconcileReport,
+  type SecretFinalizerChange,
 } from "./report.ts";
 import { syncIntervalMsOf } from "./spec.ts";
 import { managerRefOf, MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
@@ -88,6 +91,14 @@ interface KindHandler<T extends NsxvObject> {
    * events (the NSXManager: Insecure)
    */
   specConditions?: (object: T) => { updates: ConditionUpdate[]; events: ReconcileEvent[] };
+  /**
+   * Secrets the object holds against deletion, where the store's Secrets can be held (the
+   * NSXManager: its own, while a restore may need them): on every pass, whatever it got to
+   */
+  secretHolds?: (
+    object: T,
+    state: ReconcilerState,
+  ) => Promise<{ held: string[]; changes: SecretFinalizerChange[] }>;
   /** a kind that acts on delete holds objects with this finalizer while they want it */
   finalizer?: {
     name: string;
@@ -113,6 +124,7 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
     readyFollowsFailure: true,
     failureFacts: managerFacts,
     wakesOnReadyChange: dependentsOnReadyChange,
+    secretHolds,
     specConditions: insecureConditions,
     finalizer: {
       name: IN_USE_FINALIZER,
@@ -175,6 +187,12 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     else {
       ctx.observeByMs = observeBy(ctx);
       draft = await compose(handler, ctx, await handler.reconcile(ctx));
+    }
+    if (handler.secretHolds !== undefined && store.secretsHoldable === true) {
+      const holds = await handler.secretHolds(object, state);
+      if (holds.changes.length > 0) draft.secretFinalizers = holds.changes;
+      const { heldSecrets: _before, ...base } = (draft.status ?? object.status ?? {}) as NSXManagerStatus;
+      draft.status = holds.held.length > 0 ? { ...base, heldSecrets: holds.held } : base;
     }
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so

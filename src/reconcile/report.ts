@@ -54,6 +54,13 @@ export interface FinalizerChange {
   present: boolean;
 }
 
+/** Add (`present`) or remove the in-use finalizer of a Secret an NSXManager reads. */
+export interface SecretFinalizerChange {
+  namespace: string;
+  name: string;
+  present: boolean;
+}
+
 export interface ReconcileReport {
   ref: ObjectRef;
   /** the object as this pass read it (the one read of the pass); undefined when it is gone */
@@ -73,6 +80,8 @@ export interface ReconcileReport {
   notes: string[];
   /** the kind's finalizer to add to or remove from the object, when that must change */
   finalizer: FinalizerChange | undefined;
+  /** Secrets whose in-use finalizer must change (an NSXManager's, held while a restore may need them): before the status says so */
+  secretFinalizers: SecretFinalizerChange[];
   /** in a Conflict, the object that owns the edge or pool this one names */
   conflictOwner: ObjectRef | undefined;
   /** every action decided, withheld ones (Observe, grace period, ...) with why: `plan` prints it */
@@ -92,6 +101,7 @@ export interface Draft {
   wake?: ObjectRef[];
   notes?: string[];
   finalizer?: FinalizerChange;
+  secretFinalizers?: SecretFinalizerChange[];
   conflictOwner?: ObjectRef;
   planned?: PlannedAction[];
   dropped?: DroppedAction[];
@@ -129,6 +139,7 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
     wake: draft.wake ?? [],
     notes: draft.notes ?? [],
     finalizer: draft.finalizer,
+    secretFinalizers: draft.secretFinalizers ?? [],
     conflictOwner: draft.conflictOwner,
     planned: draft.planned ?? [],
     dropped: draft.dropped ?? [],

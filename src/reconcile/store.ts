@@ -21,6 +21,12 @@ export interface DesiredStateStore {
    * the Secrets anyway.
    */
   readonly secretBindingRequired?: boolean;
+  /**
+   * A Secret here can be held against deletion with a finalizer (a cluster): the manager's
+   * Secrets are, while a restore may need them (NSXManagerStatus.heldSecrets). Unset for manifest
+   * files: their Secrets go when the files do.
+   */
+  readonly secretsHoldable?: boolean;
   /** `fresh`: read it from where it lives now, not from a cache (the manager's own check) */
   getSecret(namespace: string, name: string, options?: { fresh?: boolean }): Awaitable<Secret | undefined>;
   /**

@@ -102,6 +102,11 @@ export class SecretReader {
     this.#onChange = options.onChange;
   }
 
+  /** What a write of the Secret returned (a finalizer patch): served from memory as a read is. */
+  put(namespace: string, name: string, secret: Secret): void {
+    this.#entries.set(`${namespace}/${name}`, { value: secret, readAtMs: this.#clock.now() });
+  }
+
   /** The Secret (null: it does not exist), from memory unless older than maxAgeMs or `fresh`. */
   async get(namespace: string, name: string, fresh = false): Promise<Secret | null> {
     const key = `${namespace}/${name}`;
@@ -127,21 +132,35 @@ function secretText(secret: Secret | null): string {
   return JSON.stringify(secret === null ? null : [secret.data, secret.metadata.annotations]);
 }
 
-/** The parts of a Secret the operator reads: name, its annotations (the binding) and its data. */
+/**
+ * The parts of a Secret the operator reads: name, its annotations (the binding), its finalizers
+ * and deletion mark (whether it is held), and its data.
+ */
 export function asSecret(secret: {
   metadata?: {
     name?: string;
     namespace?: string;
     resourceVersion?: string;
     annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: Date | string;
   };
   data?: Record<string, string>;
 }): Secret {
-  const { name = "", namespace, resourceVersion, annotations } = secret.metadata ?? {};
+  const { name = "", namespace, resourceVersion, annotations, finalizers } = secret.metadata ?? {};
+  const deleting = secret.metadata?.deletionTimestamp;
+  const deletionTimestamp = deleting instanceof Date ? deleting.toISOString() : deleting;
   return {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name, namespace, resourceVersion, ...(annotations !== undefined ? { annotations } : {}) },
+    metadata: {
+      name,
+      namespace,
+      resourceVersion,
+      ...(annotations !== undefined ? { annotations } : {}),
+      ...(finalizers !== undefined && finalizers.length > 0 ? { finalizers } : {}),
+      ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}),
+    },
     ...(secret.data !== undefined ? { data: secret.data } : {}),
   };
 }

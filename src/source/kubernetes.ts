@@ -48,7 +48,7 @@ import { withDefaults } from "../util/options.ts";
 export type StatusApi = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
 /** finalizers live in metadata: a patch of the object itself, not of /status */
 export type ObjectApi = Pick<CustomObjectsApi, "patchNamespacedCustomObject">;
-export type SecretApi = Pick<CoreV1Api, "readNamespacedSecret">;
+export type SecretApi = Pick<CoreV1Api, "readNamespacedSecret" | "patchNamespacedSecret">;
 
 export interface KubernetesSourceOptions {
   kubeConfig: KubeConfig;
@@ -170,6 +170,7 @@ export class KubernetesSource implements DesiredStateSource {
       get: (ref) => this.#get(ref),
       list: (kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)),
       secretBindingRequired: true,
+      secretsHoldable: true,
       getSecret: async (namespace, name, options) =>
         (await this.#secrets.get(namespace, name, options?.fresh)) ?? undefined,
       revision: (kind) => this.#revisions[kind],
@@ -228,6 +229,43 @@ export class KubernetesSource implements DesiredStateSource {
       );
     }
     this.#overlay(ref.kind, updated);
+    return "written";
+  }
+
+  /**
+   * The same merge patch of metadata.finalizers on a Secret an NSXManager names (RBAC: `patch` on
+   * Secrets), guarded by the resourceVersion last read; the patched Secret is what the next read
+   * from memory serves.
+   */
+  async setSecretFinalizer(
+    namespace: string,
+    name: string,
+    finalizer: string,
+    present: boolean,
+  ): Promise<StatusWriteOutcome> {
+    const current = await this.#secrets.get(namespace, name);
+    if (current === null) return "gone";
+    const finalizers = current.metadata.finalizers ?? [];
+    if (finalizers.includes(finalizer) === present) return "written";
+    const next = present ? [...finalizers, finalizer] : finalizers.filter((f) => f !== finalizer);
+    const body = { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: next } };
+    let updated: Secret;
+    try {
+      updated = asSecret(
+        await this.#secretApi.patchNamespacedSecret(
+          { name, namespace, body, fieldManager: this.#fieldManager },
+          setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+        ),
+      );
+    } catch (error) {
+      if (error instanceof ApiException && error.code === 409) return "conflict";
+      if (error instanceof ApiException && error.code === 404) return "gone";
+      throw decodeApiError(
+        `${present ? "add" : "remove"} finalizer ${finalizer} of Secret ${namespace}/${name}`,
+        error,
+      );
+    }
+    this.#secrets.put(namespace, name, updated);
     return "written";
   }
 

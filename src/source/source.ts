@@ -30,6 +30,16 @@ export interface StatusSink {
    * operator has acted on it. Removing the last one of an object being deleted lets it go.
    */
   setFinalizer(ref: ObjectRef, finalizer: string, present: boolean): Promise<StatusWriteOutcome>;
+  /**
+   * The same for a Secret the operator reads (a manager's, held while a restore may need it): a
+   * source whose `store.secretsHoldable` is set has it.
+   */
+  setSecretFinalizer?(
+    namespace: string,
+    name: string,
+    finalizer: string,
+    present: boolean,
+  ): Promise<StatusWriteOutcome>;
 }
 
 /** Called with each change the source sees: an object came, went or changed; a Secret changed. */

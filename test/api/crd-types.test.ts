@@ -69,6 +69,7 @@ const manager: Fixture<NSXManager> = {
     authenticated: true,
     vsmUuid: "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10",
     edgeListError: "GET /api/4.0/edges?startIndex=0&pageSize=1024: HTTP 403",
+    heldSecrets: ["nsx-ca", "nsx-credentials"],
   },
 };
 

@@ -3,9 +3,10 @@
  * garbage-collector controllers: a Secret, an NSXManager and an EdgeTenant with deletionPolicy
  * Restore go together (the namespace deleted, or `kubectl delete -f` of the files that made them,
  * as a Flux or Argo CD prune does), in whatever order the API server takes them. What the restore
- * needs stays available (the NSXManager's in-use finalizer, the credentials the operator holds),
- * the edge gets its original tenant back and everything goes; a manager gone for good is let go
- * with the nsxv.io/skip-restore annotation and a Warning.
+ * needs stays available (the in-use finalizer of the NSXManager and of its Secret, the
+ * credentials the operator holds), the edge gets its original tenant back and everything goes,
+ * also when the operator restarts between the Secret's deletion and the restore; a manager gone
+ * for good is let go with the nsxv.io/skip-restore annotation and a Warning.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -119,6 +120,34 @@ describeWithControlPlane("deletion in any order", (cp) => {
     await namespaceGone(namespace);
     await rm(dir, { recursive: true, force: true });
   }, 120_000);
+
+  it("an operator restarted after the namespace's deletion began still restores: the Secret waits for it", async () => {
+    const { namespace, k8s, dir } = await scene("nsxv-del-restart", sim, "edge-3");
+    const secret = () => core.readNamespacedSecret({ name: "nsx-credentials", namespace });
+    // held before the first correction, and said so in the manager's status
+    expect((await secret()).metadata?.finalizers).toContain(IN_USE_FINALIZER);
+    expect((await k8s.get("NSXManager", "nsx")).status).toMatchObject({ heldSecrets: ["nsx-credentials"] });
+    // the operator goes down (a restart, a failover): no credentials held in memory any more
+    await operators.pop()?.stop();
+    await core.deleteNamespace({ name: namespace });
+    await waitFor("the Secret marked for deletion, and kept", async () =>
+      (await secret()).metadata?.deletionTimestamp !== undefined ? true : undefined,
+    );
+    await k8s.waitFor(
+      "EdgeTenant",
+      "edge",
+      "marked for deletion",
+      (o) => o.metadata.deletionTimestamp !== undefined,
+    );
+    expect(tenantOn(sim, "edge-3"), "nothing restored without an operator").toBe("blue");
+
+    operators.push(await startTestOperator(kc, namespace));
+    await waitFor("restored", async () => (tenantOn(sim, "edge-3") === "legacy" ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    await namespaceGone(namespace);
+    await rm(dir, { recursive: true, force: true });
+  }, 150_000);
 
   it("kubectl delete -f of the files (Secret and NSXManager first) writes the original tenant back, and all go", async () => {
     const { namespace, k8s, dir } = await scene("nsxv-del-files", sim, "edge-2");

@@ -142,6 +142,16 @@ const ACCESS_CASES: readonly AccessCase[] = [
     allowed: true,
   },
   {
+    name: "patch secrets in its namespace (their in-use finalizer)",
+    access: (t) => ({ verb: "patch", resource: "secrets", namespace: t.own }),
+    allowed: true,
+  },
+  {
+    name: "patch secrets elsewhere",
+    access: (t) => ({ verb: "patch", resource: "secrets", namespace: t.other }),
+    allowed: false,
+  },
+  {
     name: "watch secrets in its namespace",
     access: (t) => ({ verb: "watch", resource: "secrets", namespace: t.own }),
     allowed: false,

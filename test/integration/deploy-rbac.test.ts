@@ -249,12 +249,19 @@ const ACCESS_CASES: readonly AccessCase[] = [
     access: (w: Where) => ({ verb, resource: "secrets", namespace: w.objects }),
     allowed: false,
   })),
-  ...["create", "update", "patch", "delete"].map((verb) => ({
+  ...["create", "update", "delete"].map((verb) => ({
     name: `${verb} secrets`,
-    reason: "Secrets are read-only",
+    reason: "Secrets are never written: created, replaced or deleted",
     access: (w: Where) => ({ verb, resource: "secrets", namespace: w.objects }),
     allowed: false,
   })),
+  {
+    name: "patch secrets",
+    reason:
+      "the in-use finalizer of the Secrets a pending restore needs, by a merge patch of metadata.finalizers",
+    access: (w: Where) => ({ verb: "patch", resource: "secrets", namespace: w.objects }),
+    allowed: true,
+  },
   ...["create", "patch"].map((verb) => ({
     name: `${verb} events`,
     reason: "an Event for every change; patch counts repeats",

@@ -28,6 +28,8 @@ export function setup(init: {
   revisions?: boolean;
   /** the store's Secrets must name the manager URLs they may go to (a cluster's) */
   secretBindingRequired?: boolean;
+  /** the store's Secrets can be held with a finalizer (a cluster's) */
+  secretsHoldable?: boolean;
 }) {
   const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
   const fake =
@@ -55,6 +57,7 @@ export function setup(init: {
     ...rest,
     ...(init.revisions === false ? {} : { revision }),
     ...(init.secretBindingRequired === true ? { secretBindingRequired: true } : {}),
+    ...(init.secretsHoldable === true ? { secretsHoldable: true } : {}),
     list: (kind) => (listed.push(kind), store.list(kind)),
   };
   const reconcile = createReconciler({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
-import type { Condition, NsxvObject, Secret } from "../../src/api/types.ts";
+import type { Condition, NSXManagerStatus, NsxvObject, Secret } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { condition, iso, setup } from "./harness.ts";
 import {
@@ -211,6 +211,131 @@ describe("the NSXManager's in-use finalizer", () => {
     const report = await pass(deleting());
     expect(report.finalizer).toEqual({ name: "nsxv.io/in-use", present: false });
     expect(fake.calls).toEqual([]);
+  });
+});
+
+describe("the manager's Secrets held while a restore may need them (a cluster)", () => {
+  /** an EdgeTenant that corrected its edge and remembers the original, for deletionPolicy Restore */
+  const restoring = (m: Parameters<typeof edgeTenant>[1] = {}) => ({
+    ...withOriginal(
+      edgeTenant({ deletionPolicy: "Restore" }, { finalizers: ["nsxv.io/restore-tenant"], ...m }),
+      "red",
+    ),
+  });
+  const held = (name = "nsx-creds"): Secret => {
+    const secret = credentials(name);
+    return { ...secret, metadata: { ...secret.metadata, finalizers: ["nsxv.io/in-use"] } };
+  };
+  const ca = (): Secret => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "nsx-ca", namespace: "ns" },
+    stringData: { "ca.crt": "-----BEGIN CERTIFICATE-----" },
+  });
+
+  it("holds its credentials and CA once an EdgeTenant that names it remembers an original, and says so in status", async () => {
+    const withCa = manager({ tls: { caSecretRef: { name: "nsx-ca", key: "ca.crt" } } });
+    const { pass } = setup({
+      objects: [withCa, restoring()],
+      secrets: [credentials(), ca()],
+      secretsHoldable: true,
+    });
+    const report = await pass(withCa);
+    expect(report.secretFinalizers).toEqual([
+      { namespace: "ns", name: "nsx-ca", present: true },
+      { namespace: "ns", name: "nsx-creds", present: true },
+    ]);
+    expect(report.status).toMatchObject({ heldSecrets: ["nsx-ca", "nsx-creds"] });
+  });
+
+  it.each([
+    { name: "NoRestore", reason: "an Orphan object restores nothing", objects: () => [edgeTenant()] },
+    {
+      name: "NothingRecorded",
+      reason: "a Restore object that never corrected its edge has nothing to restore",
+      objects: () => [edgeTenant({ deletionPolicy: "Restore" }, { finalizers: ["nsxv.io/restore-tenant"] })],
+    },
+  ])("does not hold them when no restore may need them: $name", async ({ objects, reason }) => {
+    const { pass } = setup({ objects: [manager(), ...objects()], secretsHoldable: true });
+    const report = await pass(manager());
+    expect(report.secretFinalizers, reason).toEqual([]);
+    expect((report.status as NSXManagerStatus | undefined)?.heldSecrets, reason).toBeUndefined();
+  });
+
+  it("releases them once the last restore is done, even while the manager is deleted", async () => {
+    const deleting = manager(
+      {},
+      { deletionTimestamp: "2024-05-01T12:00:00Z", finalizers: ["nsxv.io/in-use"] },
+    );
+    const object = { ...deleting, status: { heldSecrets: ["nsx-creds"] } };
+    const { pass } = setup({ objects: [object], secrets: [held()], secretsHoldable: true });
+    const report = await pass(object);
+    expect(report.secretFinalizers).toEqual([{ namespace: "ns", name: "nsx-creds", present: false }]);
+    expect(report.finalizer, "and then the manager goes").toEqual({ name: "nsxv.io/in-use", present: false });
+  });
+
+  it("keeps a Secret another NSXManager of the namespace reads while that one's restores may need it", async () => {
+    const other = manager({}, { name: "nsx-b" });
+    const mine = { ...manager(), status: { heldSecrets: ["nsx-creds"] } };
+    const { pass } = setup({
+      objects: [mine, other, restoring({ name: "b-edge" })].map((o) =>
+        o.kind === "EdgeTenant" ? { ...o, spec: { ...o.spec, managerRef: { name: "nsx-b" } } } : o,
+      ),
+      secrets: [held()],
+      secretsHoldable: true,
+    });
+    const report = await pass(mine);
+    expect(report.secretFinalizers, "still held: nsx-b's restore needs it").toEqual([]);
+    expect(
+      (report.status as NSXManagerStatus | undefined)?.heldSecrets,
+      "not this manager's to hold",
+    ).toBeUndefined();
+  });
+
+  it("releases the Secret it read before its spec moved to another one", async () => {
+    const moved = {
+      ...manager({ credentialsSecretRef: { name: "new-creds" } }),
+      status: { heldSecrets: ["nsx-creds"] },
+    };
+    const { pass } = setup({
+      objects: [moved, restoring()],
+      secrets: [held(), credentials("new-creds")],
+      secretsHoldable: true,
+    });
+    const report = await pass(moved);
+    expect(report.secretFinalizers).toEqual([
+      { namespace: "ns", name: "new-creds", present: true },
+      { namespace: "ns", name: "nsx-creds", present: false },
+    ]);
+    expect((report.status as NSXManagerStatus | undefined)?.heldSecrets).toEqual(["new-creds"]);
+  });
+
+  it("a Restore correction waits until its manager holds its Secrets, and asks for the manager's pass", async () => {
+    const object = withOriginal(
+      edgeTenant({ deletionPolicy: "Restore" }, { finalizers: ["nsxv.io/restore-tenant"] }),
+      "red",
+    );
+    const { fake, pass, store } = setup({ objects: [manager(), object], secretsHoldable: true });
+    const waiting = await pass(object);
+    expect(fake.puts, "no write yet").toHaveLength(0);
+    expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "CorrectionPending" });
+    expect(condition(waiting, "Reconciling")?.message).toMatch(/holds its Secrets against deletion/);
+    expect(waiting.wake).toEqual([{ kind: "NSXManager", namespace: "ns", name: "nsx" }]);
+    expect(waiting.outcome).toEqual({ type: "done", requeueAfterMs: 1_000 });
+    store.put({ ...manager(), status: { heldSecrets: ["nsx-creds"] } });
+    const written = await pass(object);
+    expect(fake.puts, "held: corrected").toHaveLength(1);
+    expect(condition(written, "Ready")).toMatchObject({ status: "True" });
+  });
+
+  it("does not wait where Secrets cannot be held (manifest files)", async () => {
+    const object = withOriginal(
+      edgeTenant({ deletionPolicy: "Restore" }, { finalizers: ["nsxv.io/restore-tenant"] }),
+      "red",
+    );
+    const { fake, pass } = setup({ objects: [manager(), object] });
+    await pass(object);
+    expect(fake.puts).toHaveLength(1);
   });
 });
 

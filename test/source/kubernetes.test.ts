@@ -145,12 +145,34 @@ describe("KubernetesSource", () => {
       },
     };
     const reads: string[] = [];
+    const secretPatches: { name: string; body: unknown }[] = [];
     const secretApi: SecretApi = {
       readNamespacedSecret: async ({ name }) => {
         reads.push(name);
         const found = cluster.collections.secrets?.find((s) => s.metadata.name === name);
         if (found === undefined) throw new ApiException(404, "not found", {}, {});
         return found as never;
+      },
+      // the API server's merge patch of metadata, guarded by resourceVersion
+      patchNamespacedSecret: async ({ name, body }) => {
+        secretPatches.push({ name, body });
+        const secrets = cluster.collections.secrets ?? [];
+        const index = secrets.findIndex((s) => s.metadata.name === name);
+        if (index < 0) throw new ApiException(404, "not found", {}, {});
+        const found = secrets[index]!;
+        const patch = body as { metadata: { resourceVersion: string; finalizers: string[] } };
+        if (patch.metadata.resourceVersion !== found.metadata.resourceVersion)
+          throw new ApiException(409, "conflict", {}, {});
+        const updated = {
+          ...found,
+          metadata: {
+            ...found.metadata,
+            finalizers: patch.metadata.finalizers,
+            resourceVersion: String(++version),
+          },
+        };
+        secrets[index] = updated;
+        return updated as never;
       },
     };
     const source = new KubernetesSource({
@@ -172,7 +194,7 @@ describe("KubernetesSource", () => {
     void source.start(controller.signal);
     expect(await source.synced(controller.signal)).toBe(true);
     enqueued.length = 0;
-    return { cluster, source, enqueued, patches, statusAnswers, reads };
+    return { cluster, source, enqueued, patches, statusAnswers, reads, secretPatches };
   }
 
   const web = tenant("web", "nsx");
@@ -338,6 +360,30 @@ describe("KubernetesSource", () => {
     expect(await source.store.getSecret(NS, "creds", { fresh: true }), "gone").toBeUndefined();
     expect(enqueued.sort()).toEqual(["EdgeTenant/team-a/web", "NSXManager/team-a/nsx"]);
     expect(reads).toEqual(["creds", "creds", "creds"]);
+  });
+
+  it("holds a Secret with a finalizer by a merge patch guarded by resourceVersion, and serves it from memory", async () => {
+    const { cluster, source, secretPatches, reads } = await setup({
+      managers: [manager("nsx", "creds")],
+      secrets: [secret("creds", "one", "7")],
+    });
+    expect(source.store.secretsHoldable).toBe(true);
+    expect(await source.setSecretFinalizer(NS, "creds", "nsxv.io/in-use", true)).toBe("written");
+    expect(secretPatches).toEqual([
+      { name: "creds", body: { metadata: { resourceVersion: "7", finalizers: ["nsxv.io/in-use"] } } },
+    ]);
+    const held = await source.store.getSecret(NS, "creds");
+    expect(held?.metadata.finalizers, "served as the patch returned it").toEqual(["nsxv.io/in-use"]);
+    expect(reads).toEqual(["creds"]);
+    expect(await source.setSecretFinalizer(NS, "creds", "nsxv.io/in-use", true), "already held").toBe(
+      "written",
+    );
+    expect(secretPatches).toHaveLength(1);
+    // someone else wrote it since: the guard refuses, the next pass reads it again
+    const stale = cluster.collections.secrets![0]!;
+    cluster.collections.secrets = [{ ...stale, metadata: { ...stale.metadata, resourceVersion: "900" } }];
+    expect(await source.setSecretFinalizer(NS, "creds", "nsxv.io/in-use", false)).toBe("conflict");
+    expect(await source.setSecretFinalizer(NS, "gone", "nsxv.io/in-use", false)).toBe("gone");
   });
 
   it("serves a status and then a finalizer it wrote, each guarded by the resourceVersion of the write before", async () => {

@@ -64,10 +64,11 @@ with scope cluster, a Role of the release's namespace with scope namespace.
 - apiGroups: ["nsxv.io"]
   resources: ["nsxmanagers/status", "edgetenants/status", "ippoolallocations/status"]
   verbs: ["get", "patch"]
-# Manager credentials and CA bundles: only `get`, by name, of the Secrets NSXManagers name.
+# Manager credentials and CA bundles: only `get`, by name, of the Secrets NSXManagers name, and
+# `patch` for their finalizer nsxv.io/in-use while a restore may need them (metadata.finalizers only).
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get"]
+  verbs: ["get", "patch"]
 # core/v1 Events; patch is how repeated events are counted.
 - apiGroups: [""]
   resources: ["events"]
