@@ -35,7 +35,7 @@ import type { EdgeListState } from "./edge-lists.ts";
 import { hasNsxCode, ObservationExpiredError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import type { SecretFinalizerChange } from "./report.ts";
-import type { ReconcilerState } from "./state.ts";
+import { REFUSED_CREDENTIALS, type ReconcilerState } from "./state.ts";
 import { secretNamesOf } from "./routing.ts";
 import { omitUndefined } from "../util/options.ts";
 import { resolveManager } from "./spec.ts";
@@ -204,6 +204,48 @@ export function dependentsOnReadyChange(
   const after = findCondition((status ?? manager.status)?.conditions, "Ready");
   if (before === undefined || (before.status === "True") === (after?.status === "True")) return [];
   return state.dependentsOf(manager).map(refOf);
+}
+
+/**
+ * An NSXManager's check whose credentials the manager refused does not send the same ones again
+ * before the refusal's retry time: it reads its Secret (a fresh read, every secretPollMs) and asks
+ * the manager at once when the credentials changed (a rotation), else waits. Undefined: check now.
+ */
+export async function refusedCredentialsWaitMs(
+  manager: NSXManager,
+  state: ReconcilerState,
+  nowMs: number,
+): Promise<number | undefined> {
+  const refusal = state.refusalOf(refOf(manager));
+  if (refusal === undefined || nowMs >= refusal.retryAtMs) return undefined;
+  let clientKey: string;
+  try {
+    clientKey = (await state.connect(manager, { fresh: true })).key;
+  } catch {
+    return undefined; // the Secret went or is unusable now: the check says so
+  }
+  if (clientKey !== refusal.clientKey) return undefined;
+  return Math.min(REFUSED_CREDENTIALS.secretPollMs, refusal.retryAtMs - nowMs);
+}
+
+/**
+ * What a check tells of its credentials: refused by the manager (401), by the client that sent
+ * them; then the check comes back within secretPollMs to read the Secret again. Or accepted.
+ */
+export function recordCredentials(
+  manager: NSXManager,
+  error: unknown,
+  state: ReconcilerState,
+  nowMs: number,
+): number | undefined {
+  const ref = refOf(manager);
+  if (!hasNsxCode(error, "NSX_ERR_UNAUTHORIZED")) {
+    if (error === undefined) state.credentialsChecked(ref, undefined, nowMs);
+    return undefined;
+  }
+  const client = state.connections.held(ref.namespace, ref.name);
+  if (client !== undefined) state.credentialsChecked(ref, client.key, nowMs);
+  return REFUSED_CREDENTIALS.secretPollMs;
 }
 
 /** An NSXManager holds every Secret it reads (credentials, CA) against deletion: a restore can read them. */

@@ -37,6 +37,8 @@ import {
   managerFacts,
   managerReleasePass,
   nsxManagerPass,
+  recordCredentials,
+  refusedCredentialsWaitMs,
   secretHolds,
 } from "./nsx-manager.ts";
 import { runPass, type PassRun } from "./pass.ts";
@@ -82,6 +84,17 @@ interface KindHandler<T extends NsxvObject> {
   /** what a failure tells of the object besides conditions (the NSXManager: reachable, authenticated) */
   failureFacts?: (error: unknown) => Partial<ObjectStatus>;
   /**
+   * remembers what a pass learnt (undefined error: it went through) that a later pass needs, and
+   * says how soon that pass must come (the NSXManager: credentials refused, its Secret read again soon)
+   */
+  remember?: (object: T, error: unknown, state: ReconcilerState, nowMs: number) => number | undefined;
+  /**
+   * how long a live pass should wait before it calls the manager (the NSXManager: its credentials
+   * were refused and its Secret has not changed since): the pass is skipped, its status kept, and
+   * it comes back then. Undefined: pass now.
+   */
+  waitBeforeCall?: (object: T, state: ReconcilerState, nowMs: number) => Promise<number | undefined>;
+  /**
    * other objects to reconcile now given this pass's status (the NSXManager: its dependents when
    * its Ready changed, so that they say at once what a manager now known down, or back, means)
    */
@@ -123,6 +136,8 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
     reconcile: pass(nsxManagerPass),
     readyFollowsFailure: true,
     failureFacts: managerFacts,
+    remember: recordCredentials,
+    waitBeforeCall: refusedCredentialsWaitMs,
     wakesOnReadyChange: dependentsOnReadyChange,
     secretHolds,
     specConditions: insecureConditions,
@@ -185,8 +200,12 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       draft = await compose(handler, ctx, await finalizer.finalize(ctx), finalizer.doing);
     } else if (pausedBy !== undefined) draft = paused(ctx, pausedBy);
     else {
-      ctx.observeByMs = observeBy(ctx);
-      draft = await compose(handler, ctx, await handler.reconcile(ctx));
+      const waitMs = await handler.waitBeforeCall?.(object, state, now.getTime());
+      if (waitMs !== undefined) draft = { outcome: { type: "done", requeueAfterMs: waitMs } };
+      else {
+        ctx.observeByMs = observeBy(ctx);
+        draft = await compose(handler, ctx, await handler.reconcile(ctx));
+      }
     }
     if (handler.secretHolds !== undefined && store.secretsHoldable === true) {
       const holds = await handler.secretHolds(object, state);
@@ -226,6 +245,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   ): Promise<Draft> {
     const { object } = ctx;
     const failure = failureOf(run, doing);
+    const rememberedMs = handler.remember?.(object, run.error, state, ctx.now.getTime()) ?? Infinity;
     const settled = run.latest?.settle(run.results, failure);
     // a plan was made on an observation: the manager was seen (now, or when its edge list was read)
     if (run.latest !== undefined) state.observed(refOf(object), settled?.observedAtMs ?? ctx.now.getTime());
@@ -242,7 +262,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     }
     const wake = [...(settled?.wake ?? []), ...(handler.wakesOnReadyChange?.(object, status, state) ?? [])];
     // come back before the next resync when Ready's kept observation would go stale first
-    const comeBackMs = Math.min(resyncOf(object), staleCheckInMs(ctx, status ?? object.status));
+    const comeBackMs = Math.min(resyncOf(object), staleCheckInMs(ctx, status ?? object.status), rememberedMs);
     const draft: Draft = {
       status,
       events,

@@ -39,6 +39,20 @@ export const STALE_AFTER_MIN_MS = 30_000;
 /** A pass may always wait this long on the manager for its observation, even one that starts late. */
 export const MIN_OBSERVE_WAIT_MS = 2_000;
 
+/**
+ * Credentials a manager refused (401) are sent again only after 1 s doubling to 60 s (a directory
+ * may lock an account that keeps failing), while the Secret is read again this often: a rotated
+ * one is tried at once.
+ */
+export const REFUSED_CREDENTIALS = { retryMinMs: 1_000, retryMaxMs: 60_000, secretPollMs: 2_000 } as const;
+
+/** The client whose credentials a manager refused, and when they may be sent again. */
+export interface Refusal {
+  clientKey: string;
+  failures: number;
+  retryAtMs: number;
+}
+
 export interface ReconcilerOptions {
   store: DesiredStateStore;
   connections: ManagerConnections;
@@ -92,6 +106,8 @@ export class ReconcilerState {
   readonly #observedAtMs = new Map<string, number>();
   /** object key → when this replica first looked at it (an earlier observation counts from then) */
   readonly #trackedSinceMs = new Map<string, number>();
+  /** NSXManager key → the credentials its manager refused, while they are not accepted */
+  readonly #refusals = new Map<string, Refusal>();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;
@@ -158,6 +174,30 @@ export class ReconcilerState {
   forgetObject(ref: ObjectRef): void {
     this.#observedAtMs.delete(objectKey(ref));
     this.#trackedSinceMs.delete(objectKey(ref));
+    this.#refusals.delete(objectKey(ref));
+  }
+
+  /**
+   * What an NSXManager's check learnt of its credentials: refused (with the client that sent
+   * them; the same ones refused again double the wait before they are sent again), or not (a
+   * refusal is forgotten).
+   */
+  credentialsChecked(ref: ObjectRef, refusedBy: string | undefined, nowMs: number): void {
+    const key = objectKey(ref);
+    if (refusedBy === undefined) {
+      this.#refusals.delete(key);
+      return;
+    }
+    const before = this.#refusals.get(key);
+    const failures = before?.clientKey === refusedBy ? before.failures + 1 : 1;
+    const { retryMinMs, retryMaxMs } = REFUSED_CREDENTIALS;
+    const waitMs = Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(failures - 1, 30));
+    this.#refusals.set(key, { clientKey: refusedBy, failures, retryAtMs: nowMs + waitMs });
+  }
+
+  /** The refusal an NSXManager's credentials met at its last check, if they are not accepted since. */
+  refusalOf(ref: ObjectRef): Refusal | undefined {
+    return this.#refusals.get(objectKey(ref));
   }
 
   /** When to look again: the interval (the default when undefined), spread by the jitter. */

@@ -290,6 +290,41 @@ describeWithControlPlane("kstatus never reads Current what the operator knows is
     },
   );
 
+  it.concurrent(
+    "a Secret rotated after a run of refused credentials is used within seconds, not at the next backoff",
+    async () => {
+      const sim = await scene("rotated", "old", undefined, "5m");
+      await current("NSXManager", "rotated");
+      sim.state.auth.rotate({ username: "admin", password: "rotated" }, { keepTokens: false });
+      // a call refused: the manager is checked, and refused too
+      await k8s.patch("EdgeTenant", "rotated", { spec: { tenant: "new" } });
+      await k8s.waitFor(
+        "NSXManager",
+        "rotated",
+        "Unauthorized",
+        (o) => condition(o, "Ready")?.reason === "Unauthorized",
+      );
+      // a run of refusals: the checks back off (1 s doubling; 16 s by now)
+      await new Promise((resolve) => setTimeout(resolve, 20_000));
+      await k8s.replaceSecret("rotated-credentials", { username: "admin", password: "rotated" });
+      const rotatedMs = Date.now();
+      await k8s.waitFor(
+        "NSXManager",
+        "rotated",
+        "Ready again",
+        (o) => condition(o, "Ready")?.status === "True",
+        {
+          timeoutMs: 90_000,
+        },
+      );
+      expect(Date.now() - rotatedMs, "the Secret is read again every 2 s while refused").toBeLessThan(
+        AT_ONCE_MS,
+      );
+      await k8s.waitFor("EdgeTenant", "rotated", "corrected", () => tenantOn(sim, "edge-1") === "new");
+    },
+    150_000,
+  );
+
   it.concurrent("an NSXManager whose dependents are refused with 403 turns not-Ready at once", async () => {
     const sim = await scene("denied", "first");
     await current("EdgeTenant", "denied");

@@ -13,6 +13,8 @@ import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import {
   allocations,
+  apiError,
+  credentials,
   edgeTenant,
   edgeXml,
   fakeManager,
@@ -313,5 +315,55 @@ describe("Ready goes stale on time", () => {
       (c) => c.type === "Ready",
     );
     expect(ready).toMatchObject({ status: "True", reason: "InSync" });
+  });
+});
+
+describe("credentials the manager refused", () => {
+  const refused = () => apiError(401, "GET", "/api/2.0/services/ipam/pools/scope/globalroot-0");
+
+  it("are not sent again before their retry time; a rotated Secret is tried at once", async () => {
+    const fake = fakeManager({ pools: { "globalroot-0": [pool()] } });
+    const { pass, clock, store } = setup({ objects: [manager()], fake });
+    fake.faults.listPools = [refused()];
+    const first = await pass(manager());
+    expect(condition(first, "Ready")).toMatchObject({ status: "False", reason: "Unauthorized" });
+    const calls = fake.calls.length;
+
+    clock.ms += 500;
+    const waiting = await pass(store.list("NSXManager")[0]!);
+    expect(fake.calls.length, "the same credentials are not sent again yet").toBe(calls);
+    expect(waiting.status, "nothing new to say").toBeUndefined();
+    expect(waiting.outcome, "back when they may be tried, or to read the Secret again").toEqual({
+      type: "done",
+      requeueAfterMs: 500,
+    });
+
+    store.putSecret(credentials("nsx-creds", { username: "admin", password: "rotated" }));
+    const rotated = await pass(store.list("NSXManager")[0]!);
+    expect(fake.calls.length, "the new credentials at once").toBe(calls + 1);
+    expect(condition(rotated, "Ready")).toMatchObject({ status: "True" });
+  });
+
+  it("are sent again after 1 s doubling to 60 s, with the Secret read every 2 s meanwhile", async () => {
+    const fake = fakeManager({ pools: { "globalroot-0": [pool()] } });
+    const { pass, clock, store } = setup({ objects: [manager()], fake });
+    const current = () => store.list("NSXManager")[0]!;
+    fake.faults.listPools = [refused(), refused(), refused()];
+    await pass(manager());
+    clock.ms += SECOND;
+    await pass(current());
+    expect(fake.calls, "due after 1 s: tried again, refused again").toHaveLength(2);
+    clock.ms += SECOND;
+    const polling = await pass(current());
+    expect(fake.calls, "the next try is 2 s after that one").toHaveLength(2);
+    expect(polling.outcome).toEqual({ type: "done", requeueAfterMs: SECOND });
+    clock.ms += SECOND;
+    await pass(current());
+    expect(fake.calls).toHaveLength(3);
+    clock.ms += SECOND;
+    expect((await pass(current())).outcome, "4 s now, 3 s left: the Secret is read again in 2 s").toEqual({
+      type: "done",
+      requeueAfterMs: 2 * SECOND,
+    });
   });
 });
