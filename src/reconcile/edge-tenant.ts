@@ -115,10 +115,19 @@ export const restorePass: PassHandler<
     edge.document = await readEdge(edge.connection, edge.config.edgeId, ctx);
     return { ...observationOf(edge.config.edgeId, edge.document), via: "read" };
   },
-  plan: (target, observed) => planRestore(target.decision, observed),
-  execute(action, target, ctx) {
+  plan: (target, observed, ctx) => {
+    const { decision } = target;
+    const ours =
+      decision.type === "restore" &&
+      ctx.state.wasRestoredBy(refOf(ctx.object), decision.config.edgeId, decision.original);
+    return planRestore(decision, observed, ours);
+  },
+  async execute(action, target, ctx) {
     if (target.edge === undefined) throw new Error(`restore of ${action.edgeId} planned without an edge`);
-    return writeTenant(target.edge, action.edgeId, action.to, ctx);
+    const done = await writeTenant(target.edge, action.edgeId, action.to, ctx);
+    // the finalizer's removal may still lose a race: the pass after it finds this restore done
+    ctx.state.restoredBy(refOf(ctx.object), action.edgeId, action.to);
+    return done;
   },
   rereadOn: { NSX_ERR_CONFLICT: "retry" },
   targetOf: (action) => action.edgeId,

@@ -98,10 +98,15 @@ export function restoreDecision(
   };
 }
 
-/** The restore's plan once the edge was read (undefined when the decision was to skip). */
+/**
+ * The restore's plan once the edge was read (undefined when the decision was to skip).
+ * `restoredByUs`: this operator wrote that restore already (its finalizer's removal lost a race,
+ * and the pass runs again): the object goes with nothing more said, its Event was RestoredEdgeTenant.
+ */
 export function planRestore(
   decision: RestoreDecision,
   observed: EdgeObservation | undefined,
+  restoredByUs = false,
 ): KindPlan<RestoreTenantAction> {
   if (decision.type === "skip" || observed === undefined) {
     const events = decision.type === "skip" ? [decision.event] : [];
@@ -111,8 +116,10 @@ export function planRestore(
   const from = observed.tenant;
   if ((from ?? "") === decision.original) {
     const message = `${edgeId} already carries its original tenant ${JSON.stringify(decision.original)}: nothing to write`;
-    const event: ReconcileEvent = { type: "Normal", reason: "RestoreSkipped", message };
-    return { actions: [], withheld: [], settle: () => ({ events: [event], finalized: true }) };
+    const events: ReconcileEvent[] = restoredByUs
+      ? []
+      : [{ type: "Normal", reason: "RestoreSkipped", message }];
+    return { actions: [], withheld: [], settle: () => ({ events, finalized: true }) };
   }
   const action: RestoreTenantAction = { type: "restoreTenant", edgeId, from, to: decision.original };
   return {

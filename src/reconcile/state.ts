@@ -108,6 +108,8 @@ export class ReconcilerState {
   readonly #trackedSinceMs = new Map<string, number>();
   /** NSXManager key → the credentials its manager refused, while they are not accepted */
   readonly #refusals = new Map<string, Refusal>();
+  /** EdgeTenant key → the restore this replica wrote for it (edge and tenant), until the object goes */
+  readonly #restored = new Map<string, string>();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;
@@ -175,6 +177,17 @@ export class ReconcilerState {
     this.#observedAtMs.delete(objectKey(ref));
     this.#trackedSinceMs.delete(objectKey(ref));
     this.#refusals.delete(objectKey(ref));
+    this.#restored.delete(objectKey(ref));
+  }
+
+  /** This replica wrote `tenant` back to `edgeId` for the object being deleted. */
+  restoredBy(ref: ObjectRef, edgeId: string, tenant: string): void {
+    this.#restored.set(objectKey(ref), `${edgeId}\n${tenant}`);
+  }
+
+  /** Whether this replica wrote exactly that restore for the object (a later pass finds it done, not skipped). */
+  wasRestoredBy(ref: ObjectRef, edgeId: string, tenant: string): boolean {
+    return this.#restored.get(objectKey(ref)) === `${edgeId}\n${tenant}`;
   }
 
   /**

@@ -4,7 +4,11 @@
  * cannot be reached the finalizer holds the object and its status says why; an Orphan object has
  * no finalizer and goes at once, its tenant left as it is.
  */
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { createOperatorMetrics } from "../../src/operator/metrics.ts";
+import { Operator } from "../../src/operator/operator.ts";
+import { KubernetesSource, type ObjectApi } from "../../src/source/kubernetes.ts";
 import { RESTORE_FINALIZER, type EdgeTenant } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
 import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
@@ -28,7 +32,7 @@ describeWithControlPlane("operator: EdgeTenant deletionPolicy", (cp) => {
     await installCrds(kc, CRDS_DIR);
     k8s = new Resources(kc, await createTestNamespace(kc, "nsxv-op-restore"));
     sim = await startSimulator({
-      state: { edges: [{ generate: { count: 3, idStart: 1, tenant: "legacy" } }] },
+      state: { edges: [{ generate: { count: 4, idStart: 1, tenant: "legacy" } }] },
     });
     await k8s.manager("nsx", sim.url);
     operator = await startTestOperator(kc, k8s.namespace);
@@ -78,6 +82,69 @@ describeWithControlPlane("operator: EdgeTenant deletionPolicy", (cp) => {
     await k8s.delete("EdgeTenant", "restore");
     await gone("restore");
     expect(tenantOn(sim, "edge-1"), "restored before the object went").toBe("legacy");
+    // one Event says what happened: restored, and not also "skipped"
+    const reasons = await waitFor("the restore's Event", async () => {
+      const events = await k8s.core.listNamespacedEvent({
+        namespace: k8s.namespace,
+        fieldSelector: "involvedObject.name=restore",
+      });
+      const found = events.items.map((e) => e.reason ?? "");
+      return found.includes("RestoredEdgeTenant") ? found : undefined;
+    });
+    expect(reasons.filter((r) => r.startsWith("Restore"))).toEqual(["RestoredEdgeTenant"]);
+  });
+
+  it("Restore: a restore whose finalizer removal lost a race says RestoredEdgeTenant only", async () => {
+    // its own operator, whose first removal of the restore finalizer meets a real 409: another
+    // writer updated the object between the restore and the patch
+    await operator.stop();
+    const real = kc.makeApiClient(CustomObjectsApi);
+    let raced = false;
+    const objectApi: ObjectApi = {
+      async patchNamespacedCustomObject(param, options) {
+        const body = param.body as { metadata?: { finalizers?: string[] } };
+        const removing = !(body.metadata?.finalizers ?? []).includes(RESTORE_FINALIZER);
+        if (!raced && param.name === "raced" && removing) {
+          raced = true;
+          await k8s.patchStatus("EdgeTenant", "raced", { edgeName: "written-by-a-rival" });
+        }
+        return real.patchNamespacedCustomObject(param, options);
+      },
+    };
+    const source = new KubernetesSource({ kubeConfig: kc, namespace: k8s.namespace, objectApi });
+    const racing = new Operator({
+      source,
+      syncIntervalMs: 2_000,
+      metricsBindAddress: "0",
+      healthProbeBindAddress: "0",
+      metrics: createOperatorMetrics({ processMetrics: false }),
+    });
+    const stop = new AbortController();
+    const exit = racing.start(stop.signal);
+    try {
+      await corrected("raced", "edge-3", "Restore");
+      await k8s.waitFor<EdgeTenant>("EdgeTenant", "raced", "its finalizer", (o) =>
+        (o.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
+      );
+      await k8s.delete("EdgeTenant", "raced");
+      await gone("raced");
+    } finally {
+      stop.abort();
+      await exit;
+      operator = await startTestOperator(kc, k8s.namespace);
+    }
+    expect(raced, "the finalizer's removal lost a race").toBe(true);
+    expect(tenantOn(sim, "edge-3")).toBe("legacy");
+    const reasons = await waitFor("the restore's Event", async () => {
+      const events = await k8s.core.listNamespacedEvent({
+        namespace: k8s.namespace,
+        fieldSelector: "involvedObject.name=raced",
+      });
+      const found = events.items.map((e) => e.reason ?? "");
+      return found.includes("RestoredEdgeTenant") ? found : undefined;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reasons.filter((r) => r.startsWith("Restore"))).toEqual(["RestoredEdgeTenant"]);
   });
 
   it("Restore: while the manager cannot be reached, the object stays and its status says why", async () => {
@@ -102,10 +169,10 @@ describeWithControlPlane("operator: EdgeTenant deletionPolicy", (cp) => {
   });
 
   it("Orphan: no finalizer, the object goes at once and the tenant stays", async () => {
-    const object = await corrected("orphan", "edge-3", "Orphan");
+    const object = await corrected("orphan", "edge-4", "Orphan");
     expect(object.metadata.finalizers ?? []).toEqual([]);
     await k8s.delete("EdgeTenant", "orphan");
     await gone("orphan");
-    expect(tenantOn(sim, "edge-3")).toBe("blue");
+    expect(tenantOn(sim, "edge-4")).toBe("blue");
   });
 });

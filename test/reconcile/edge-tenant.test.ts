@@ -251,6 +251,17 @@ describe("deletionPolicy Restore", () => {
     expect(report.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "blue", to: "legacy" }]);
   });
 
+  it("says only that it restored when its finalizer's removal lost a race and the pass runs again", async () => {
+    const { object, fake, pass } = deleting();
+    const first = await pass(object);
+    expect(first.events.map((e) => e.reason)).toEqual(["RestoredEdgeTenant"]);
+    // the finalizer patch was refused (409: the object changed meanwhile): the same object again
+    const again = await pass(object);
+    expect(fake.puts, "nothing written twice").toHaveLength(1);
+    expect(again.finalizer, "and it goes").toEqual({ name: RESTORE_FINALIZER, present: false });
+    expect(again.events, "not also RestoreSkipped: the restore was this operator's").toEqual([]);
+  });
+
   it.each([
     {
       name: "AlreadyOriginal",
