@@ -12,6 +12,7 @@
  * must accept.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppsV1Api, CoreV1Api, type V1Pod, type V1PodSpec } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
@@ -156,10 +157,33 @@ await describeWithOwnControlPlane("kubectl apply -k deploy/", (cp) => {
         .sort(),
     ).toEqual(rendered.map(kindName).sort());
     const before = versionsOf(await serverObjects(DEPLOY_DIR));
-    // kubectl prints "configured" for the PodDisruptionBudget every time (its selector's patch
-    // strategy is "replace", so the patch is never empty); the resourceVersions say what changed
+    // a client-side apply prints "configured" for the PodDisruptionBudget every time, whatever it
+    // declares: kubectl's strategic merge patch always sends spec.selector, whose patch strategy is
+    // "replace" (deploy/README.md says so); the server changes nothing, as resourceVersions show
     await kubectl(cp, ["apply", "-k", DEPLOY_DIR]);
     expect(versionsOf(await serverObjects(DEPLOY_DIR))).toEqual(before);
+  });
+
+  it("re-applied as deploy/README.md says, reports no object changed, and kubectl diff shows none", async () => {
+    // the install command as the README gives it: what a person runs again to upgrade
+    const readme = readFileSync(join(DEPLOY_DIR, "README.md"), "utf8");
+    const install = readme.slice(readme.indexOf("## Install (cluster-wide)")).match(/^kubectl apply (.*)$/m);
+    const args = ["apply", ...(install?.[1] ?? "").split(/\s+/)].map((arg) =>
+      arg === "deploy/" ? DEPLOY_DIR : arg,
+    );
+    expect(args).toContain(DEPLOY_DIR);
+    await kubectl(cp, args);
+    const before = versionsOf(await serverObjects(DEPLOY_DIR));
+    const { stdout } = await kubectl(cp, args);
+    const lines = appliedLines(stdout);
+    expect(lines.length).toBe(rendered.length);
+    for (const line of lines) expect(line, "nothing reported changed").not.toMatch(/ configured$/);
+    expect(versionsOf(await serverObjects(DEPLOY_DIR)), "nothing changed on the server").toEqual(before);
+    // kubectl diff prints nothing (and exits 0) when the cluster holds what deploy/ declares
+    for (const mode of [[], ["--server-side"]]) {
+      const diff = await kubectl(cp, ["diff", "-k", DEPLOY_DIR, ...mode]);
+      expect(diff.stdout, `kubectl diff ${mode.join(" ")}`).toBe("");
+    }
   });
 
   it("takes a server-side apply over a client-side one without conflicts (kubectl --server-side, Flux)", async () => {
