@@ -12,7 +12,8 @@ import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { Operator } from "../../src/operator/operator.ts";
 import { KubernetesSource } from "../../src/source/kubernetes.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { createTestNamespace, describeWithControlPlane, kubectl, waitFor } from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithOwnControlPlane, kubectl } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import {
   DEPLOY_DIR,
   INSTALL,
@@ -26,7 +27,8 @@ import { Resources, condition } from "./operator-harness.ts";
 /** the README's promise: a retry within 3 s, then the list and the watch (measured 2.7 to 3.5 s) */
 const BACK_WITHIN_MS = 5_000;
 
-describeWithControlPlane("kube-apiserver restart while the operator's RBAC is missing", (cp) => {
+// a control plane of its own: the file restarts kube-apiserver and removes a cluster-wide binding
+await describeWithOwnControlPlane("kube-apiserver restart while the operator's RBAC is missing", (cp) => {
   const admin = cp.makeKubeConfig();
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   let temp: TempDir;
@@ -43,8 +45,6 @@ describeWithControlPlane("kube-apiserver restart while the operator's RBAC is mi
   afterAll(async () => {
     stopper.abort();
     await exit;
-    // the binding back as deploy/ declares it, whatever the test got to
-    await kubectl(cp, ["apply", "-k", DEPLOY_DIR]);
     await Promise.all([sim?.close(), temp?.dispose()]);
   });
 

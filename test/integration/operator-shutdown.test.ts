@@ -12,12 +12,8 @@ import { CoordinationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager } from "../../src/api/types.ts";
 import { startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import {
-  createTestNamespace,
-  describeWithControlPlane,
-  installCrds,
-  waitFor,
-} from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithControlPlane, installCrds } from "../controlplane/testing.ts";
+import { waitFor } from "../support/wait.ts";
 import { CRDS_DIR, Resources } from "./operator-harness.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
