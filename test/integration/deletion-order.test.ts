@@ -191,13 +191,15 @@ describeWithControlPlane("deletion in any order", (cp) => {
         ? true
         : undefined,
     );
-    const events = await core.listNamespacedEvent({ namespace });
-    expect(
-      events.items
-        .filter((e) => e.reason === "RestoreAbandoned" && e.type === "Warning")
-        .map((e) => e.message),
-      "a Warning says the original was not written back",
-    ).toEqual([expect.stringContaining("nsxv.io/skip-restore")]);
+    // the Event is recorded beside the finalizer's removal, not before it: wait for it
+    const abandoned = await waitFor("the RestoreAbandoned Warning", async () => {
+      const { items } = await core.listNamespacedEvent({ namespace });
+      const warnings = items.filter((e) => e.reason === "RestoreAbandoned" && e.type === "Warning");
+      return warnings.length > 0 ? warnings.map((e) => e.message) : undefined;
+    });
+    expect(abandoned, "a Warning says the original was not written back").toEqual([
+      expect.stringContaining("nsxv.io/skip-restore"),
+    ]);
     // its NSXManager follows once nothing names it
     await k8s.delete("NSXManager", "nsx");
     await waitFor("NSXManager gone", async () =>
