@@ -89,10 +89,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export const EDGE_BOUND_TO_ORIGINAL_RULE =
   "!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || " +
   "(self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || " +
-  "(self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)";
+  "(self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name && " +
+  "(has(self.spec.managerRef.namespace) ? self.spec.managerRef.namespace : '') == " +
+  "(has(oldSelf.spec.managerRef.namespace) ? oldSelf.spec.managerRef.namespace : ''))";
+
+/** NSXManager allowedNamespaces: In and NotIn test values, Exists and DoesNotExist take none. */
+const SELECTOR_VALUES_RULE =
+  "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)";
 
 export const CEL_COUNTERPARTS: readonly CelCounterpart[] = [
   { kind: "EdgeTenant", path: "", rule: EDGE_BOUND_TO_ORIGINAL_RULE, check: () => undefined },
+  {
+    kind: "NSXManager",
+    path: "spec.allowedNamespaces.selector.matchExpressions[*]",
+    rule: SELECTOR_VALUES_RULE,
+    check: (value) => {
+      if (!isObject(value)) return undefined;
+      const values = Array.isArray(value["values"]) ? value["values"].length : 0;
+      const wantsValues = value["operator"] === "In" || value["operator"] === "NotIn";
+      return wantsValues === values > 0 ? undefined : true;
+    },
+  },
   {
     kind: "NSXManager",
     path: "spec.url",

@@ -8,12 +8,13 @@
 import { CRD_FORMATS as formats, ucs2length } from "./crd-formats.ts";
 
 export const validateEdgeTenant = validate10;
-const schema11 = {"type":"object","required":["spec"],"x-kubernetes-validations":[{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","edgeId","tenant"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"edgeId":{"type":"string","maxLength":64,"pattern":"^edge-[0-9]+$"},"tenant":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"deletionPolicy":{"type":"string","enum":["Orphan","Restore"],"default":"Orphan"},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"edgeName":{"type":"string"},"edgeVersion":{"type":"integer","format":"int64"},"observedTenant":{"type":"string"},"originalTenant":{"type":"string"},"originalTenantOf":{"type":"object","required":["edgeId","manager","managerURL"],"properties":{"edgeId":{"type":"string"},"manager":{"type":"string"},"managerURL":{"type":"string"}},"additionalProperties":false},"lastCorrectionTime":{"type":"string","format":"date-time"},"observedVia":{"type":"string","enum":["Read","EdgeList"]},"lastFullReadTime":{"type":"string","format":"date-time"},"edgeShape":{"type":"object","required":["edgeId","sections","lists"],"properties":{"edgeId":{"type":"string","maxLength":64},"version":{"type":"integer","format":"int64","minimum":0},"sections":{"type":"array","maxItems":64,"items":{"type":"string","maxLength":128}},"lists":{"type":"array","maxItems":16,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"],"items":{"type":"object","required":["path","count"],"properties":{"path":{"type":"string","maxLength":128},"count":{"type":"integer","format":"int64","minimum":0}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false}},"additionalProperties":false};
+const schema11 = {"type":"object","required":["spec"],"x-kubernetes-validations":[{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name && (has(self.spec.managerRef.namespace) ? self.spec.managerRef.namespace : '') == (has(oldSelf.spec.managerRef.namespace) ? oldSelf.spec.managerRef.namespace : ''))","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","edgeId","tenant"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"namespace":{"type":"string","minLength":1,"maxLength":63,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}},"additionalProperties":false},"edgeId":{"type":"string","maxLength":64,"pattern":"^edge-[0-9]+$"},"tenant":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"deletionPolicy":{"type":"string","enum":["Orphan","Restore"],"default":"Orphan"},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"edgeName":{"type":"string"},"edgeVersion":{"type":"integer","format":"int64"},"observedTenant":{"type":"string"},"originalTenant":{"type":"string"},"originalTenantOf":{"type":"object","required":["edgeId","manager","managerURL"],"properties":{"edgeId":{"type":"string"},"manager":{"type":"string"},"managerURL":{"type":"string"}},"additionalProperties":false},"lastCorrectionTime":{"type":"string","format":"date-time"},"observedVia":{"type":"string","enum":["Read","EdgeList"]},"lastFullReadTime":{"type":"string","format":"date-time"},"edgeShape":{"type":"object","required":["edgeId","sections","lists"],"properties":{"edgeId":{"type":"string","maxLength":64},"version":{"type":"integer","format":"int64","minimum":0},"sections":{"type":"array","maxItems":64,"items":{"type":"string","maxLength":128}},"lists":{"type":"array","maxItems":16,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"],"items":{"type":"object","required":["path","count"],"properties":{"path":{"type":"string","maxLength":128},"count":{"type":"integer","format":"int64","minimum":0}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false}},"additionalProperties":false};
 const func2 = ucs2length;
-const func8 = Object.prototype.hasOwnProperty;
-const pattern0 = new RegExp("^edge-[0-9]+$", "u");
-const pattern1 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern2 = new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$", "u");
+const func10 = Object.prototype.hasOwnProperty;
+const pattern0 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern1 = new RegExp("^edge-[0-9]+$", "u");
+const pattern2 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern3 = new RegExp("^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$", "u");
 const formats0 = formats.int64;
 const formats4 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -148,7 +149,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key2 in data4){
-if(!(key2 === "name")){
+if(!((key2 === "name") || (key2 === "namespace"))){
 const err10 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -194,9 +195,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.namespace !== undefined){
+let data6 = data4.namespace;
+if(typeof data6 === "string"){
+if(func2(data6) > 63){
+const err14 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/maxLength",keyword:"maxLength",params:{limit: 63},message:"must NOT have more than 63 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -205,12 +208,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data3.edgeId !== undefined){
-let data6 = data3.edgeId;
-if(typeof data6 === "string"){
-if(func2(data6) > 64){
-const err15 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func2(data6) < 1){
+const err15 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -220,7 +219,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!pattern0.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/pattern",keyword:"pattern",params:{pattern: "^edge-[0-9]+$"},message:"must match pattern \""+"^edge-[0-9]+$"+"\""};
+const err16 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -231,7 +230,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err17 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -241,11 +240,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data3.tenant !== undefined){
-let data7 = data3.tenant;
-if(typeof data7 === "string"){
-if(func2(data7) > 256){
-const err18 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+}
+else {
+const err18 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -254,8 +251,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(func2(data7) < 1){
-const err19 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data3.edgeId !== undefined){
+let data7 = data3.edgeId;
+if(typeof data7 === "string"){
+if(func2(data7) > 64){
+const err19 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -265,7 +266,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!pattern1.test(data7)){
-const err20 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+const err20 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/pattern",keyword:"pattern",params:{pattern: "^edge-[0-9]+$"},message:"must match pattern \""+"^edge-[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -276,7 +277,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err21 = {instancePath:instancePath+"/spec/edgeId",schemaPath:"#/properties/spec/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -286,9 +287,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-let data8 = data3.managementPolicy;
-if(typeof data8 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.tenant !== undefined){
+let data8 = data3.tenant;
+if(typeof data8 === "string"){
+if(func2(data8) > 256){
+const err22 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -297,8 +300,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((data8 === "Enforce") || (data8 === "Observe"))){
-const err23 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/enum",keyword:"enum",params:{allowedValues: schema11.properties.spec.properties.managementPolicy.enum},message:"must be equal to one of the allowed values"};
+if(func2(data8) < 1){
+const err23 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -307,9 +310,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-let data9 = data3.deletionPolicy;
-if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/deletionPolicy",schemaPath:"#/properties/spec/properties/deletionPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern2.test(data8)){
+const err24 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -318,8 +320,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!((data9 === "Orphan") || (data9 === "Restore"))){
-const err25 = {instancePath:instancePath+"/spec/deletionPolicy",schemaPath:"#/properties/spec/properties/deletionPolicy/enum",keyword:"enum",params:{allowedValues: schema11.properties.spec.properties.deletionPolicy.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err25 = {instancePath:instancePath+"/spec/tenant",schemaPath:"#/properties/spec/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -328,11 +331,10 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data3.syncInterval !== undefined){
-let data10 = data3.syncInterval;
-if(typeof data10 === "string"){
-if(func2(data10) > 32){
-const err26 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+}
+let data9 = data3.managementPolicy;
+if(typeof data9 !== "string"){
+const err26 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -341,8 +343,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern2.test(data10)){
-const err27 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
+if(!((data9 === "Enforce") || (data9 === "Observe"))){
+const err27 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/enum",keyword:"enum",params:{allowedValues: schema11.properties.spec.properties.managementPolicy.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -351,9 +353,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data10 = data3.deletionPolicy;
+if(typeof data10 !== "string"){
+const err28 = {instancePath:instancePath+"/spec/deletionPolicy",schemaPath:"#/properties/spec/properties/deletionPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -362,10 +364,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data10 === "Orphan") || (data10 === "Restore"))){
+const err29 = {instancePath:instancePath+"/spec/deletionPolicy",schemaPath:"#/properties/spec/properties/deletionPolicy/enum",keyword:"enum",params:{allowedValues: schema11.properties.spec.properties.deletionPolicy.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -374,15 +374,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-let data11 = data.status;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.observedGeneration === undefined){
-data11.observedGeneration = -1;
-}
-for(const key3 in data11){
-if(!(func8.call(schema11.properties.status.properties, key3))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data3.syncInterval !== undefined){
+let data11 = data3.syncInterval;
+if(typeof data11 === "string"){
+if(func2(data11) > 32){
+const err30 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -391,10 +387,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-let data12 = data11.observedGeneration;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err31 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!pattern3.test(data11)){
+const err31 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -403,9 +397,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(!(formats0.validate(data12))){
-const err32 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+else {
+const err32 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -415,15 +409,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data11.conditions !== undefined){
-let data13 = data11.conditions;
-if(Array.isArray(data13)){
-const len0 = data13.length;
-for(let i0=0; i0<len0; i0++){
-let data14 = data13[i0];
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.type === undefined){
-const err33 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+else {
+const err33 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -432,8 +420,15 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data14.status === undefined){
-const err34 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+let data12 = data.status;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.observedGeneration === undefined){
+data12.observedGeneration = -1;
+}
+for(const key3 in data12){
+if(!(func10.call(schema11.properties.status.properties, key3))){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -442,8 +437,10 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data14.lastTransitionTime === undefined){
-const err35 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
+}
+let data13 = data12.observedGeneration;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err35 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -452,8 +449,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data14.reason === undefined){
-const err36 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(!(formats0.validate(data13))){
+const err36 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -462,8 +460,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data14.message === undefined){
-const err37 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data12.conditions !== undefined){
+let data14 = data12.conditions;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err37 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -472,9 +478,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-for(const key4 in data14){
-if(!((((((key4 === "type") || (key4 === "status")) || (key4 === "observedGeneration")) || (key4 === "lastTransitionTime")) || (key4 === "reason")) || (key4 === "message"))){
-const err38 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data15.status === undefined){
+const err38 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -483,12 +488,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data14.type !== undefined){
-let data15 = data14.type;
-if(typeof data15 === "string"){
-if(func2(data15) > 316){
-const err39 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
+if(data15.lastTransitionTime === undefined){
+const err39 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -497,9 +498,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.reason === undefined){
+const err40 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -508,11 +508,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data14.status !== undefined){
-let data16 = data14.status;
-if(typeof data16 !== "string"){
-const err41 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.message === undefined){
+const err41 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -521,8 +518,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!(((data16 === "True") || (data16 === "False")) || (data16 === "Unknown"))){
-const err42 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+for(const key4 in data15){
+if(!((((((key4 === "type") || (key4 === "status")) || (key4 === "observedGeneration")) || (key4 === "lastTransitionTime")) || (key4 === "reason")) || (key4 === "message"))){
+const err42 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -532,10 +530,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data14.observedGeneration !== undefined){
-let data17 = data14.observedGeneration;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err43 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data15.type !== undefined){
+let data16 = data15.type;
+if(typeof data16 === "string"){
+if(func2(data16) > 316){
+const err43 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -544,9 +543,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err44 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err44 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -555,8 +554,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!(formats0.validate(data17))){
-const err45 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data15.status !== undefined){
+let data17 = data15.status;
+if(typeof data17 !== "string"){
+const err45 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -565,13 +567,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-if(data14.lastTransitionTime !== undefined){
-let data18 = data14.lastTransitionTime;
-if(typeof data18 === "string"){
-if(!(formats4.test(data18))){
-const err46 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!(((data17 === "True") || (data17 === "False")) || (data17 === "Unknown"))){
+const err46 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -581,8 +578,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.observedGeneration !== undefined){
+let data18 = data15.observedGeneration;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err47 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -591,12 +590,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data14.reason !== undefined){
-let data19 = data14.reason;
-if(typeof data19 === "string"){
-if(func2(data19) > 1024){
-const err48 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err48 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -605,9 +601,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data18))){
+const err49 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -617,11 +612,12 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data14.message !== undefined){
-let data20 = data14.message;
-if(typeof data20 === "string"){
-if(func2(data20) > 32768){
-const err50 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
+}
+if(data15.lastTransitionTime !== undefined){
+let data19 = data15.lastTransitionTime;
+if(typeof data19 === "string"){
+if(!(formats4.test(data19))){
+const err50 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -632,7 +628,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err51 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -642,9 +638,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.reason !== undefined){
+let data20 = data15.reason;
+if(typeof data20 === "string"){
+if(func2(data20) > 1024){
+const err52 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -654,9 +652,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
 else {
-const err53 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err53 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -666,9 +663,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data11.edgeName !== undefined){
-if(typeof data11.edgeName !== "string"){
-const err54 = {instancePath:instancePath+"/status/edgeName",schemaPath:"#/properties/status/properties/edgeName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.message !== undefined){
+let data21 = data15.message;
+if(typeof data21 === "string"){
+if(func2(data21) > 32768){
+const err54 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -678,10 +677,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data11.edgeVersion !== undefined){
-let data22 = data11.edgeVersion;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err55 = {instancePath:instancePath+"/status/edgeVersion",schemaPath:"#/properties/status/properties/edgeVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err55 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -690,9 +687,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(!(formats0.validate(data22))){
-const err56 = {instancePath:instancePath+"/status/edgeVersion",schemaPath:"#/properties/status/properties/edgeVersion/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -703,9 +701,8 @@ errors++;
 }
 }
 }
-if(data11.observedTenant !== undefined){
-if(typeof data11.observedTenant !== "string"){
-const err57 = {instancePath:instancePath+"/status/observedTenant",schemaPath:"#/properties/status/properties/observedTenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err57 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -715,9 +712,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data11.originalTenant !== undefined){
-if(typeof data11.originalTenant !== "string"){
-const err58 = {instancePath:instancePath+"/status/originalTenant",schemaPath:"#/properties/status/properties/originalTenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.edgeName !== undefined){
+if(typeof data12.edgeName !== "string"){
+const err58 = {instancePath:instancePath+"/status/edgeName",schemaPath:"#/properties/status/properties/edgeName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -727,11 +724,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data11.originalTenantOf !== undefined){
-let data25 = data11.originalTenantOf;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.edgeId === undefined){
-const err59 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "edgeId"},message:"must have required property '"+"edgeId"+"'"};
+if(data12.edgeVersion !== undefined){
+let data23 = data12.edgeVersion;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err59 = {instancePath:instancePath+"/status/edgeVersion",schemaPath:"#/properties/status/properties/edgeVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -740,8 +736,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data25.manager === undefined){
-const err60 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "manager"},message:"must have required property '"+"manager"+"'"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(!(formats0.validate(data23))){
+const err60 = {instancePath:instancePath+"/status/edgeVersion",schemaPath:"#/properties/status/properties/edgeVersion/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -750,8 +747,11 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data25.managerURL === undefined){
-const err61 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "managerURL"},message:"must have required property '"+"managerURL"+"'"};
+}
+}
+if(data12.observedTenant !== undefined){
+if(typeof data12.observedTenant !== "string"){
+const err61 = {instancePath:instancePath+"/status/observedTenant",schemaPath:"#/properties/status/properties/observedTenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -760,9 +760,10 @@ vErrors.push(err61);
 }
 errors++;
 }
-for(const key5 in data25){
-if(!(((key5 === "edgeId") || (key5 === "manager")) || (key5 === "managerURL"))){
-const err62 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+if(data12.originalTenant !== undefined){
+if(typeof data12.originalTenant !== "string"){
+const err62 = {instancePath:instancePath+"/status/originalTenant",schemaPath:"#/properties/status/properties/originalTenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -772,9 +773,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data25.edgeId !== undefined){
-if(typeof data25.edgeId !== "string"){
-const err63 = {instancePath:instancePath+"/status/originalTenantOf/edgeId",schemaPath:"#/properties/status/properties/originalTenantOf/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data12.originalTenantOf !== undefined){
+let data26 = data12.originalTenantOf;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.edgeId === undefined){
+const err63 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "edgeId"},message:"must have required property '"+"edgeId"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -783,10 +786,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data25.manager !== undefined){
-if(typeof data25.manager !== "string"){
-const err64 = {instancePath:instancePath+"/status/originalTenantOf/manager",schemaPath:"#/properties/status/properties/originalTenantOf/properties/manager/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.manager === undefined){
+const err64 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "manager"},message:"must have required property '"+"manager"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -795,10 +796,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data25.managerURL !== undefined){
-if(typeof data25.managerURL !== "string"){
-const err65 = {instancePath:instancePath+"/status/originalTenantOf/managerURL",schemaPath:"#/properties/status/properties/originalTenantOf/properties/managerURL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.managerURL === undefined){
+const err65 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/required",keyword:"required",params:{missingProperty: "managerURL"},message:"must have required property '"+"managerURL"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -807,10 +806,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key5 in data26){
+if(!(((key5 === "edgeId") || (key5 === "manager")) || (key5 === "managerURL"))){
+const err66 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -820,11 +818,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data11.lastCorrectionTime !== undefined){
-let data29 = data11.lastCorrectionTime;
-if(typeof data29 === "string"){
-if(!(formats4.test(data29))){
-const err67 = {instancePath:instancePath+"/status/lastCorrectionTime",schemaPath:"#/properties/status/properties/lastCorrectionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data26.edgeId !== undefined){
+if(typeof data26.edgeId !== "string"){
+const err67 = {instancePath:instancePath+"/status/originalTenantOf/edgeId",schemaPath:"#/properties/status/properties/originalTenantOf/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -834,8 +830,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/status/lastCorrectionTime",schemaPath:"#/properties/status/properties/lastCorrectionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.manager !== undefined){
+if(typeof data26.manager !== "string"){
+const err68 = {instancePath:instancePath+"/status/originalTenantOf/manager",schemaPath:"#/properties/status/properties/originalTenantOf/properties/manager/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -845,10 +842,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data11.observedVia !== undefined){
-let data30 = data11.observedVia;
-if(typeof data30 !== "string"){
-const err69 = {instancePath:instancePath+"/status/observedVia",schemaPath:"#/properties/status/properties/observedVia/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.managerURL !== undefined){
+if(typeof data26.managerURL !== "string"){
+const err69 = {instancePath:instancePath+"/status/originalTenantOf/managerURL",schemaPath:"#/properties/status/properties/originalTenantOf/properties/managerURL/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -857,8 +853,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(!((data30 === "Read") || (data30 === "EdgeList"))){
-const err70 = {instancePath:instancePath+"/status/observedVia",schemaPath:"#/properties/status/properties/observedVia/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.observedVia.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/status/originalTenantOf",schemaPath:"#/properties/status/properties/originalTenantOf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -868,11 +866,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data11.lastFullReadTime !== undefined){
-let data31 = data11.lastFullReadTime;
-if(typeof data31 === "string"){
-if(!(formats4.test(data31))){
-const err71 = {instancePath:instancePath+"/status/lastFullReadTime",schemaPath:"#/properties/status/properties/lastFullReadTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data12.lastCorrectionTime !== undefined){
+let data30 = data12.lastCorrectionTime;
+if(typeof data30 === "string"){
+if(!(formats4.test(data30))){
+const err71 = {instancePath:instancePath+"/status/lastCorrectionTime",schemaPath:"#/properties/status/properties/lastCorrectionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -883,7 +881,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/status/lastFullReadTime",schemaPath:"#/properties/status/properties/lastFullReadTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err72 = {instancePath:instancePath+"/status/lastCorrectionTime",schemaPath:"#/properties/status/properties/lastCorrectionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -893,11 +891,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data11.edgeShape !== undefined){
-let data32 = data11.edgeShape;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.edgeId === undefined){
-const err73 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "edgeId"},message:"must have required property '"+"edgeId"+"'"};
+if(data12.observedVia !== undefined){
+let data31 = data12.observedVia;
+if(typeof data31 !== "string"){
+const err73 = {instancePath:instancePath+"/status/observedVia",schemaPath:"#/properties/status/properties/observedVia/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -906,8 +903,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data32.sections === undefined){
-const err74 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "sections"},message:"must have required property '"+"sections"+"'"};
+if(!((data31 === "Read") || (data31 === "EdgeList"))){
+const err74 = {instancePath:instancePath+"/status/observedVia",schemaPath:"#/properties/status/properties/observedVia/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.properties.observedVia.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -916,8 +913,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data32.lists === undefined){
-const err75 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "lists"},message:"must have required property '"+"lists"+"'"};
+}
+if(data12.lastFullReadTime !== undefined){
+let data32 = data12.lastFullReadTime;
+if(typeof data32 === "string"){
+if(!(formats4.test(data32))){
+const err75 = {instancePath:instancePath+"/status/lastFullReadTime",schemaPath:"#/properties/status/properties/lastFullReadTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -926,9 +927,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!((((key6 === "edgeId") || (key6 === "version")) || (key6 === "sections")) || (key6 === "lists"))){
-const err76 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err76 = {instancePath:instancePath+"/status/lastFullReadTime",schemaPath:"#/properties/status/properties/lastFullReadTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -938,11 +939,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data32.edgeId !== undefined){
-let data33 = data32.edgeId;
-if(typeof data33 === "string"){
-if(func2(data33) > 64){
-const err77 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(data12.edgeShape !== undefined){
+let data33 = data12.edgeShape;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.edgeId === undefined){
+const err77 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "edgeId"},message:"must have required property '"+"edgeId"+"'"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -951,9 +952,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data33.sections === undefined){
+const err78 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "sections"},message:"must have required property '"+"sections"+"'"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -962,11 +962,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-if(data32.version !== undefined){
-let data34 = data32.version;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err79 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data33.lists === undefined){
+const err79 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/required",keyword:"required",params:{missingProperty: "lists"},message:"must have required property '"+"lists"+"'"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -975,9 +972,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 0 || isNaN(data34)){
-const err80 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+for(const key6 in data33){
+if(!((((key6 === "edgeId") || (key6 === "version")) || (key6 === "sections")) || (key6 === "lists"))){
+const err80 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -986,8 +983,12 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(!(formats0.validate(data34))){
-const err81 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data33.edgeId !== undefined){
+let data34 = data33.edgeId;
+if(typeof data34 === "string"){
+if(func2(data34) > 64){
+const err81 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -997,12 +998,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-if(data32.sections !== undefined){
-let data35 = data32.sections;
-if(Array.isArray(data35)){
-if(data35.length > 64){
-const err82 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
+else {
+const err82 = {instancePath:instancePath+"/status/edgeShape/edgeId",schemaPath:"#/properties/status/properties/edgeShape/properties/edgeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1011,12 +1008,11 @@ vErrors.push(err82);
 }
 errors++;
 }
-const len1 = data35.length;
-for(let i1=0; i1<len1; i1++){
-let data36 = data35[i1];
-if(typeof data36 === "string"){
-if(func2(data36) > 128){
-const err83 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data33.version !== undefined){
+let data35 = data33.version;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err83 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1025,9 +1021,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err84 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1036,10 +1032,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-}
-else {
-const err85 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(formats0.validate(data35))){
+const err85 = {instancePath:instancePath+"/status/edgeShape/version",schemaPath:"#/properties/status/properties/edgeShape/properties/version/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1049,11 +1043,12 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data32.lists !== undefined){
-let data37 = data32.lists;
-if(Array.isArray(data37)){
-if(data37.length > 16){
-const err86 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+}
+if(data33.sections !== undefined){
+let data36 = data33.sections;
+if(Array.isArray(data36)){
+if(data36.length > 64){
+const err86 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1062,12 +1057,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-const len2 = data37.length;
-for(let i2=0; i2<len2; i2++){
-let data38 = data37[i2];
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.path === undefined){
-const err87 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+const len1 = data36.length;
+for(let i1=0; i1<len1; i1++){
+let data37 = data36[i1];
+if(typeof data37 === "string"){
+if(func2(data37) > 128){
+const err87 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1076,8 +1071,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data38.count === undefined){
-const err88 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+}
+else {
+const err88 = {instancePath:instancePath+"/status/edgeShape/sections/" + i1,schemaPath:"#/properties/status/properties/edgeShape/properties/sections/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1086,9 +1082,10 @@ vErrors.push(err88);
 }
 errors++;
 }
-for(const key7 in data38){
-if(!((key7 === "path") || (key7 === "count"))){
-const err89 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/status/edgeShape/sections",schemaPath:"#/properties/status/properties/edgeShape/properties/sections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1098,11 +1095,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data38.path !== undefined){
-let data39 = data38.path;
-if(typeof data39 === "string"){
-if(func2(data39) > 128){
-const err90 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data33.lists !== undefined){
+let data38 = data33.lists;
+if(Array.isArray(data38)){
+if(data38.length > 16){
+const err90 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1111,9 +1108,12 @@ vErrors.push(err90);
 }
 errors++;
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len2 = data38.length;
+for(let i2=0; i2<len2; i2++){
+let data39 = data38[i2];
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.path === undefined){
+const err91 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1122,11 +1122,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-if(data38.count !== undefined){
-let data40 = data38.count;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err92 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data39.count === undefined){
+const err92 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1135,9 +1132,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 0 || isNaN(data40)){
-const err93 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+for(const key7 in data39){
+if(!((key7 === "path") || (key7 === "count"))){
+const err93 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1146,8 +1143,12 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(!(formats0.validate(data40))){
-const err94 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data39.path !== undefined){
+let data40 = data39.path;
+if(typeof data40 === "string"){
+if(func2(data40) > 128){
+const err94 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1157,10 +1158,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-}
-}
 else {
-const err95 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err95 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/path",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1170,9 +1169,10 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data39.count !== undefined){
+let data41 = data39.count;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+const err96 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1181,10 +1181,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-}
-else {
-const err97 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 < 0 || isNaN(data41)){
+const err97 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1193,10 +1192,8 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-else {
-const err98 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats0.validate(data41))){
+const err98 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2+"/count",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/properties/count/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1206,8 +1203,10 @@ vErrors.push(err98);
 errors++;
 }
 }
+}
+}
 else {
-const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err99 = {instancePath:instancePath+"/status/edgeShape/lists/" + i2,schemaPath:"#/properties/status/properties/edgeShape/properties/lists/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1216,14 +1215,61 @@ vErrors.push(err99);
 }
 errors++;
 }
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/status/edgeShape/lists",schemaPath:"#/properties/status/properties/edgeShape/properties/lists/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/status/edgeShape",schemaPath:"#/properties/status/properties/edgeShape/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
 validate10.errors = vErrors;
 return errors === 0;
 }
 
 export const validateIPPoolAllocations = validate11;
-const schema12 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","pool","allowed"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"pool":{"type":"object","properties":{"id":{"type":"string","maxLength":64,"pattern":"^ipaddresspool-[0-9]+$"},"name":{"type":"string","minLength":1,"maxLength":256},"scope":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[-A-Za-z0-9_.]+$","default":"globalroot-0"}},"x-kubernetes-validations":[{"rule":"has(self.id) != has(self.name)","message":"set exactly one of id and name"}],"additionalProperties":false},"allowed":{"type":"array","maxItems":5000,"x-kubernetes-list-type":"atomic","items":{"type":"string","maxLength":100,"x-kubernetes-validations":[{"rule":"isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())","message":"must be an IP address, a CIDR a/n, or a range a-b of two addresses of one family, without spaces, zone ids or IPv4-mapped IPv6 addresses"},{"rule":"!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, [self.substring(self.indexOf('-') + 1)].map(e, !(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || (ip(s).family() == 4 ? (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip()))))) : (cidr(s + '/64').containsIP(e) ? (cidr(s + '/96').containsIP(e) ? (cidr(s + '/112').containsIP(e) ? (cidr(s + '/120').containsIP(e) ? (cidr(s + '/124').containsIP(e) ? (cidr(s + '/126').containsIP(e) ? (cidr(s + '/127').containsIP(e) ? cidr(s + '/128').masked().ip() == cidr(s + '/127').masked().ip() : cidr(s + '/127').masked().ip() == cidr(s + '/126').masked().ip()) : (cidr(s + '/125').containsIP(e) ? cidr(s + '/126').masked().ip() == cidr(s + '/125').masked().ip() : cidr(s + '/125').masked().ip() == cidr(s + '/124').masked().ip())) : (cidr(s + '/122').containsIP(e) ? (cidr(s + '/123').containsIP(e) ? cidr(s + '/124').masked().ip() == cidr(s + '/123').masked().ip() : cidr(s + '/123').masked().ip() == cidr(s + '/122').masked().ip()) : (cidr(s + '/121').containsIP(e) ? cidr(s + '/122').masked().ip() == cidr(s + '/121').masked().ip() : cidr(s + '/121').masked().ip() == cidr(s + '/120').masked().ip()))) : (cidr(s + '/116').containsIP(e) ? (cidr(s + '/118').containsIP(e) ? (cidr(s + '/119').containsIP(e) ? cidr(s + '/120').masked().ip() == cidr(s + '/119').masked().ip() : cidr(s + '/119').masked().ip() == cidr(s + '/118').masked().ip()) : (cidr(s + '/117').containsIP(e) ? cidr(s + '/118').masked().ip() == cidr(s + '/117').masked().ip() : cidr(s + '/117').masked().ip() == cidr(s + '/116').masked().ip())) : (cidr(s + '/114').containsIP(e) ? (cidr(s + '/115').containsIP(e) ? cidr(s + '/116').masked().ip() == cidr(s + '/115').masked().ip() : cidr(s + '/115').masked().ip() == cidr(s + '/114').masked().ip()) : (cidr(s + '/113').containsIP(e) ? cidr(s + '/114').masked().ip() == cidr(s + '/113').masked().ip() : cidr(s + '/113').masked().ip() == cidr(s + '/112').masked().ip())))) : (cidr(s + '/104').containsIP(e) ? (cidr(s + '/108').containsIP(e) ? (cidr(s + '/110').containsIP(e) ? (cidr(s + '/111').containsIP(e) ? cidr(s + '/112').masked().ip() == cidr(s + '/111').masked().ip() : cidr(s + '/111').masked().ip() == cidr(s + '/110').masked().ip()) : (cidr(s + '/109').containsIP(e) ? cidr(s + '/110').masked().ip() == cidr(s + '/109').masked().ip() : cidr(s + '/109').masked().ip() == cidr(s + '/108').masked().ip())) : (cidr(s + '/106').containsIP(e) ? (cidr(s + '/107').containsIP(e) ? cidr(s + '/108').masked().ip() == cidr(s + '/107').masked().ip() : cidr(s + '/107').masked().ip() == cidr(s + '/106').masked().ip()) : (cidr(s + '/105').containsIP(e) ? cidr(s + '/106').masked().ip() == cidr(s + '/105').masked().ip() : cidr(s + '/105').masked().ip() == cidr(s + '/104').masked().ip()))) : (cidr(s + '/100').containsIP(e) ? (cidr(s + '/102').containsIP(e) ? (cidr(s + '/103').containsIP(e) ? cidr(s + '/104').masked().ip() == cidr(s + '/103').masked().ip() : cidr(s + '/103').masked().ip() == cidr(s + '/102').masked().ip()) : (cidr(s + '/101').containsIP(e) ? cidr(s + '/102').masked().ip() == cidr(s + '/101').masked().ip() : cidr(s + '/101').masked().ip() == cidr(s + '/100').masked().ip())) : (cidr(s + '/98').containsIP(e) ? (cidr(s + '/99').containsIP(e) ? cidr(s + '/100').masked().ip() == cidr(s + '/99').masked().ip() : cidr(s + '/99').masked().ip() == cidr(s + '/98').masked().ip()) : (cidr(s + '/97').containsIP(e) ? cidr(s + '/98').masked().ip() == cidr(s + '/97').masked().ip() : cidr(s + '/97').masked().ip() == cidr(s + '/96').masked().ip()))))) : (cidr(s + '/80').containsIP(e) ? (cidr(s + '/88').containsIP(e) ? (cidr(s + '/92').containsIP(e) ? (cidr(s + '/94').containsIP(e) ? (cidr(s + '/95').containsIP(e) ? cidr(s + '/96').masked().ip() == cidr(s + '/95').masked().ip() : cidr(s + '/95').masked().ip() == cidr(s + '/94').masked().ip()) : (cidr(s + '/93').containsIP(e) ? cidr(s + '/94').masked().ip() == cidr(s + '/93').masked().ip() : cidr(s + '/93').masked().ip() == cidr(s + '/92').masked().ip())) : (cidr(s + '/90').containsIP(e) ? (cidr(s + '/91').containsIP(e) ? cidr(s + '/92').masked().ip() == cidr(s + '/91').masked().ip() : cidr(s + '/91').masked().ip() == cidr(s + '/90').masked().ip()) : (cidr(s + '/89').containsIP(e) ? cidr(s + '/90').masked().ip() == cidr(s + '/89').masked().ip() : cidr(s + '/89').masked().ip() == cidr(s + '/88').masked().ip()))) : (cidr(s + '/84').containsIP(e) ? (cidr(s + '/86').containsIP(e) ? (cidr(s + '/87').containsIP(e) ? cidr(s + '/88').masked().ip() == cidr(s + '/87').masked().ip() : cidr(s + '/87').masked().ip() == cidr(s + '/86').masked().ip()) : (cidr(s + '/85').containsIP(e) ? cidr(s + '/86').masked().ip() == cidr(s + '/85').masked().ip() : cidr(s + '/85').masked().ip() == cidr(s + '/84').masked().ip())) : (cidr(s + '/82').containsIP(e) ? (cidr(s + '/83').containsIP(e) ? cidr(s + '/84').masked().ip() == cidr(s + '/83').masked().ip() : cidr(s + '/83').masked().ip() == cidr(s + '/82').masked().ip()) : (cidr(s + '/81').containsIP(e) ? cidr(s + '/82').masked().ip() == cidr(s + '/81').masked().ip() : cidr(s + '/81').masked().ip() == cidr(s + '/80').masked().ip())))) : (cidr(s + '/72').containsIP(e) ? (cidr(s + '/76').containsIP(e) ? (cidr(s + '/78').containsIP(e) ? (cidr(s + '/79').containsIP(e) ? cidr(s + '/80').masked().ip() == cidr(s + '/79').masked().ip() : cidr(s + '/79').masked().ip() == cidr(s + '/78').masked().ip()) : (cidr(s + '/77').containsIP(e) ? cidr(s + '/78').masked().ip() == cidr(s + '/77').masked().ip() : cidr(s + '/77').masked().ip() == cidr(s + '/76').masked().ip())) : (cidr(s + '/74').containsIP(e) ? (cidr(s + '/75').containsIP(e) ? cidr(s + '/76').masked().ip() == cidr(s + '/75').masked().ip() : cidr(s + '/75').masked().ip() == cidr(s + '/74').masked().ip()) : (cidr(s + '/73').containsIP(e) ? cidr(s + '/74').masked().ip() == cidr(s + '/73').masked().ip() : cidr(s + '/73').masked().ip() == cidr(s + '/72').masked().ip()))) : (cidr(s + '/68').containsIP(e) ? (cidr(s + '/70').containsIP(e) ? (cidr(s + '/71').containsIP(e) ? cidr(s + '/72').masked().ip() == cidr(s + '/71').masked().ip() : cidr(s + '/71').masked().ip() == cidr(s + '/70').masked().ip()) : (cidr(s + '/69').containsIP(e) ? cidr(s + '/70').masked().ip() == cidr(s + '/69').masked().ip() : cidr(s + '/69').masked().ip() == cidr(s + '/68').masked().ip())) : (cidr(s + '/66').containsIP(e) ? (cidr(s + '/67').containsIP(e) ? cidr(s + '/68').masked().ip() == cidr(s + '/67').masked().ip() : cidr(s + '/67').masked().ip() == cidr(s + '/66').masked().ip()) : (cidr(s + '/65').containsIP(e) ? cidr(s + '/66').masked().ip() == cidr(s + '/65').masked().ip() : cidr(s + '/65').masked().ip() == cidr(s + '/64').masked().ip())))))) : (cidr(s + '/32').containsIP(e) ? (cidr(s + '/48').containsIP(e) ? (cidr(s + '/56').containsIP(e) ? (cidr(s + '/60').containsIP(e) ? (cidr(s + '/62').containsIP(e) ? (cidr(s + '/63').containsIP(e) ? cidr(s + '/64').masked().ip() == cidr(s + '/63').masked().ip() : cidr(s + '/63').masked().ip() == cidr(s + '/62').masked().ip()) : (cidr(s + '/61').containsIP(e) ? cidr(s + '/62').masked().ip() == cidr(s + '/61').masked().ip() : cidr(s + '/61').masked().ip() == cidr(s + '/60').masked().ip())) : (cidr(s + '/58').containsIP(e) ? (cidr(s + '/59').containsIP(e) ? cidr(s + '/60').masked().ip() == cidr(s + '/59').masked().ip() : cidr(s + '/59').masked().ip() == cidr(s + '/58').masked().ip()) : (cidr(s + '/57').containsIP(e) ? cidr(s + '/58').masked().ip() == cidr(s + '/57').masked().ip() : cidr(s + '/57').masked().ip() == cidr(s + '/56').masked().ip()))) : (cidr(s + '/52').containsIP(e) ? (cidr(s + '/54').containsIP(e) ? (cidr(s + '/55').containsIP(e) ? cidr(s + '/56').masked().ip() == cidr(s + '/55').masked().ip() : cidr(s + '/55').masked().ip() == cidr(s + '/54').masked().ip()) : (cidr(s + '/53').containsIP(e) ? cidr(s + '/54').masked().ip() == cidr(s + '/53').masked().ip() : cidr(s + '/53').masked().ip() == cidr(s + '/52').masked().ip())) : (cidr(s + '/50').containsIP(e) ? (cidr(s + '/51').containsIP(e) ? cidr(s + '/52').masked().ip() == cidr(s + '/51').masked().ip() : cidr(s + '/51').masked().ip() == cidr(s + '/50').masked().ip()) : (cidr(s + '/49').containsIP(e) ? cidr(s + '/50').masked().ip() == cidr(s + '/49').masked().ip() : cidr(s + '/49').masked().ip() == cidr(s + '/48').masked().ip())))) : (cidr(s + '/40').containsIP(e) ? (cidr(s + '/44').containsIP(e) ? (cidr(s + '/46').containsIP(e) ? (cidr(s + '/47').containsIP(e) ? cidr(s + '/48').masked().ip() == cidr(s + '/47').masked().ip() : cidr(s + '/47').masked().ip() == cidr(s + '/46').masked().ip()) : (cidr(s + '/45').containsIP(e) ? cidr(s + '/46').masked().ip() == cidr(s + '/45').masked().ip() : cidr(s + '/45').masked().ip() == cidr(s + '/44').masked().ip())) : (cidr(s + '/42').containsIP(e) ? (cidr(s + '/43').containsIP(e) ? cidr(s + '/44').masked().ip() == cidr(s + '/43').masked().ip() : cidr(s + '/43').masked().ip() == cidr(s + '/42').masked().ip()) : (cidr(s + '/41').containsIP(e) ? cidr(s + '/42').masked().ip() == cidr(s + '/41').masked().ip() : cidr(s + '/41').masked().ip() == cidr(s + '/40').masked().ip()))) : (cidr(s + '/36').containsIP(e) ? (cidr(s + '/38').containsIP(e) ? (cidr(s + '/39').containsIP(e) ? cidr(s + '/40').masked().ip() == cidr(s + '/39').masked().ip() : cidr(s + '/39').masked().ip() == cidr(s + '/38').masked().ip()) : (cidr(s + '/37').containsIP(e) ? cidr(s + '/38').masked().ip() == cidr(s + '/37').masked().ip() : cidr(s + '/37').masked().ip() == cidr(s + '/36').masked().ip())) : (cidr(s + '/34').containsIP(e) ? (cidr(s + '/35').containsIP(e) ? cidr(s + '/36').masked().ip() == cidr(s + '/35').masked().ip() : cidr(s + '/35').masked().ip() == cidr(s + '/34').masked().ip()) : (cidr(s + '/33').containsIP(e) ? cidr(s + '/34').masked().ip() == cidr(s + '/33').masked().ip() : cidr(s + '/33').masked().ip() == cidr(s + '/32').masked().ip()))))) : (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip())))))))))[0])[0]","message":"a range a-b must not run backwards: its start is above its end"}]}},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"release":{"type":"object","default":{},"properties":{"minStrayAge":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","default":"5m","x-kubernetes-validations":[{"rule":"duration(self) >= duration('0s')","message":"must be a Go duration of at most 2562047h"}]},"maxPerSync":{"type":"integer","format":"int32","default":10,"minimum":0,"maximum":1000}},"additionalProperties":false},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"poolId":{"type":"string"},"poolName":{"type":"string"},"totalAddressCount":{"type":"integer","format":"int64"},"usedAddressCount":{"type":"integer","format":"int64"},"strayCount":{"type":"integer","format":"int64"},"stray":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["ip"],"items":{"type":"object","required":["ip","firstSeen"],"properties":{"ip":{"type":"string"},"allocationId":{"type":"string"},"note":{"type":"string"},"firstSeen":{"type":"string","format":"date-time"}},"additionalProperties":false}},"missing":{"type":"integer","format":"int64"},"released":{"type":"array","x-kubernetes-list-type":"atomic","items":{"type":"object","required":["ip","time"],"properties":{"ip":{"type":"string"},"note":{"type":"string"},"time":{"type":"string","format":"date-time"}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false};
-const pattern3 = new RegExp("^ipaddresspool-[0-9]+$", "u");
-const pattern4 = new RegExp("^[-A-Za-z0-9_.]+$", "u");
+const schema12 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["managerRef","pool","allowed"],"properties":{"managerRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"namespace":{"type":"string","minLength":1,"maxLength":63,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}},"additionalProperties":false},"pool":{"type":"object","properties":{"id":{"type":"string","maxLength":64,"pattern":"^ipaddresspool-[0-9]+$"},"name":{"type":"string","minLength":1,"maxLength":256},"scope":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[-A-Za-z0-9_.]+$","default":"globalroot-0"}},"x-kubernetes-validations":[{"rule":"has(self.id) != has(self.name)","message":"set exactly one of id and name"}],"additionalProperties":false},"allowed":{"type":"array","maxItems":5000,"x-kubernetes-list-type":"atomic","items":{"type":"string","maxLength":100,"x-kubernetes-validations":[{"rule":"isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())","message":"must be an IP address, a CIDR a/n, or a range a-b of two addresses of one family, without spaces, zone ids or IPv4-mapped IPv6 addresses"},{"rule":"!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, [self.substring(self.indexOf('-') + 1)].map(e, !(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || (ip(s).family() == 4 ? (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip()))))) : (cidr(s + '/64').containsIP(e) ? (cidr(s + '/96').containsIP(e) ? (cidr(s + '/112').containsIP(e) ? (cidr(s + '/120').containsIP(e) ? (cidr(s + '/124').containsIP(e) ? (cidr(s + '/126').containsIP(e) ? (cidr(s + '/127').containsIP(e) ? cidr(s + '/128').masked().ip() == cidr(s + '/127').masked().ip() : cidr(s + '/127').masked().ip() == cidr(s + '/126').masked().ip()) : (cidr(s + '/125').containsIP(e) ? cidr(s + '/126').masked().ip() == cidr(s + '/125').masked().ip() : cidr(s + '/125').masked().ip() == cidr(s + '/124').masked().ip())) : (cidr(s + '/122').containsIP(e) ? (cidr(s + '/123').containsIP(e) ? cidr(s + '/124').masked().ip() == cidr(s + '/123').masked().ip() : cidr(s + '/123').masked().ip() == cidr(s + '/122').masked().ip()) : (cidr(s + '/121').containsIP(e) ? cidr(s + '/122').masked().ip() == cidr(s + '/121').masked().ip() : cidr(s + '/121').masked().ip() == cidr(s + '/120').masked().ip()))) : (cidr(s + '/116').containsIP(e) ? (cidr(s + '/118').containsIP(e) ? (cidr(s + '/119').containsIP(e) ? cidr(s + '/120').masked().ip() == cidr(s + '/119').masked().ip() : cidr(s + '/119').masked().ip() == cidr(s + '/118').masked().ip()) : (cidr(s + '/117').containsIP(e) ? cidr(s + '/118').masked().ip() == cidr(s + '/117').masked().ip() : cidr(s + '/117').masked().ip() == cidr(s + '/116').masked().ip())) : (cidr(s + '/114').containsIP(e) ? (cidr(s + '/115').containsIP(e) ? cidr(s + '/116').masked().ip() == cidr(s + '/115').masked().ip() : cidr(s + '/115').masked().ip() == cidr(s + '/114').masked().ip()) : (cidr(s + '/113').containsIP(e) ? cidr(s + '/114').masked().ip() == cidr(s + '/113').masked().ip() : cidr(s + '/113').masked().ip() == cidr(s + '/112').masked().ip())))) : (cidr(s + '/104').containsIP(e) ? (cidr(s + '/108').containsIP(e) ? (cidr(s + '/110').containsIP(e) ? (cidr(s + '/111').containsIP(e) ? cidr(s + '/112').masked().ip() == cidr(s + '/111').masked().ip() : cidr(s + '/111').masked().ip() == cidr(s + '/110').masked().ip()) : (cidr(s + '/109').containsIP(e) ? cidr(s + '/110').masked().ip() == cidr(s + '/109').masked().ip() : cidr(s + '/109').masked().ip() == cidr(s + '/108').masked().ip())) : (cidr(s + '/106').containsIP(e) ? (cidr(s + '/107').containsIP(e) ? cidr(s + '/108').masked().ip() == cidr(s + '/107').masked().ip() : cidr(s + '/107').masked().ip() == cidr(s + '/106').masked().ip()) : (cidr(s + '/105').containsIP(e) ? cidr(s + '/106').masked().ip() == cidr(s + '/105').masked().ip() : cidr(s + '/105').masked().ip() == cidr(s + '/104').masked().ip()))) : (cidr(s + '/100').containsIP(e) ? (cidr(s + '/102').containsIP(e) ? (cidr(s + '/103').containsIP(e) ? cidr(s + '/104').masked().ip() == cidr(s + '/103').masked().ip() : cidr(s + '/103').masked().ip() == cidr(s + '/102').masked().ip()) : (cidr(s + '/101').containsIP(e) ? cidr(s + '/102').masked().ip() == cidr(s + '/101').masked().ip() : cidr(s + '/101').masked().ip() == cidr(s + '/100').masked().ip())) : (cidr(s + '/98').containsIP(e) ? (cidr(s + '/99').containsIP(e) ? cidr(s + '/100').masked().ip() == cidr(s + '/99').masked().ip() : cidr(s + '/99').masked().ip() == cidr(s + '/98').masked().ip()) : (cidr(s + '/97').containsIP(e) ? cidr(s + '/98').masked().ip() == cidr(s + '/97').masked().ip() : cidr(s + '/97').masked().ip() == cidr(s + '/96').masked().ip()))))) : (cidr(s + '/80').containsIP(e) ? (cidr(s + '/88').containsIP(e) ? (cidr(s + '/92').containsIP(e) ? (cidr(s + '/94').containsIP(e) ? (cidr(s + '/95').containsIP(e) ? cidr(s + '/96').masked().ip() == cidr(s + '/95').masked().ip() : cidr(s + '/95').masked().ip() == cidr(s + '/94').masked().ip()) : (cidr(s + '/93').containsIP(e) ? cidr(s + '/94').masked().ip() == cidr(s + '/93').masked().ip() : cidr(s + '/93').masked().ip() == cidr(s + '/92').masked().ip())) : (cidr(s + '/90').containsIP(e) ? (cidr(s + '/91').containsIP(e) ? cidr(s + '/92').masked().ip() == cidr(s + '/91').masked().ip() : cidr(s + '/91').masked().ip() == cidr(s + '/90').masked().ip()) : (cidr(s + '/89').containsIP(e) ? cidr(s + '/90').masked().ip() == cidr(s + '/89').masked().ip() : cidr(s + '/89').masked().ip() == cidr(s + '/88').masked().ip()))) : (cidr(s + '/84').containsIP(e) ? (cidr(s + '/86').containsIP(e) ? (cidr(s + '/87').containsIP(e) ? cidr(s + '/88').masked().ip() == cidr(s + '/87').masked().ip() : cidr(s + '/87').masked().ip() == cidr(s + '/86').masked().ip()) : (cidr(s + '/85').containsIP(e) ? cidr(s + '/86').masked().ip() == cidr(s + '/85').masked().ip() : cidr(s + '/85').masked().ip() == cidr(s + '/84').masked().ip())) : (cidr(s + '/82').containsIP(e) ? (cidr(s + '/83').containsIP(e) ? cidr(s + '/84').masked().ip() == cidr(s + '/83').masked().ip() : cidr(s + '/83').masked().ip() == cidr(s + '/82').masked().ip()) : (cidr(s + '/81').containsIP(e) ? cidr(s + '/82').masked().ip() == cidr(s + '/81').masked().ip() : cidr(s + '/81').masked().ip() == cidr(s + '/80').masked().ip())))) : (cidr(s + '/72').containsIP(e) ? (cidr(s + '/76').containsIP(e) ? (cidr(s + '/78').containsIP(e) ? (cidr(s + '/79').containsIP(e) ? cidr(s + '/80').masked().ip() == cidr(s + '/79').masked().ip() : cidr(s + '/79').masked().ip() == cidr(s + '/78').masked().ip()) : (cidr(s + '/77').containsIP(e) ? cidr(s + '/78').masked().ip() == cidr(s + '/77').masked().ip() : cidr(s + '/77').masked().ip() == cidr(s + '/76').masked().ip())) : (cidr(s + '/74').containsIP(e) ? (cidr(s + '/75').containsIP(e) ? cidr(s + '/76').masked().ip() == cidr(s + '/75').masked().ip() : cidr(s + '/75').masked().ip() == cidr(s + '/74').masked().ip()) : (cidr(s + '/73').containsIP(e) ? cidr(s + '/74').masked().ip() == cidr(s + '/73').masked().ip() : cidr(s + '/73').masked().ip() == cidr(s + '/72').masked().ip()))) : (cidr(s + '/68').containsIP(e) ? (cidr(s + '/70').containsIP(e) ? (cidr(s + '/71').containsIP(e) ? cidr(s + '/72').masked().ip() == cidr(s + '/71').masked().ip() : cidr(s + '/71').masked().ip() == cidr(s + '/70').masked().ip()) : (cidr(s + '/69').containsIP(e) ? cidr(s + '/70').masked().ip() == cidr(s + '/69').masked().ip() : cidr(s + '/69').masked().ip() == cidr(s + '/68').masked().ip())) : (cidr(s + '/66').containsIP(e) ? (cidr(s + '/67').containsIP(e) ? cidr(s + '/68').masked().ip() == cidr(s + '/67').masked().ip() : cidr(s + '/67').masked().ip() == cidr(s + '/66').masked().ip()) : (cidr(s + '/65').containsIP(e) ? cidr(s + '/66').masked().ip() == cidr(s + '/65').masked().ip() : cidr(s + '/65').masked().ip() == cidr(s + '/64').masked().ip())))))) : (cidr(s + '/32').containsIP(e) ? (cidr(s + '/48').containsIP(e) ? (cidr(s + '/56').containsIP(e) ? (cidr(s + '/60').containsIP(e) ? (cidr(s + '/62').containsIP(e) ? (cidr(s + '/63').containsIP(e) ? cidr(s + '/64').masked().ip() == cidr(s + '/63').masked().ip() : cidr(s + '/63').masked().ip() == cidr(s + '/62').masked().ip()) : (cidr(s + '/61').containsIP(e) ? cidr(s + '/62').masked().ip() == cidr(s + '/61').masked().ip() : cidr(s + '/61').masked().ip() == cidr(s + '/60').masked().ip())) : (cidr(s + '/58').containsIP(e) ? (cidr(s + '/59').containsIP(e) ? cidr(s + '/60').masked().ip() == cidr(s + '/59').masked().ip() : cidr(s + '/59').masked().ip() == cidr(s + '/58').masked().ip()) : (cidr(s + '/57').containsIP(e) ? cidr(s + '/58').masked().ip() == cidr(s + '/57').masked().ip() : cidr(s + '/57').masked().ip() == cidr(s + '/56').masked().ip()))) : (cidr(s + '/52').containsIP(e) ? (cidr(s + '/54').containsIP(e) ? (cidr(s + '/55').containsIP(e) ? cidr(s + '/56').masked().ip() == cidr(s + '/55').masked().ip() : cidr(s + '/55').masked().ip() == cidr(s + '/54').masked().ip()) : (cidr(s + '/53').containsIP(e) ? cidr(s + '/54').masked().ip() == cidr(s + '/53').masked().ip() : cidr(s + '/53').masked().ip() == cidr(s + '/52').masked().ip())) : (cidr(s + '/50').containsIP(e) ? (cidr(s + '/51').containsIP(e) ? cidr(s + '/52').masked().ip() == cidr(s + '/51').masked().ip() : cidr(s + '/51').masked().ip() == cidr(s + '/50').masked().ip()) : (cidr(s + '/49').containsIP(e) ? cidr(s + '/50').masked().ip() == cidr(s + '/49').masked().ip() : cidr(s + '/49').masked().ip() == cidr(s + '/48').masked().ip())))) : (cidr(s + '/40').containsIP(e) ? (cidr(s + '/44').containsIP(e) ? (cidr(s + '/46').containsIP(e) ? (cidr(s + '/47').containsIP(e) ? cidr(s + '/48').masked().ip() == cidr(s + '/47').masked().ip() : cidr(s + '/47').masked().ip() == cidr(s + '/46').masked().ip()) : (cidr(s + '/45').containsIP(e) ? cidr(s + '/46').masked().ip() == cidr(s + '/45').masked().ip() : cidr(s + '/45').masked().ip() == cidr(s + '/44').masked().ip())) : (cidr(s + '/42').containsIP(e) ? (cidr(s + '/43').containsIP(e) ? cidr(s + '/44').masked().ip() == cidr(s + '/43').masked().ip() : cidr(s + '/43').masked().ip() == cidr(s + '/42').masked().ip()) : (cidr(s + '/41').containsIP(e) ? cidr(s + '/42').masked().ip() == cidr(s + '/41').masked().ip() : cidr(s + '/41').masked().ip() == cidr(s + '/40').masked().ip()))) : (cidr(s + '/36').containsIP(e) ? (cidr(s + '/38').containsIP(e) ? (cidr(s + '/39').containsIP(e) ? cidr(s + '/40').masked().ip() == cidr(s + '/39').masked().ip() : cidr(s + '/39').masked().ip() == cidr(s + '/38').masked().ip()) : (cidr(s + '/37').containsIP(e) ? cidr(s + '/38').masked().ip() == cidr(s + '/37').masked().ip() : cidr(s + '/37').masked().ip() == cidr(s + '/36').masked().ip())) : (cidr(s + '/34').containsIP(e) ? (cidr(s + '/35').containsIP(e) ? cidr(s + '/36').masked().ip() == cidr(s + '/35').masked().ip() : cidr(s + '/35').masked().ip() == cidr(s + '/34').masked().ip()) : (cidr(s + '/33').containsIP(e) ? cidr(s + '/34').masked().ip() == cidr(s + '/33').masked().ip() : cidr(s + '/33').masked().ip() == cidr(s + '/32').masked().ip()))))) : (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip())))))))))[0])[0]","message":"a range a-b must not run backwards: its start is above its end"}]}},"managementPolicy":{"type":"string","enum":["Enforce","Observe"],"default":"Enforce"},"release":{"type":"object","default":{},"properties":{"minStrayAge":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","default":"5m","x-kubernetes-validations":[{"rule":"duration(self) >= duration('0s')","message":"must be a Go duration of at most 2562047h"}]},"maxPerSync":{"type":"integer","format":"int32","default":10,"minimum":0,"maximum":1000}},"additionalProperties":false},"syncInterval":{"type":"string","maxLength":32,"pattern":"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$","x-kubernetes-validations":[{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}]}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"poolId":{"type":"string"},"poolName":{"type":"string"},"totalAddressCount":{"type":"integer","format":"int64"},"usedAddressCount":{"type":"integer","format":"int64"},"strayCount":{"type":"integer","format":"int64"},"stray":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["ip"],"items":{"type":"object","required":["ip","firstSeen"],"properties":{"ip":{"type":"string"},"allocationId":{"type":"string"},"note":{"type":"string"},"firstSeen":{"type":"string","format":"date-time"}},"additionalProperties":false}},"missing":{"type":"integer","format":"int64"},"released":{"type":"array","x-kubernetes-list-type":"atomic","items":{"type":"object","required":["ip","time"],"properties":{"ip":{"type":"string"},"note":{"type":"string"},"time":{"type":"string","format":"date-time"}},"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false};
+const pattern5 = new RegExp("^ipaddresspool-[0-9]+$", "u");
+const pattern6 = new RegExp("^[-A-Za-z0-9_.]+$", "u");
 const formats16 = formats.int32;
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1357,7 +1403,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key2 in data4){
-if(!(key2 === "name")){
+if(!((key2 === "name") || (key2 === "namespace"))){
 const err10 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -1403,9 +1449,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.namespace !== undefined){
+let data6 = data4.namespace;
+if(typeof data6 === "string"){
+if(func2(data6) > 63){
+const err14 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/maxLength",keyword:"maxLength",params:{limit: 63},message:"must NOT have more than 63 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1414,16 +1462,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data3.pool !== undefined){
-let data6 = data3.pool;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(data6.scope === undefined){
-data6.scope = "globalroot-0";
-}
-for(const key3 in data6){
-if(!(((key3 === "id") || (key3 === "name")) || (key3 === "scope"))){
-const err15 = {instancePath:instancePath+"/spec/pool",schemaPath:"#/properties/spec/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(func2(data6) < 1){
+const err15 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1432,12 +1472,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data6.id !== undefined){
-let data7 = data6.id;
-if(typeof data7 === "string"){
-if(func2(data7) > 64){
-const err16 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(!pattern0.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"},message:"must match pattern \""+"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1446,8 +1482,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern3.test(data7)){
-const err17 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/pattern",keyword:"pattern",params:{pattern: "^ipaddresspool-[0-9]+$"},message:"must match pattern \""+"^ipaddresspool-[0-9]+$"+"\""};
+}
+else {
+const err17 = {instancePath:instancePath+"/spec/managerRef/namespace",schemaPath:"#/properties/spec/properties/managerRef/properties/namespace/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1457,8 +1494,9 @@ vErrors.push(err17);
 errors++;
 }
 }
+}
 else {
-const err18 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/spec/managerRef",schemaPath:"#/properties/spec/properties/managerRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1468,11 +1506,15 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data6.name !== undefined){
-let data8 = data6.name;
-if(typeof data8 === "string"){
-if(func2(data8) > 256){
-const err19 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data3.pool !== undefined){
+let data7 = data3.pool;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.scope === undefined){
+data7.scope = "globalroot-0";
+}
+for(const key3 in data7){
+if(!(((key3 === "id") || (key3 === "name")) || (key3 === "scope"))){
+const err19 = {instancePath:instancePath+"/spec/pool",schemaPath:"#/properties/spec/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1481,8 +1523,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(func2(data8) < 1){
-const err20 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data7.id !== undefined){
+let data8 = data7.id;
+if(typeof data8 === "string"){
+if(func2(data8) > 64){
+const err20 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1491,9 +1537,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern5.test(data8)){
+const err21 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/pattern",keyword:"pattern",params:{pattern: "^ipaddresspool-[0-9]+$"},message:"must match pattern \""+"^ipaddresspool-[0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1503,10 +1548,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-let data9 = data6.scope;
-if(typeof data9 === "string"){
-if(func2(data9) > 256){
-const err22 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+else {
+const err22 = {instancePath:instancePath+"/spec/pool/id",schemaPath:"#/properties/spec/properties/pool/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1515,8 +1558,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(func2(data9) < 1){
-const err23 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data7.name !== undefined){
+let data9 = data7.name;
+if(typeof data9 === "string"){
+if(func2(data9) > 256){
+const err23 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1525,8 +1572,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern4.test(data9)){
-const err24 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/pattern",keyword:"pattern",params:{pattern: "^[-A-Za-z0-9_.]+$"},message:"must match pattern \""+"^[-A-Za-z0-9_.]+$"+"\""};
+if(func2(data9) < 1){
+const err24 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1537,7 +1584,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err25 = {instancePath:instancePath+"/spec/pool/name",schemaPath:"#/properties/spec/properties/pool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1547,8 +1594,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/spec/pool",schemaPath:"#/properties/spec/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data10 = data7.scope;
+if(typeof data10 === "string"){
+if(func2(data10) > 256){
+const err26 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1557,12 +1606,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data3.allowed !== undefined){
-let data10 = data3.allowed;
-if(Array.isArray(data10)){
-if(data10.length > 5000){
-const err27 = {instancePath:instancePath+"/spec/allowed",schemaPath:"#/properties/spec/properties/allowed/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"};
+if(func2(data10) < 1){
+const err27 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1571,12 +1616,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(func2(data11) > 100){
-const err28 = {instancePath:instancePath+"/spec/allowed/" + i0,schemaPath:"#/properties/spec/properties/allowed/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(!pattern6.test(data10)){
+const err28 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/pattern",keyword:"pattern",params:{pattern: "^[-A-Za-z0-9_.]+$"},message:"must match pattern \""+"^[-A-Za-z0-9_.]+$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1587,7 +1628,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/spec/allowed/" + i0,schemaPath:"#/properties/spec/properties/allowed/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err29 = {instancePath:instancePath+"/spec/pool/scope",schemaPath:"#/properties/spec/properties/pool/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1597,9 +1638,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
 else {
-const err30 = {instancePath:instancePath+"/spec/allowed",schemaPath:"#/properties/spec/properties/allowed/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err30 = {instancePath:instancePath+"/spec/pool",schemaPath:"#/properties/spec/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1609,9 +1649,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-let data12 = data3.managementPolicy;
-if(typeof data12 !== "string"){
-const err31 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.allowed !== undefined){
+let data11 = data3.allowed;
+if(Array.isArray(data11)){
+if(data11.length > 5000){
+const err31 = {instancePath:instancePath+"/spec/allowed",schemaPath:"#/properties/spec/properties/allowed/maxItems",keyword:"maxItems",params:{limit: 5000},message:"must NOT have more than 5000 items"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1620,8 +1662,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!((data12 === "Enforce") || (data12 === "Observe"))){
-const err32 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/enum",keyword:"enum",params:{allowedValues: schema12.properties.spec.properties.managementPolicy.enum},message:"must be equal to one of the allowed values"};
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func2(data12) > 100){
+const err32 = {instancePath:instancePath+"/spec/allowed/" + i0,schemaPath:"#/properties/spec/properties/allowed/items/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1630,17 +1676,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-let data13 = data3.release;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.minStrayAge === undefined){
-data13.minStrayAge = "5m";
 }
-if(data13.maxPerSync === undefined){
-data13.maxPerSync = 10;
-}
-for(const key4 in data13){
-if(!((key4 === "minStrayAge") || (key4 === "maxPerSync"))){
-const err33 = {instancePath:instancePath+"/spec/release",schemaPath:"#/properties/spec/properties/release/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+else {
+const err33 = {instancePath:instancePath+"/spec/allowed/" + i0,schemaPath:"#/properties/spec/properties/allowed/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1650,10 +1688,9 @@ vErrors.push(err33);
 errors++;
 }
 }
-let data14 = data13.minStrayAge;
-if(typeof data14 === "string"){
-if(func2(data14) > 32){
-const err34 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+}
+else {
+const err34 = {instancePath:instancePath+"/spec/allowed",schemaPath:"#/properties/spec/properties/allowed/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1662,8 +1699,10 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern2.test(data14)){
-const err35 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
+}
+let data13 = data3.managementPolicy;
+if(typeof data13 !== "string"){
+const err35 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1672,9 +1711,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data13 === "Enforce") || (data13 === "Observe"))){
+const err36 = {instancePath:instancePath+"/spec/managementPolicy",schemaPath:"#/properties/spec/properties/managementPolicy/enum",keyword:"enum",params:{allowedValues: schema12.properties.spec.properties.managementPolicy.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1683,9 +1721,17 @@ vErrors.push(err36);
 }
 errors++;
 }
-let data15 = data13.maxPerSync;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err37 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data14 = data3.release;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.minStrayAge === undefined){
+data14.minStrayAge = "5m";
+}
+if(data14.maxPerSync === undefined){
+data14.maxPerSync = 10;
+}
+for(const key4 in data14){
+if(!((key4 === "minStrayAge") || (key4 === "maxPerSync"))){
+const err37 = {instancePath:instancePath+"/spec/release",schemaPath:"#/properties/spec/properties/release/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1694,9 +1740,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 > 1000 || isNaN(data15)){
-const err38 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+}
+let data15 = data14.minStrayAge;
+if(typeof data15 === "string"){
+if(func2(data15) > 32){
+const err38 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1705,8 +1753,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data15 < 0 || isNaN(data15)){
-const err39 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!pattern3.test(data15)){
+const err39 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1715,8 +1763,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(formats16.validate(data15))){
-const err40 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+}
+else {
+const err40 = {instancePath:instancePath+"/spec/release/minStrayAge",schemaPath:"#/properties/spec/properties/release/properties/minStrayAge/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1725,10 +1774,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/spec/release",schemaPath:"#/properties/spec/properties/release/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data16 = data14.maxPerSync;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err41 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1737,11 +1785,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data3.syncInterval !== undefined){
-let data16 = data3.syncInterval;
-if(typeof data16 === "string"){
-if(func2(data16) > 32){
-const err42 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 1000 || isNaN(data16)){
+const err42 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1750,8 +1796,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern2.test(data16)){
-const err43 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
+if(data16 < 0 || isNaN(data16)){
+const err43 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1760,9 +1806,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats16.validate(data16))){
+const err44 = {instancePath:instancePath+"/spec/release/maxPerSync",schemaPath:"#/properties/spec/properties/release/properties/maxPerSync/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1774,7 +1819,7 @@ errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err45 = {instancePath:instancePath+"/spec/release",schemaPath:"#/properties/spec/properties/release/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1783,15 +1828,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-let data17 = data.status;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.observedGeneration === undefined){
-data17.observedGeneration = -1;
-}
-for(const key5 in data17){
-if(!(func8.call(schema12.properties.status.properties, key5))){
-const err46 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data3.syncInterval !== undefined){
+let data17 = data3.syncInterval;
+if(typeof data17 === "string"){
+if(func2(data17) > 32){
+const err46 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1800,10 +1841,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-let data18 = data17.observedGeneration;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err47 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!pattern3.test(data17)){
+const err47 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/pattern",keyword:"pattern",params:{pattern: "^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"},message:"must match pattern \""+"^(0|(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ms|s|m|h))+)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1812,9 +1851,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(!(formats0.validate(data18))){
-const err48 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+else {
+const err48 = {instancePath:instancePath+"/spec/syncInterval",schemaPath:"#/properties/spec/properties/syncInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1824,15 +1863,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data17.conditions !== undefined){
-let data19 = data17.conditions;
-if(Array.isArray(data19)){
-const len1 = data19.length;
-for(let i1=0; i1<len1; i1++){
-let data20 = data19[i1];
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.type === undefined){
-const err49 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+else {
+const err49 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1841,8 +1874,15 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data20.status === undefined){
-const err50 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+let data18 = data.status;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.observedGeneration === undefined){
+data18.observedGeneration = -1;
+}
+for(const key5 in data18){
+if(!(func10.call(schema12.properties.status.properties, key5))){
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1851,8 +1891,10 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data20.lastTransitionTime === undefined){
-const err51 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
+}
+let data19 = data18.observedGeneration;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err51 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1861,8 +1903,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data20.reason === undefined){
-const err52 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(!(formats0.validate(data19))){
+const err52 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1871,8 +1914,16 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data20.message === undefined){
-const err53 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data18.conditions !== undefined){
+let data20 = data18.conditions;
+if(Array.isArray(data20)){
+const len1 = data20.length;
+for(let i1=0; i1<len1; i1++){
+let data21 = data20[i1];
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.type === undefined){
+const err53 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1881,9 +1932,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-for(const key6 in data20){
-if(!((((((key6 === "type") || (key6 === "status")) || (key6 === "observedGeneration")) || (key6 === "lastTransitionTime")) || (key6 === "reason")) || (key6 === "message"))){
-const err54 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data21.status === undefined){
+const err54 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1892,12 +1942,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data20.type !== undefined){
-let data21 = data20.type;
-if(typeof data21 === "string"){
-if(func2(data21) > 316){
-const err55 = {instancePath:instancePath+"/status/conditions/" + i1+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
+if(data21.lastTransitionTime === undefined){
+const err55 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1906,9 +1952,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/status/conditions/" + i1+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.reason === undefined){
+const err56 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1917,11 +1962,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data20.status !== undefined){
-let data22 = data20.status;
-if(typeof data22 !== "string"){
-const err57 = {instancePath:instancePath+"/status/conditions/" + i1+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.message === undefined){
+const err57 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1930,8 +1972,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(!(((data22 === "True") || (data22 === "False")) || (data22 === "Unknown"))){
-const err58 = {instancePath:instancePath+"/status/conditions/" + i1+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+for(const key6 in data21){
+if(!((((((key6 === "type") || (key6 === "status")) || (key6 === "observedGeneration")) || (key6 === "lastTransitionTime")) || (key6 === "reason")) || (key6 === "message"))){
+const err58 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1941,10 +1984,11 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data20.observedGeneration !== undefined){
-let data23 = data20.observedGeneration;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err59 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data21.type !== undefined){
+let data22 = data21.type;
+if(typeof data22 === "string"){
+if(func2(data22) > 316){
+const err59 = {instancePath:instancePath+"/status/conditions/" + i1+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1953,9 +1997,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 0 || isNaN(data23)){
-const err60 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err60 = {instancePath:instancePath+"/status/conditions/" + i1+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1964,8 +2008,11 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!(formats0.validate(data23))){
-const err61 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data21.status !== undefined){
+let data23 = data21.status;
+if(typeof data23 !== "string"){
+const err61 = {instancePath:instancePath+"/status/conditions/" + i1+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1974,13 +2021,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-}
-if(data20.lastTransitionTime !== undefined){
-let data24 = data20.lastTransitionTime;
-if(typeof data24 === "string"){
-if(!(formats4.test(data24))){
-const err62 = {instancePath:instancePath+"/status/conditions/" + i1+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(!(((data23 === "True") || (data23 === "False")) || (data23 === "Unknown"))){
+const err62 = {instancePath:instancePath+"/status/conditions/" + i1+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1990,8 +2032,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-else {
-const err63 = {instancePath:instancePath+"/status/conditions/" + i1+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.observedGeneration !== undefined){
+let data24 = data21.observedGeneration;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err63 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2000,12 +2044,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data20.reason !== undefined){
-let data25 = data20.reason;
-if(typeof data25 === "string"){
-if(func2(data25) > 1024){
-const err64 = {instancePath:instancePath+"/status/conditions/" + i1+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err64 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2014,9 +2055,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/status/conditions/" + i1+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data24))){
+const err65 = {instancePath:instancePath+"/status/conditions/" + i1+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2026,11 +2066,12 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data20.message !== undefined){
-let data26 = data20.message;
-if(typeof data26 === "string"){
-if(func2(data26) > 32768){
-const err66 = {instancePath:instancePath+"/status/conditions/" + i1+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
+}
+if(data21.lastTransitionTime !== undefined){
+let data25 = data21.lastTransitionTime;
+if(typeof data25 === "string"){
+if(!(formats4.test(data25))){
+const err66 = {instancePath:instancePath+"/status/conditions/" + i1+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2041,7 +2082,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/status/conditions/" + i1+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err67 = {instancePath:instancePath+"/status/conditions/" + i1+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2051,9 +2092,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-else {
-const err68 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.reason !== undefined){
+let data26 = data21.reason;
+if(typeof data26 === "string"){
+if(func2(data26) > 1024){
+const err68 = {instancePath:instancePath+"/status/conditions/" + i1+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2063,9 +2106,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
 else {
-const err69 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err69 = {instancePath:instancePath+"/status/conditions/" + i1+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2075,9 +2117,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data17.poolId !== undefined){
-if(typeof data17.poolId !== "string"){
-const err70 = {instancePath:instancePath+"/status/poolId",schemaPath:"#/properties/status/properties/poolId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.message !== undefined){
+let data27 = data21.message;
+if(typeof data27 === "string"){
+if(func2(data27) > 32768){
+const err70 = {instancePath:instancePath+"/status/conditions/" + i1+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2087,9 +2131,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data17.poolName !== undefined){
-if(typeof data17.poolName !== "string"){
-const err71 = {instancePath:instancePath+"/status/poolName",schemaPath:"#/properties/status/properties/poolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err71 = {instancePath:instancePath+"/status/conditions/" + i1+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2099,10 +2142,9 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data17.totalAddressCount !== undefined){
-let data29 = data17.totalAddressCount;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err72 = {instancePath:instancePath+"/status/totalAddressCount",schemaPath:"#/properties/status/properties/totalAddressCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err72 = {instancePath:instancePath+"/status/conditions/" + i1,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2111,9 +2153,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(!(formats0.validate(data29))){
-const err73 = {instancePath:instancePath+"/status/totalAddressCount",schemaPath:"#/properties/status/properties/totalAddressCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2123,11 +2166,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
-if(data17.usedAddressCount !== undefined){
-let data30 = data17.usedAddressCount;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err74 = {instancePath:instancePath+"/status/usedAddressCount",schemaPath:"#/properties/status/properties/usedAddressCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data18.poolId !== undefined){
+if(typeof data18.poolId !== "string"){
+const err74 = {instancePath:instancePath+"/status/poolId",schemaPath:"#/properties/status/properties/poolId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2136,9 +2177,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(!(formats0.validate(data30))){
-const err75 = {instancePath:instancePath+"/status/usedAddressCount",schemaPath:"#/properties/status/properties/usedAddressCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data18.poolName !== undefined){
+if(typeof data18.poolName !== "string"){
+const err75 = {instancePath:instancePath+"/status/poolName",schemaPath:"#/properties/status/properties/poolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2148,11 +2190,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-if(data17.strayCount !== undefined){
-let data31 = data17.strayCount;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err76 = {instancePath:instancePath+"/status/strayCount",schemaPath:"#/properties/status/properties/strayCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data18.totalAddressCount !== undefined){
+let data30 = data18.totalAddressCount;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err76 = {instancePath:instancePath+"/status/totalAddressCount",schemaPath:"#/properties/status/properties/totalAddressCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2161,9 +2202,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(!(formats0.validate(data31))){
-const err77 = {instancePath:instancePath+"/status/strayCount",schemaPath:"#/properties/status/properties/strayCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(!(formats0.validate(data30))){
+const err77 = {instancePath:instancePath+"/status/totalAddressCount",schemaPath:"#/properties/status/properties/totalAddressCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2174,15 +2215,10 @@ errors++;
 }
 }
 }
-if(data17.stray !== undefined){
-let data32 = data17.stray;
-if(Array.isArray(data32)){
-const len2 = data32.length;
-for(let i2=0; i2<len2; i2++){
-let data33 = data32[i2];
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.ip === undefined){
-const err78 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/required",keyword:"required",params:{missingProperty: "ip"},message:"must have required property '"+"ip"+"'"};
+if(data18.usedAddressCount !== undefined){
+let data31 = data18.usedAddressCount;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err78 = {instancePath:instancePath+"/status/usedAddressCount",schemaPath:"#/properties/status/properties/usedAddressCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2191,8 +2227,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(data33.firstSeen === undefined){
-const err79 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/required",keyword:"required",params:{missingProperty: "firstSeen"},message:"must have required property '"+"firstSeen"+"'"};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(!(formats0.validate(data31))){
+const err79 = {instancePath:instancePath+"/status/usedAddressCount",schemaPath:"#/properties/status/properties/usedAddressCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2201,9 +2238,12 @@ vErrors.push(err79);
 }
 errors++;
 }
-for(const key7 in data33){
-if(!((((key7 === "ip") || (key7 === "allocationId")) || (key7 === "note")) || (key7 === "firstSeen"))){
-const err80 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+}
+if(data18.strayCount !== undefined){
+let data32 = data18.strayCount;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err80 = {instancePath:instancePath+"/status/strayCount",schemaPath:"#/properties/status/properties/strayCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2212,10 +2252,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-if(data33.ip !== undefined){
-if(typeof data33.ip !== "string"){
-const err81 = {instancePath:instancePath+"/status/stray/" + i2+"/ip",schemaPath:"#/properties/status/properties/stray/items/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(!(formats0.validate(data32))){
+const err81 = {instancePath:instancePath+"/status/strayCount",schemaPath:"#/properties/status/properties/strayCount/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2225,9 +2264,16 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data33.allocationId !== undefined){
-if(typeof data33.allocationId !== "string"){
-const err82 = {instancePath:instancePath+"/status/stray/" + i2+"/allocationId",schemaPath:"#/properties/status/properties/stray/items/properties/allocationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data18.stray !== undefined){
+let data33 = data18.stray;
+if(Array.isArray(data33)){
+const len2 = data33.length;
+for(let i2=0; i2<len2; i2++){
+let data34 = data33[i2];
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.ip === undefined){
+const err82 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/required",keyword:"required",params:{missingProperty: "ip"},message:"must have required property '"+"ip"+"'"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2236,10 +2282,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-if(data33.note !== undefined){
-if(typeof data33.note !== "string"){
-const err83 = {instancePath:instancePath+"/status/stray/" + i2+"/note",schemaPath:"#/properties/status/properties/stray/items/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.firstSeen === undefined){
+const err83 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/required",keyword:"required",params:{missingProperty: "firstSeen"},message:"must have required property '"+"firstSeen"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2248,12 +2292,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-if(data33.firstSeen !== undefined){
-let data37 = data33.firstSeen;
-if(typeof data37 === "string"){
-if(!(formats4.test(data37))){
-const err84 = {instancePath:instancePath+"/status/stray/" + i2+"/firstSeen",schemaPath:"#/properties/status/properties/stray/items/properties/firstSeen/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+for(const key7 in data34){
+if(!((((key7 === "ip") || (key7 === "allocationId")) || (key7 === "note")) || (key7 === "firstSeen"))){
+const err84 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2263,8 +2304,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/status/stray/" + i2+"/firstSeen",schemaPath:"#/properties/status/properties/stray/items/properties/firstSeen/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.ip !== undefined){
+if(typeof data34.ip !== "string"){
+const err85 = {instancePath:instancePath+"/status/stray/" + i2+"/ip",schemaPath:"#/properties/status/properties/stray/items/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2274,9 +2316,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-}
-else {
-const err86 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.allocationId !== undefined){
+if(typeof data34.allocationId !== "string"){
+const err86 = {instancePath:instancePath+"/status/stray/" + i2+"/allocationId",schemaPath:"#/properties/status/properties/stray/items/properties/allocationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2286,9 +2328,9 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/status/stray",schemaPath:"#/properties/status/properties/stray/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data34.note !== undefined){
+if(typeof data34.note !== "string"){
+const err87 = {instancePath:instancePath+"/status/stray/" + i2+"/note",schemaPath:"#/properties/status/properties/stray/items/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2298,10 +2340,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data17.missing !== undefined){
-let data38 = data17.missing;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err88 = {instancePath:instancePath+"/status/missing",schemaPath:"#/properties/status/properties/missing/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data34.firstSeen !== undefined){
+let data38 = data34.firstSeen;
+if(typeof data38 === "string"){
+if(!(formats4.test(data38))){
+const err88 = {instancePath:instancePath+"/status/stray/" + i2+"/firstSeen",schemaPath:"#/properties/status/properties/stray/items/properties/firstSeen/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2310,9 +2353,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(!(formats0.validate(data38))){
-const err89 = {instancePath:instancePath+"/status/missing",schemaPath:"#/properties/status/properties/missing/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+else {
+const err89 = {instancePath:instancePath+"/status/stray/" + i2+"/firstSeen",schemaPath:"#/properties/status/properties/stray/items/properties/firstSeen/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2323,15 +2366,8 @@ errors++;
 }
 }
 }
-if(data17.released !== undefined){
-let data39 = data17.released;
-if(Array.isArray(data39)){
-const len3 = data39.length;
-for(let i3=0; i3<len3; i3++){
-let data40 = data39[i3];
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.ip === undefined){
-const err90 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/required",keyword:"required",params:{missingProperty: "ip"},message:"must have required property '"+"ip"+"'"};
+else {
+const err90 = {instancePath:instancePath+"/status/stray/" + i2,schemaPath:"#/properties/status/properties/stray/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2340,8 +2376,10 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(data40.time === undefined){
-const err91 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'"};
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/status/stray",schemaPath:"#/properties/status/properties/stray/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2350,9 +2388,11 @@ vErrors.push(err91);
 }
 errors++;
 }
-for(const key8 in data40){
-if(!(((key8 === "ip") || (key8 === "note")) || (key8 === "time"))){
-const err92 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+}
+if(data18.missing !== undefined){
+let data39 = data18.missing;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err92 = {instancePath:instancePath+"/status/missing",schemaPath:"#/properties/status/properties/missing/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2361,10 +2401,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-if(data40.ip !== undefined){
-if(typeof data40.ip !== "string"){
-const err93 = {instancePath:instancePath+"/status/released/" + i3+"/ip",schemaPath:"#/properties/status/properties/released/items/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data39 == "number") && (isFinite(data39))){
+if(!(formats0.validate(data39))){
+const err93 = {instancePath:instancePath+"/status/missing",schemaPath:"#/properties/status/properties/missing/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2374,9 +2413,16 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data40.note !== undefined){
-if(typeof data40.note !== "string"){
-const err94 = {instancePath:instancePath+"/status/released/" + i3+"/note",schemaPath:"#/properties/status/properties/released/items/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data18.released !== undefined){
+let data40 = data18.released;
+if(Array.isArray(data40)){
+const len3 = data40.length;
+for(let i3=0; i3<len3; i3++){
+let data41 = data40[i3];
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.ip === undefined){
+const err94 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/required",keyword:"required",params:{missingProperty: "ip"},message:"must have required property '"+"ip"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2385,12 +2431,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-if(data40.time !== undefined){
-let data43 = data40.time;
-if(typeof data43 === "string"){
-if(!(formats4.test(data43))){
-const err95 = {instancePath:instancePath+"/status/released/" + i3+"/time",schemaPath:"#/properties/status/properties/released/items/properties/time/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data41.time === undefined){
+const err95 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2399,9 +2441,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/status/released/" + i3+"/time",schemaPath:"#/properties/status/properties/released/items/properties/time/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key8 in data41){
+if(!(((key8 === "ip") || (key8 === "note")) || (key8 === "time"))){
+const err96 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2411,9 +2453,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.ip !== undefined){
+if(typeof data41.ip !== "string"){
+const err97 = {instancePath:instancePath+"/status/released/" + i3+"/ip",schemaPath:"#/properties/status/properties/released/items/properties/ip/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2423,9 +2465,9 @@ vErrors.push(err97);
 errors++;
 }
 }
-}
-else {
-const err98 = {instancePath:instancePath+"/status/released",schemaPath:"#/properties/status/properties/released/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data41.note !== undefined){
+if(typeof data41.note !== "string"){
+const err98 = {instancePath:instancePath+"/status/released/" + i3+"/note",schemaPath:"#/properties/status/properties/released/items/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2435,9 +2477,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-}
-else {
-const err99 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.time !== undefined){
+let data44 = data41.time;
+if(typeof data44 === "string"){
+if(!(formats4.test(data44))){
+const err99 = {instancePath:instancePath+"/status/released/" + i3+"/time",schemaPath:"#/properties/status/properties/released/items/properties/time/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -2448,7 +2492,7 @@ errors++;
 }
 }
 else {
-const err100 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err100 = {instancePath:instancePath+"/status/released/" + i3+"/time",schemaPath:"#/properties/status/properties/released/items/properties/time/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2457,13 +2501,60 @@ vErrors.push(err100);
 }
 errors++;
 }
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/status/released/" + i3,schemaPath:"#/properties/status/properties/released/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/status/released",schemaPath:"#/properties/status/properties/released/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+else {
+const err104 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
 export const validateNSXManager = validate12;
-const schema13 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["url","credentialsSecretRef"],"properties":{"url":{"type":"string","maxLength":2048,"x-kubernetes-validations":[{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"},{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"},{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}]},"credentialsSecretRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"auth":{"type":"string","enum":["Basic","Token"],"default":"Basic"},"tls":{"type":"object","default":{},"properties":{"insecureSkipVerify":{"type":"boolean","default":false},"caSecretRef":{"type":"object","required":["name","key"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"key":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[-._a-zA-Z0-9]+$"}},"additionalProperties":false}},"x-kubernetes-validations":[{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}],"additionalProperties":false},"maxConcurrentRequests":{"type":"integer","format":"int32","default":8,"minimum":1,"maximum":64},"requestsPerSecond":{"type":"integer","format":"int32","default":20,"minimum":1,"maximum":1000},"requestTimeoutSeconds":{"type":"integer","format":"int32","default":30,"minimum":1,"maximum":600}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"reachable":{"type":"boolean"},"authenticated":{"type":"boolean"},"heldSecrets":{"type":"array","maxItems":2,"items":{"type":"string","maxLength":253}},"edgeListError":{"type":"string"},"vsmUuid":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false};
-const pattern7 = new RegExp("^[-._a-zA-Z0-9]+$", "u");
+const schema13 = {"type":"object","required":["spec"],"properties":{"apiVersion":{"type":"string"},"kind":{"type":"string"},"metadata":{"type":"object"},"spec":{"type":"object","required":["url","credentialsSecretRef"],"properties":{"url":{"type":"string","maxLength":2048,"x-kubernetes-validations":[{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"},{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"},{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}]},"allowedNamespaces":{"type":"object","required":["selector"],"properties":{"selector":{"type":"object","properties":{"matchLabels":{"type":"object","maxProperties":64,"additionalProperties":{"type":"string","maxLength":63,"description":"The label's value."}},"matchExpressions":{"type":"array","maxItems":64,"items":{"type":"object","required":["key","operator"],"properties":{"key":{"type":"string","minLength":1,"maxLength":317},"operator":{"type":"string","enum":["In","NotIn","Exists","DoesNotExist"]},"values":{"type":"array","maxItems":64,"items":{"type":"string","maxLength":63}}},"x-kubernetes-validations":[{"rule":"self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)","message":"In and NotIn need at least one value; Exists and DoesNotExist take none"}],"additionalProperties":false}}},"additionalProperties":false}},"additionalProperties":false},"credentialsSecretRef":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253}},"additionalProperties":false},"auth":{"type":"string","enum":["Basic","Token"],"default":"Basic"},"tls":{"type":"object","default":{},"properties":{"insecureSkipVerify":{"type":"boolean","default":false},"caSecretRef":{"type":"object","required":["name","key"],"properties":{"name":{"type":"string","minLength":1,"maxLength":253},"key":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[-._a-zA-Z0-9]+$"}},"additionalProperties":false}},"x-kubernetes-validations":[{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}],"additionalProperties":false},"maxConcurrentRequests":{"type":"integer","format":"int32","default":8,"minimum":1,"maximum":64},"requestsPerSecond":{"type":"integer","format":"int32","default":20,"minimum":1,"maximum":1000},"requestTimeoutSeconds":{"type":"integer","format":"int32","default":30,"minimum":1,"maximum":600}},"additionalProperties":false},"status":{"type":"object","default":{},"properties":{"observedGeneration":{"type":"integer","format":"int64","default":-1},"conditions":{"type":"array","x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"],"items":{"type":"object","required":["type","status","lastTransitionTime","reason","message"],"properties":{"type":{"type":"string","maxLength":316},"status":{"type":"string","enum":["True","False","Unknown"]},"observedGeneration":{"type":"integer","format":"int64","minimum":0},"lastTransitionTime":{"type":"string","format":"date-time"},"reason":{"type":"string","maxLength":1024},"message":{"type":"string","maxLength":32768}},"additionalProperties":false}},"reachable":{"type":"boolean"},"authenticated":{"type":"boolean"},"heldSecrets":{"type":"array","maxItems":2,"items":{"type":"string","maxLength":253}},"edgeListError":{"type":"string"},"vsmUuid":{"type":"string"}},"additionalProperties":false}},"additionalProperties":false};
+const pattern9 = new RegExp("^[-._a-zA-Z0-9]+$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2570,7 +2661,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key1 in data3){
-if(!(((((((key1 === "url") || (key1 === "credentialsSecretRef")) || (key1 === "auth")) || (key1 === "tls")) || (key1 === "maxConcurrentRequests")) || (key1 === "requestsPerSecond")) || (key1 === "requestTimeoutSeconds"))){
+if(!((((((((key1 === "url") || (key1 === "allowedNamespaces")) || (key1 === "credentialsSecretRef")) || (key1 === "auth")) || (key1 === "tls")) || (key1 === "maxConcurrentRequests")) || (key1 === "requestsPerSecond")) || (key1 === "requestTimeoutSeconds"))){
 const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -2606,11 +2697,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data3.credentialsSecretRef !== undefined){
-let data5 = data3.credentialsSecretRef;
+if(data3.allowedNamespaces !== undefined){
+let data5 = data3.allowedNamespaces;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.name === undefined){
-const err10 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data5.selector === undefined){
+const err10 = {instancePath:instancePath+"/spec/allowedNamespaces",schemaPath:"#/properties/spec/properties/allowedNamespaces/required",keyword:"required",params:{missingProperty: "selector"},message:"must have required property '"+"selector"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2620,8 +2711,8 @@ vErrors.push(err10);
 errors++;
 }
 for(const key2 in data5){
-if(!(key2 === "name")){
-const err11 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(!(key2 === "selector")){
+const err11 = {instancePath:instancePath+"/spec/allowedNamespaces",schemaPath:"#/properties/spec/properties/allowedNamespaces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2631,11 +2722,12 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data5.name !== undefined){
-let data6 = data5.name;
-if(typeof data6 === "string"){
-if(func2(data6) > 253){
-const err12 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(data5.selector !== undefined){
+let data6 = data5.selector;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key3 in data6){
+if(!((key3 === "matchLabels") || (key3 === "matchExpressions"))){
+const err12 = {instancePath:instancePath+"/spec/allowedNamespaces/selector",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2644,8 +2736,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(func2(data6) < 1){
-const err13 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data6.matchLabels !== undefined){
+let data7 = data6.matchLabels;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(Object.keys(data7).length > 64){
+const err13 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchLabels",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchLabels/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2654,9 +2750,11 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data7){
+let data8 = data7[key4];
+if(typeof data8 === "string"){
+if(func2(data8) > 63){
+const err14 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchLabels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchLabels/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 63},message:"must NOT have more than 63 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2666,9 +2764,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
 else {
-const err15 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err15 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchLabels/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchLabels/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2678,9 +2775,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-let data7 = data3.auth;
-if(typeof data7 !== "string"){
-const err16 = {instancePath:instancePath+"/spec/auth",schemaPath:"#/properties/spec/properties/auth/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err16 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchLabels",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchLabels/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2689,8 +2786,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((data7 === "Basic") || (data7 === "Token"))){
-const err17 = {instancePath:instancePath+"/spec/auth",schemaPath:"#/properties/spec/properties/auth/enum",keyword:"enum",params:{allowedValues: schema13.properties.spec.properties.auth.enum},message:"must be equal to one of the allowed values"};
+}
+if(data6.matchExpressions !== undefined){
+let data9 = data6.matchExpressions;
+if(Array.isArray(data9)){
+if(data9.length > 64){
+const err17 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2699,14 +2800,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-let data8 = data3.tls;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.insecureSkipVerify === undefined){
-data8.insecureSkipVerify = false;
-}
-for(const key3 in data8){
-if(!((key3 === "insecureSkipVerify") || (key3 === "caSecretRef"))){
-const err18 = {instancePath:instancePath+"/spec/tls",schemaPath:"#/properties/spec/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.key === undefined){
+const err18 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2715,9 +2814,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(typeof data8.insecureSkipVerify !== "boolean"){
-const err19 = {instancePath:instancePath+"/spec/tls/insecureSkipVerify",schemaPath:"#/properties/spec/properties/tls/properties/insecureSkipVerify/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data10.operator === undefined){
+const err19 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2726,11 +2824,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data8.caSecretRef !== undefined){
-let data10 = data8.caSecretRef;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.name === undefined){
-const err20 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+for(const key5 in data10){
+if(!(((key5 === "key") || (key5 === "operator")) || (key5 === "values"))){
+const err20 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2739,8 +2835,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data10.key === undefined){
-const err21 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
+}
+if(data10.key !== undefined){
+let data11 = data10.key;
+if(typeof data11 === "string"){
+if(func2(data11) > 317){
+const err21 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/key",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 317},message:"must NOT have more than 317 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2749,9 +2849,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-for(const key4 in data10){
-if(!((key4 === "name") || (key4 === "key"))){
-const err22 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(func2(data11) < 1){
+const err22 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/key",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2761,11 +2860,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data10.name !== undefined){
-let data11 = data10.name;
-if(typeof data11 === "string"){
-if(func2(data11) > 253){
-const err23 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+else {
+const err23 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/key",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2774,8 +2870,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(func2(data11) < 1){
-const err24 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data10.operator !== undefined){
+let data12 = data10.operator;
+if(typeof data12 !== "string"){
+const err24 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/operator",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/operator/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2784,9 +2883,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((data12 === "In") || (data12 === "NotIn")) || (data12 === "Exists")) || (data12 === "DoesNotExist"))){
+const err25 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/operator",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/operator/enum",keyword:"enum",params:{allowedValues: schema13.properties.spec.properties.allowedNamespaces.properties.selector.properties.matchExpressions.items.properties.operator.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2796,11 +2894,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data10.key !== undefined){
-let data12 = data10.key;
-if(typeof data12 === "string"){
-if(func2(data12) > 253){
-const err26 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(data10.values !== undefined){
+let data13 = data10.values;
+if(Array.isArray(data13)){
+if(data13.length > 64){
+const err26 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/values",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2809,8 +2907,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(func2(data12) < 1){
-const err27 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func2(data14) > 63){
+const err27 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/values/" + i1,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 63},message:"must NOT have more than 63 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2819,8 +2921,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!pattern7.test(data12)){
-const err28 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/pattern",keyword:"pattern",params:{pattern: "^[-._a-zA-Z0-9]+$"},message:"must match pattern \""+"^[-._a-zA-Z0-9]+$"+"\""};
+}
+else {
+const err28 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/values/" + i1,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2830,8 +2933,9 @@ vErrors.push(err28);
 errors++;
 }
 }
+}
 else {
-const err29 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err29 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0+"/values",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2843,7 +2947,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions/" + i0,schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2855,7 +2959,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/spec/tls",schemaPath:"#/properties/spec/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/spec/allowedNamespaces/selector/matchExpressions",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/properties/matchExpressions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2864,9 +2968,10 @@ vErrors.push(err31);
 }
 errors++;
 }
-let data13 = data3.maxConcurrentRequests;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err32 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/spec/allowedNamespaces/selector",schemaPath:"#/properties/spec/properties/allowedNamespaces/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2875,9 +2980,10 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 64 || isNaN(data13)){
-const err33 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/spec/allowedNamespaces",schemaPath:"#/properties/spec/properties/allowedNamespaces/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2886,8 +2992,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data13 < 1 || isNaN(data13)){
-const err34 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data3.credentialsSecretRef !== undefined){
+let data15 = data3.credentialsSecretRef;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.name === undefined){
+const err34 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2896,8 +3006,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(formats16.validate(data13))){
-const err35 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+for(const key6 in data15){
+if(!(key6 === "name")){
+const err35 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2907,9 +3018,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-let data14 = data3.requestsPerSecond;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err36 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data15.name !== undefined){
+let data16 = data15.name;
+if(typeof data16 === "string"){
+if(func2(data16) > 253){
+const err36 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2918,9 +3031,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 1000 || isNaN(data14)){
-const err37 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(func2(data16) < 1){
+const err37 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2929,8 +3041,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data14 < 1 || isNaN(data14)){
-const err38 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err38 = {instancePath:instancePath+"/spec/credentialsSecretRef/name",schemaPath:"#/properties/spec/properties/credentialsSecretRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2939,8 +3052,10 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!(formats16.validate(data14))){
-const err39 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/spec/credentialsSecretRef",schemaPath:"#/properties/spec/properties/credentialsSecretRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2950,9 +3065,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-let data15 = data3.requestTimeoutSeconds;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err40 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data17 = data3.auth;
+if(typeof data17 !== "string"){
+const err40 = {instancePath:instancePath+"/spec/auth",schemaPath:"#/properties/spec/properties/auth/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2961,9 +3076,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 > 600 || isNaN(data15)){
-const err41 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"};
+if(!((data17 === "Basic") || (data17 === "Token"))){
+const err41 = {instancePath:instancePath+"/spec/auth",schemaPath:"#/properties/spec/properties/auth/enum",keyword:"enum",params:{allowedValues: schema13.properties.spec.properties.auth.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2972,8 +3086,14 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data15 < 1 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+let data18 = data3.tls;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.insecureSkipVerify === undefined){
+data18.insecureSkipVerify = false;
+}
+for(const key7 in data18){
+if(!((key7 === "insecureSkipVerify") || (key7 === "caSecretRef"))){
+const err42 = {instancePath:instancePath+"/spec/tls",schemaPath:"#/properties/spec/properties/tls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2982,8 +3102,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!(formats16.validate(data15))){
-const err43 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
+}
+if(typeof data18.insecureSkipVerify !== "boolean"){
+const err43 = {instancePath:instancePath+"/spec/tls/insecureSkipVerify",schemaPath:"#/properties/spec/properties/tls/properties/insecureSkipVerify/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2992,10 +3113,11 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-}
-else {
-const err44 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.caSecretRef !== undefined){
+let data20 = data18.caSecretRef;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.name === undefined){
+const err44 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3004,15 +3126,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-let data16 = data.status;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.observedGeneration === undefined){
-data16.observedGeneration = -1;
-}
-for(const key5 in data16){
-if(!(((((((key5 === "observedGeneration") || (key5 === "conditions")) || (key5 === "reachable")) || (key5 === "authenticated")) || (key5 === "heldSecrets")) || (key5 === "edgeListError")) || (key5 === "vsmUuid"))){
-const err45 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data20.key === undefined){
+const err45 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3021,10 +3136,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-let data17 = data16.observedGeneration;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err46 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key8 in data20){
+if(!((key8 === "name") || (key8 === "key"))){
+const err46 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3033,9 +3147,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(!(formats0.validate(data17))){
-const err47 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+if(data20.name !== undefined){
+let data21 = data20.name;
+if(typeof data21 === "string"){
+if(func2(data21) > 253){
+const err47 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3044,16 +3161,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data16.conditions !== undefined){
-let data18 = data16.conditions;
-if(Array.isArray(data18)){
-const len0 = data18.length;
-for(let i0=0; i0<len0; i0++){
-let data19 = data18[i0];
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.type === undefined){
-const err48 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(func2(data21) < 1){
+const err48 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3062,8 +3171,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data19.status === undefined){
-const err49 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+else {
+const err49 = {instancePath:instancePath+"/spec/tls/caSecretRef/name",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3072,8 +3182,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data19.lastTransitionTime === undefined){
-const err50 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
+}
+if(data20.key !== undefined){
+let data22 = data20.key;
+if(typeof data22 === "string"){
+if(func2(data22) > 253){
+const err50 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3082,8 +3196,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data19.reason === undefined){
-const err51 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(func2(data22) < 1){
+const err51 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3092,8 +3206,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data19.message === undefined){
-const err52 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(!pattern9.test(data22)){
+const err52 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/pattern",keyword:"pattern",params:{pattern: "^[-._a-zA-Z0-9]+$"},message:"must match pattern \""+"^[-._a-zA-Z0-9]+$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3102,9 +3216,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!((((((key6 === "type") || (key6 === "status")) || (key6 === "observedGeneration")) || (key6 === "lastTransitionTime")) || (key6 === "reason")) || (key6 === "message"))){
-const err53 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err53 = {instancePath:instancePath+"/spec/tls/caSecretRef/key",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3114,11 +3228,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data19.type !== undefined){
-let data20 = data19.type;
-if(typeof data20 === "string"){
-if(func2(data20) > 316){
-const err54 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
+}
+else {
+const err54 = {instancePath:instancePath+"/spec/tls/caSecretRef",schemaPath:"#/properties/spec/properties/tls/properties/caSecretRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3128,8 +3240,9 @@ vErrors.push(err54);
 errors++;
 }
 }
+}
 else {
-const err55 = {instancePath:instancePath+"/status/conditions/" + i0+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err55 = {instancePath:instancePath+"/spec/tls",schemaPath:"#/properties/spec/properties/tls/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3138,11 +3251,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data19.status !== undefined){
-let data21 = data19.status;
-if(typeof data21 !== "string"){
-const err56 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data23 = data3.maxConcurrentRequests;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err56 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3151,8 +3262,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!(((data21 === "True") || (data21 === "False")) || (data21 === "Unknown"))){
-const err57 = {instancePath:instancePath+"/status/conditions/" + i0+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 64 || isNaN(data23)){
+const err57 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/maximum",keyword:"maximum",params:{comparison: "<=", limit: 64},message:"must be <= 64"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3161,11 +3273,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data19.observedGeneration !== undefined){
-let data22 = data19.observedGeneration;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err58 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data23 < 1 || isNaN(data23)){
+const err58 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -3174,9 +3283,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err59 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!(formats16.validate(data23))){
+const err59 = {instancePath:instancePath+"/spec/maxConcurrentRequests",schemaPath:"#/properties/spec/properties/maxConcurrentRequests/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -3185,8 +3293,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!(formats0.validate(data22))){
-const err60 = {instancePath:instancePath+"/status/conditions/" + i0+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+}
+let data24 = data3.requestsPerSecond;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err60 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -3195,13 +3305,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-if(data19.lastTransitionTime !== undefined){
-let data23 = data19.lastTransitionTime;
-if(typeof data23 === "string"){
-if(!(formats4.test(data23))){
-const err61 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 1000 || isNaN(data24)){
+const err61 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -3210,9 +3316,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/status/conditions/" + i0+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data24 < 1 || isNaN(data24)){
+const err62 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -3221,12 +3326,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data19.reason !== undefined){
-let data24 = data19.reason;
-if(typeof data24 === "string"){
-if(func2(data24) > 1024){
-const err63 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(!(formats16.validate(data24))){
+const err63 = {instancePath:instancePath+"/spec/requestsPerSecond",schemaPath:"#/properties/spec/properties/requestsPerSecond/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -3236,8 +3337,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/status/conditions/" + i0+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data25 = data3.requestTimeoutSeconds;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err64 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -3246,12 +3348,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data19.message !== undefined){
-let data25 = data19.message;
-if(typeof data25 === "string"){
-if(func2(data25) > 32768){
-const err65 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 600 || isNaN(data25)){
+const err65 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600},message:"must be <= 600"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -3260,9 +3359,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/status/conditions/" + i0+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25 < 1 || isNaN(data25)){
+const err66 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -3271,10 +3369,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/status/conditions/" + i0,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats16.validate(data25))){
+const err67 = {instancePath:instancePath+"/spec/requestTimeoutSeconds",schemaPath:"#/properties/spec/properties/requestTimeoutSeconds/format",keyword:"format",params:{format: "int32"},message:"must match format \""+"int32"+"\""};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -3286,7 +3382,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err68 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -3296,9 +3392,14 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data16.reachable !== undefined){
-if(typeof data16.reachable !== "boolean"){
-const err69 = {instancePath:instancePath+"/status/reachable",schemaPath:"#/properties/status/properties/reachable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+let data26 = data.status;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.observedGeneration === undefined){
+data26.observedGeneration = -1;
+}
+for(const key9 in data26){
+if(!(((((((key9 === "observedGeneration") || (key9 === "conditions")) || (key9 === "reachable")) || (key9 === "authenticated")) || (key9 === "heldSecrets")) || (key9 === "edgeListError")) || (key9 === "vsmUuid"))){
+const err69 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -3308,9 +3409,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data16.authenticated !== undefined){
-if(typeof data16.authenticated !== "boolean"){
-const err70 = {instancePath:instancePath+"/status/authenticated",schemaPath:"#/properties/status/properties/authenticated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+let data27 = data26.observedGeneration;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err70 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -3319,12 +3420,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data16.heldSecrets !== undefined){
-let data28 = data16.heldSecrets;
-if(Array.isArray(data28)){
-if(data28.length > 2){
-const err71 = {instancePath:instancePath+"/status/heldSecrets",schemaPath:"#/properties/status/properties/heldSecrets/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(!(formats0.validate(data27))){
+const err71 = {instancePath:instancePath+"/status/observedGeneration",schemaPath:"#/properties/status/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -3333,12 +3431,16 @@ vErrors.push(err71);
 }
 errors++;
 }
-const len1 = data28.length;
-for(let i1=0; i1<len1; i1++){
-let data29 = data28[i1];
-if(typeof data29 === "string"){
-if(func2(data29) > 253){
-const err72 = {instancePath:instancePath+"/status/heldSecrets/" + i1,schemaPath:"#/properties/status/properties/heldSecrets/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data26.conditions !== undefined){
+let data28 = data26.conditions;
+if(Array.isArray(data28)){
+const len2 = data28.length;
+for(let i2=0; i2<len2; i2++){
+let data29 = data28[i2];
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.type === undefined){
+const err72 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -3347,9 +3449,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/status/heldSecrets/" + i1,schemaPath:"#/properties/status/properties/heldSecrets/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.status === undefined){
+const err73 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -3358,10 +3459,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/status/heldSecrets",schemaPath:"#/properties/status/properties/heldSecrets/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data29.lastTransitionTime === undefined){
+const err74 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "lastTransitionTime"},message:"must have required property '"+"lastTransitionTime"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -3370,10 +3469,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-if(data16.edgeListError !== undefined){
-if(typeof data16.edgeListError !== "string"){
-const err75 = {instancePath:instancePath+"/status/edgeListError",schemaPath:"#/properties/status/properties/edgeListError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.reason === undefined){
+const err75 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -3382,10 +3479,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-}
-if(data16.vsmUuid !== undefined){
-if(typeof data16.vsmUuid !== "string"){
-const err76 = {instancePath:instancePath+"/status/vsmUuid",schemaPath:"#/properties/status/properties/vsmUuid/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.message === undefined){
+const err76 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -3394,10 +3489,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-}
-else {
-const err77 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key10 in data29){
+if(!((((((key10 === "type") || (key10 === "status")) || (key10 === "observedGeneration")) || (key10 === "lastTransitionTime")) || (key10 === "reason")) || (key10 === "message"))){
+const err77 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -3407,8 +3501,11 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29.type !== undefined){
+let data30 = data29.type;
+if(typeof data30 === "string"){
+if(func2(data30) > 316){
+const err78 = {instancePath:instancePath+"/status/conditions/" + i2+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/maxLength",keyword:"maxLength",params:{limit: 316},message:"must NOT have more than 316 characters"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -3417,12 +3514,302 @@ vErrors.push(err78);
 }
 errors++;
 }
+}
+else {
+const err79 = {instancePath:instancePath+"/status/conditions/" + i2+"/type",schemaPath:"#/properties/status/properties/conditions/items/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data29.status !== undefined){
+let data31 = data29.status;
+if(typeof data31 !== "string"){
+const err80 = {instancePath:instancePath+"/status/conditions/" + i2+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(!(((data31 === "True") || (data31 === "False")) || (data31 === "Unknown"))){
+const err81 = {instancePath:instancePath+"/status/conditions/" + i2+"/status",schemaPath:"#/properties/status/properties/conditions/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.properties.conditions.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data29.observedGeneration !== undefined){
+let data32 = data29.observedGeneration;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err82 = {instancePath:instancePath+"/status/conditions/" + i2+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err83 = {instancePath:instancePath+"/status/conditions/" + i2+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+if(!(formats0.validate(data32))){
+const err84 = {instancePath:instancePath+"/status/conditions/" + i2+"/observedGeneration",schemaPath:"#/properties/status/properties/conditions/items/properties/observedGeneration/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+if(data29.lastTransitionTime !== undefined){
+let data33 = data29.lastTransitionTime;
+if(typeof data33 === "string"){
+if(!(formats4.test(data33))){
+const err85 = {instancePath:instancePath+"/status/conditions/" + i2+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/status/conditions/" + i2+"/lastTransitionTime",schemaPath:"#/properties/status/properties/conditions/items/properties/lastTransitionTime/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+if(data29.reason !== undefined){
+let data34 = data29.reason;
+if(typeof data34 === "string"){
+if(func2(data34) > 1024){
+const err87 = {instancePath:instancePath+"/status/conditions/" + i2+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/status/conditions/" + i2+"/reason",schemaPath:"#/properties/status/properties/conditions/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data29.message !== undefined){
+let data35 = data29.message;
+if(typeof data35 === "string"){
+if(func2(data35) > 32768){
+const err89 = {instancePath:instancePath+"/status/conditions/" + i2+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/maxLength",keyword:"maxLength",params:{limit: 32768},message:"must NOT have more than 32768 characters"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/status/conditions/" + i2+"/message",schemaPath:"#/properties/status/properties/conditions/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/status/conditions/" + i2,schemaPath:"#/properties/status/properties/conditions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/status/conditions",schemaPath:"#/properties/status/properties/conditions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+if(data26.reachable !== undefined){
+if(typeof data26.reachable !== "boolean"){
+const err93 = {instancePath:instancePath+"/status/reachable",schemaPath:"#/properties/status/properties/reachable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+if(data26.authenticated !== undefined){
+if(typeof data26.authenticated !== "boolean"){
+const err94 = {instancePath:instancePath+"/status/authenticated",schemaPath:"#/properties/status/properties/authenticated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data26.heldSecrets !== undefined){
+let data38 = data26.heldSecrets;
+if(Array.isArray(data38)){
+if(data38.length > 2){
+const err95 = {instancePath:instancePath+"/status/heldSecrets",schemaPath:"#/properties/status/properties/heldSecrets/maxItems",keyword:"maxItems",params:{limit: 2},message:"must NOT have more than 2 items"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+const len3 = data38.length;
+for(let i3=0; i3<len3; i3++){
+let data39 = data38[i3];
+if(typeof data39 === "string"){
+if(func2(data39) > 253){
+const err96 = {instancePath:instancePath+"/status/heldSecrets/" + i3,schemaPath:"#/properties/status/properties/heldSecrets/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/status/heldSecrets/" + i3,schemaPath:"#/properties/status/properties/heldSecrets/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/status/heldSecrets",schemaPath:"#/properties/status/properties/heldSecrets/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data26.edgeListError !== undefined){
+if(typeof data26.edgeListError !== "string"){
+const err99 = {instancePath:instancePath+"/status/edgeListError",schemaPath:"#/properties/status/properties/edgeListError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+if(data26.vsmUuid !== undefined){
+if(typeof data26.vsmUuid !== "string"){
+const err100 = {instancePath:instancePath+"/status/vsmUuid",schemaPath:"#/properties/status/properties/vsmUuid/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+else {
+const err102 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
 validate12.errors = vErrors;
 return errors === 0;
 }
 
 export const CRD_KINDS = [
-  { ...{"kind":"EdgeTenant","file":"crds/nsxv.io_edgetenants.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}},{"path":"status.edgeShape.lists","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"]}}],"rules":[{"path":"","spec":{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name)","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateEdgeTenant },
+  { ...{"kind":"EdgeTenant","file":"crds/nsxv.io_edgetenants.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}},{"path":"status.edgeShape.lists","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["path"]}}],"rules":[{"path":"","spec":{"rule":"!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || (self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || (self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name && (has(self.spec.managerRef.namespace) ? self.spec.managerRef.namespace : '') == (has(oldSelf.spec.managerRef.namespace) ? oldSelf.spec.managerRef.namespace : ''))","message":"spec.edgeId and spec.managerRef cannot change while status.originalTenant remembers the edge's tenant for deletionPolicy Restore: delete this object (it restores that edge) and create a new one","reason":"FieldValueForbidden"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateEdgeTenant },
   { ...{"kind":"IPPoolAllocations","file":"crds/nsxv.io_ippoolallocations.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}},{"path":"status.stray","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["ip"]}}],"rules":[{"path":"spec.pool","spec":{"rule":"has(self.id) != has(self.name)","message":"set exactly one of id and name"}},{"path":"spec.allowed[*]","spec":{"rule":"isIP(self) || isCIDR(self) || (self.split('-').size() == 2 && isIP(self.split('-')[0]) && isIP(self.split('-')[1]) && ip(self.split('-')[0]).family() == ip(self.split('-')[1]).family())","message":"must be an IP address, a CIDR a/n, or a range a-b of two addresses of one family, without spaces, zone ids or IPv4-mapped IPv6 addresses"}},{"path":"spec.allowed[*]","spec":{"rule":"!self.contains('-') || [self.substring(0, self.indexOf('-'))].map(s, [self.substring(self.indexOf('-') + 1)].map(e, !(isIP(s) && isIP(e) && ip(s).family() == ip(e).family()) || ip(s) == ip(e) || (ip(s).family() == 4 ? (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip()))))) : (cidr(s + '/64').containsIP(e) ? (cidr(s + '/96').containsIP(e) ? (cidr(s + '/112').containsIP(e) ? (cidr(s + '/120').containsIP(e) ? (cidr(s + '/124').containsIP(e) ? (cidr(s + '/126').containsIP(e) ? (cidr(s + '/127').containsIP(e) ? cidr(s + '/128').masked().ip() == cidr(s + '/127').masked().ip() : cidr(s + '/127').masked().ip() == cidr(s + '/126').masked().ip()) : (cidr(s + '/125').containsIP(e) ? cidr(s + '/126').masked().ip() == cidr(s + '/125').masked().ip() : cidr(s + '/125').masked().ip() == cidr(s + '/124').masked().ip())) : (cidr(s + '/122').containsIP(e) ? (cidr(s + '/123').containsIP(e) ? cidr(s + '/124').masked().ip() == cidr(s + '/123').masked().ip() : cidr(s + '/123').masked().ip() == cidr(s + '/122').masked().ip()) : (cidr(s + '/121').containsIP(e) ? cidr(s + '/122').masked().ip() == cidr(s + '/121').masked().ip() : cidr(s + '/121').masked().ip() == cidr(s + '/120').masked().ip()))) : (cidr(s + '/116').containsIP(e) ? (cidr(s + '/118').containsIP(e) ? (cidr(s + '/119').containsIP(e) ? cidr(s + '/120').masked().ip() == cidr(s + '/119').masked().ip() : cidr(s + '/119').masked().ip() == cidr(s + '/118').masked().ip()) : (cidr(s + '/117').containsIP(e) ? cidr(s + '/118').masked().ip() == cidr(s + '/117').masked().ip() : cidr(s + '/117').masked().ip() == cidr(s + '/116').masked().ip())) : (cidr(s + '/114').containsIP(e) ? (cidr(s + '/115').containsIP(e) ? cidr(s + '/116').masked().ip() == cidr(s + '/115').masked().ip() : cidr(s + '/115').masked().ip() == cidr(s + '/114').masked().ip()) : (cidr(s + '/113').containsIP(e) ? cidr(s + '/114').masked().ip() == cidr(s + '/113').masked().ip() : cidr(s + '/113').masked().ip() == cidr(s + '/112').masked().ip())))) : (cidr(s + '/104').containsIP(e) ? (cidr(s + '/108').containsIP(e) ? (cidr(s + '/110').containsIP(e) ? (cidr(s + '/111').containsIP(e) ? cidr(s + '/112').masked().ip() == cidr(s + '/111').masked().ip() : cidr(s + '/111').masked().ip() == cidr(s + '/110').masked().ip()) : (cidr(s + '/109').containsIP(e) ? cidr(s + '/110').masked().ip() == cidr(s + '/109').masked().ip() : cidr(s + '/109').masked().ip() == cidr(s + '/108').masked().ip())) : (cidr(s + '/106').containsIP(e) ? (cidr(s + '/107').containsIP(e) ? cidr(s + '/108').masked().ip() == cidr(s + '/107').masked().ip() : cidr(s + '/107').masked().ip() == cidr(s + '/106').masked().ip()) : (cidr(s + '/105').containsIP(e) ? cidr(s + '/106').masked().ip() == cidr(s + '/105').masked().ip() : cidr(s + '/105').masked().ip() == cidr(s + '/104').masked().ip()))) : (cidr(s + '/100').containsIP(e) ? (cidr(s + '/102').containsIP(e) ? (cidr(s + '/103').containsIP(e) ? cidr(s + '/104').masked().ip() == cidr(s + '/103').masked().ip() : cidr(s + '/103').masked().ip() == cidr(s + '/102').masked().ip()) : (cidr(s + '/101').containsIP(e) ? cidr(s + '/102').masked().ip() == cidr(s + '/101').masked().ip() : cidr(s + '/101').masked().ip() == cidr(s + '/100').masked().ip())) : (cidr(s + '/98').containsIP(e) ? (cidr(s + '/99').containsIP(e) ? cidr(s + '/100').masked().ip() == cidr(s + '/99').masked().ip() : cidr(s + '/99').masked().ip() == cidr(s + '/98').masked().ip()) : (cidr(s + '/97').containsIP(e) ? cidr(s + '/98').masked().ip() == cidr(s + '/97').masked().ip() : cidr(s + '/97').masked().ip() == cidr(s + '/96').masked().ip()))))) : (cidr(s + '/80').containsIP(e) ? (cidr(s + '/88').containsIP(e) ? (cidr(s + '/92').containsIP(e) ? (cidr(s + '/94').containsIP(e) ? (cidr(s + '/95').containsIP(e) ? cidr(s + '/96').masked().ip() == cidr(s + '/95').masked().ip() : cidr(s + '/95').masked().ip() == cidr(s + '/94').masked().ip()) : (cidr(s + '/93').containsIP(e) ? cidr(s + '/94').masked().ip() == cidr(s + '/93').masked().ip() : cidr(s + '/93').masked().ip() == cidr(s + '/92').masked().ip())) : (cidr(s + '/90').containsIP(e) ? (cidr(s + '/91').containsIP(e) ? cidr(s + '/92').masked().ip() == cidr(s + '/91').masked().ip() : cidr(s + '/91').masked().ip() == cidr(s + '/90').masked().ip()) : (cidr(s + '/89').containsIP(e) ? cidr(s + '/90').masked().ip() == cidr(s + '/89').masked().ip() : cidr(s + '/89').masked().ip() == cidr(s + '/88').masked().ip()))) : (cidr(s + '/84').containsIP(e) ? (cidr(s + '/86').containsIP(e) ? (cidr(s + '/87').containsIP(e) ? cidr(s + '/88').masked().ip() == cidr(s + '/87').masked().ip() : cidr(s + '/87').masked().ip() == cidr(s + '/86').masked().ip()) : (cidr(s + '/85').containsIP(e) ? cidr(s + '/86').masked().ip() == cidr(s + '/85').masked().ip() : cidr(s + '/85').masked().ip() == cidr(s + '/84').masked().ip())) : (cidr(s + '/82').containsIP(e) ? (cidr(s + '/83').containsIP(e) ? cidr(s + '/84').masked().ip() == cidr(s + '/83').masked().ip() : cidr(s + '/83').masked().ip() == cidr(s + '/82').masked().ip()) : (cidr(s + '/81').containsIP(e) ? cidr(s + '/82').masked().ip() == cidr(s + '/81').masked().ip() : cidr(s + '/81').masked().ip() == cidr(s + '/80').masked().ip())))) : (cidr(s + '/72').containsIP(e) ? (cidr(s + '/76').containsIP(e) ? (cidr(s + '/78').containsIP(e) ? (cidr(s + '/79').containsIP(e) ? cidr(s + '/80').masked().ip() == cidr(s + '/79').masked().ip() : cidr(s + '/79').masked().ip() == cidr(s + '/78').masked().ip()) : (cidr(s + '/77').containsIP(e) ? cidr(s + '/78').masked().ip() == cidr(s + '/77').masked().ip() : cidr(s + '/77').masked().ip() == cidr(s + '/76').masked().ip())) : (cidr(s + '/74').containsIP(e) ? (cidr(s + '/75').containsIP(e) ? cidr(s + '/76').masked().ip() == cidr(s + '/75').masked().ip() : cidr(s + '/75').masked().ip() == cidr(s + '/74').masked().ip()) : (cidr(s + '/73').containsIP(e) ? cidr(s + '/74').masked().ip() == cidr(s + '/73').masked().ip() : cidr(s + '/73').masked().ip() == cidr(s + '/72').masked().ip()))) : (cidr(s + '/68').containsIP(e) ? (cidr(s + '/70').containsIP(e) ? (cidr(s + '/71').containsIP(e) ? cidr(s + '/72').masked().ip() == cidr(s + '/71').masked().ip() : cidr(s + '/71').masked().ip() == cidr(s + '/70').masked().ip()) : (cidr(s + '/69').containsIP(e) ? cidr(s + '/70').masked().ip() == cidr(s + '/69').masked().ip() : cidr(s + '/69').masked().ip() == cidr(s + '/68').masked().ip())) : (cidr(s + '/66').containsIP(e) ? (cidr(s + '/67').containsIP(e) ? cidr(s + '/68').masked().ip() == cidr(s + '/67').masked().ip() : cidr(s + '/67').masked().ip() == cidr(s + '/66').masked().ip()) : (cidr(s + '/65').containsIP(e) ? cidr(s + '/66').masked().ip() == cidr(s + '/65').masked().ip() : cidr(s + '/65').masked().ip() == cidr(s + '/64').masked().ip())))))) : (cidr(s + '/32').containsIP(e) ? (cidr(s + '/48').containsIP(e) ? (cidr(s + '/56').containsIP(e) ? (cidr(s + '/60').containsIP(e) ? (cidr(s + '/62').containsIP(e) ? (cidr(s + '/63').containsIP(e) ? cidr(s + '/64').masked().ip() == cidr(s + '/63').masked().ip() : cidr(s + '/63').masked().ip() == cidr(s + '/62').masked().ip()) : (cidr(s + '/61').containsIP(e) ? cidr(s + '/62').masked().ip() == cidr(s + '/61').masked().ip() : cidr(s + '/61').masked().ip() == cidr(s + '/60').masked().ip())) : (cidr(s + '/58').containsIP(e) ? (cidr(s + '/59').containsIP(e) ? cidr(s + '/60').masked().ip() == cidr(s + '/59').masked().ip() : cidr(s + '/59').masked().ip() == cidr(s + '/58').masked().ip()) : (cidr(s + '/57').containsIP(e) ? cidr(s + '/58').masked().ip() == cidr(s + '/57').masked().ip() : cidr(s + '/57').masked().ip() == cidr(s + '/56').masked().ip()))) : (cidr(s + '/52').containsIP(e) ? (cidr(s + '/54').containsIP(e) ? (cidr(s + '/55').containsIP(e) ? cidr(s + '/56').masked().ip() == cidr(s + '/55').masked().ip() : cidr(s + '/55').masked().ip() == cidr(s + '/54').masked().ip()) : (cidr(s + '/53').containsIP(e) ? cidr(s + '/54').masked().ip() == cidr(s + '/53').masked().ip() : cidr(s + '/53').masked().ip() == cidr(s + '/52').masked().ip())) : (cidr(s + '/50').containsIP(e) ? (cidr(s + '/51').containsIP(e) ? cidr(s + '/52').masked().ip() == cidr(s + '/51').masked().ip() : cidr(s + '/51').masked().ip() == cidr(s + '/50').masked().ip()) : (cidr(s + '/49').containsIP(e) ? cidr(s + '/50').masked().ip() == cidr(s + '/49').masked().ip() : cidr(s + '/49').masked().ip() == cidr(s + '/48').masked().ip())))) : (cidr(s + '/40').containsIP(e) ? (cidr(s + '/44').containsIP(e) ? (cidr(s + '/46').containsIP(e) ? (cidr(s + '/47').containsIP(e) ? cidr(s + '/48').masked().ip() == cidr(s + '/47').masked().ip() : cidr(s + '/47').masked().ip() == cidr(s + '/46').masked().ip()) : (cidr(s + '/45').containsIP(e) ? cidr(s + '/46').masked().ip() == cidr(s + '/45').masked().ip() : cidr(s + '/45').masked().ip() == cidr(s + '/44').masked().ip())) : (cidr(s + '/42').containsIP(e) ? (cidr(s + '/43').containsIP(e) ? cidr(s + '/44').masked().ip() == cidr(s + '/43').masked().ip() : cidr(s + '/43').masked().ip() == cidr(s + '/42').masked().ip()) : (cidr(s + '/41').containsIP(e) ? cidr(s + '/42').masked().ip() == cidr(s + '/41').masked().ip() : cidr(s + '/41').masked().ip() == cidr(s + '/40').masked().ip()))) : (cidr(s + '/36').containsIP(e) ? (cidr(s + '/38').containsIP(e) ? (cidr(s + '/39').containsIP(e) ? cidr(s + '/40').masked().ip() == cidr(s + '/39').masked().ip() : cidr(s + '/39').masked().ip() == cidr(s + '/38').masked().ip()) : (cidr(s + '/37').containsIP(e) ? cidr(s + '/38').masked().ip() == cidr(s + '/37').masked().ip() : cidr(s + '/37').masked().ip() == cidr(s + '/36').masked().ip())) : (cidr(s + '/34').containsIP(e) ? (cidr(s + '/35').containsIP(e) ? cidr(s + '/36').masked().ip() == cidr(s + '/35').masked().ip() : cidr(s + '/35').masked().ip() == cidr(s + '/34').masked().ip()) : (cidr(s + '/33').containsIP(e) ? cidr(s + '/34').masked().ip() == cidr(s + '/33').masked().ip() : cidr(s + '/33').masked().ip() == cidr(s + '/32').masked().ip()))))) : (cidr(s + '/16').containsIP(e) ? (cidr(s + '/24').containsIP(e) ? (cidr(s + '/28').containsIP(e) ? (cidr(s + '/30').containsIP(e) ? (cidr(s + '/31').containsIP(e) ? cidr(s + '/32').masked().ip() == cidr(s + '/31').masked().ip() : cidr(s + '/31').masked().ip() == cidr(s + '/30').masked().ip()) : (cidr(s + '/29').containsIP(e) ? cidr(s + '/30').masked().ip() == cidr(s + '/29').masked().ip() : cidr(s + '/29').masked().ip() == cidr(s + '/28').masked().ip())) : (cidr(s + '/26').containsIP(e) ? (cidr(s + '/27').containsIP(e) ? cidr(s + '/28').masked().ip() == cidr(s + '/27').masked().ip() : cidr(s + '/27').masked().ip() == cidr(s + '/26').masked().ip()) : (cidr(s + '/25').containsIP(e) ? cidr(s + '/26').masked().ip() == cidr(s + '/25').masked().ip() : cidr(s + '/25').masked().ip() == cidr(s + '/24').masked().ip()))) : (cidr(s + '/20').containsIP(e) ? (cidr(s + '/22').containsIP(e) ? (cidr(s + '/23').containsIP(e) ? cidr(s + '/24').masked().ip() == cidr(s + '/23').masked().ip() : cidr(s + '/23').masked().ip() == cidr(s + '/22').masked().ip()) : (cidr(s + '/21').containsIP(e) ? cidr(s + '/22').masked().ip() == cidr(s + '/21').masked().ip() : cidr(s + '/21').masked().ip() == cidr(s + '/20').masked().ip())) : (cidr(s + '/18').containsIP(e) ? (cidr(s + '/19').containsIP(e) ? cidr(s + '/20').masked().ip() == cidr(s + '/19').masked().ip() : cidr(s + '/19').masked().ip() == cidr(s + '/18').masked().ip()) : (cidr(s + '/17').containsIP(e) ? cidr(s + '/18').masked().ip() == cidr(s + '/17').masked().ip() : cidr(s + '/17').masked().ip() == cidr(s + '/16').masked().ip())))) : (cidr(s + '/8').containsIP(e) ? (cidr(s + '/12').containsIP(e) ? (cidr(s + '/14').containsIP(e) ? (cidr(s + '/15').containsIP(e) ? cidr(s + '/16').masked().ip() == cidr(s + '/15').masked().ip() : cidr(s + '/15').masked().ip() == cidr(s + '/14').masked().ip()) : (cidr(s + '/13').containsIP(e) ? cidr(s + '/14').masked().ip() == cidr(s + '/13').masked().ip() : cidr(s + '/13').masked().ip() == cidr(s + '/12').masked().ip())) : (cidr(s + '/10').containsIP(e) ? (cidr(s + '/11').containsIP(e) ? cidr(s + '/12').masked().ip() == cidr(s + '/11').masked().ip() : cidr(s + '/11').masked().ip() == cidr(s + '/10').masked().ip()) : (cidr(s + '/9').containsIP(e) ? cidr(s + '/10').masked().ip() == cidr(s + '/9').masked().ip() : cidr(s + '/9').masked().ip() == cidr(s + '/8').masked().ip()))) : (cidr(s + '/4').containsIP(e) ? (cidr(s + '/6').containsIP(e) ? (cidr(s + '/7').containsIP(e) ? cidr(s + '/8').masked().ip() == cidr(s + '/7').masked().ip() : cidr(s + '/7').masked().ip() == cidr(s + '/6').masked().ip()) : (cidr(s + '/5').containsIP(e) ? cidr(s + '/6').masked().ip() == cidr(s + '/5').masked().ip() : cidr(s + '/5').masked().ip() == cidr(s + '/4').masked().ip())) : (cidr(s + '/2').containsIP(e) ? (cidr(s + '/3').containsIP(e) ? cidr(s + '/4').masked().ip() == cidr(s + '/3').masked().ip() : cidr(s + '/3').masked().ip() == cidr(s + '/2').masked().ip()) : (cidr(s + '/1').containsIP(e) ? cidr(s + '/2').masked().ip() == cidr(s + '/1').masked().ip() : cidr(s + '/1').masked().ip() == cidr(s + '/0').masked().ip())))))))))[0])[0]","message":"a range a-b must not run backwards: its start is above its end"}},{"path":"spec.release.minStrayAge","spec":{"rule":"duration(self) >= duration('0s')","message":"must be a Go duration of at most 2562047h"}},{"path":"spec.syncInterval","spec":{"rule":"duration(self) >= duration('10s')","message":"must be at least 10s: the manager is checked no more often than that"}}]}, validate: () => validateIPPoolAllocations },
-  { ...{"kind":"NSXManager","file":"crds/nsxv.io_nsxmanagers.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}}],"rules":[{"path":"spec.url","spec":{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"}},{"path":"spec.url","spec":{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"}},{"path":"spec.url","spec":{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}},{"path":"spec.tls","spec":{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}}]}, validate: () => validateNSXManager },
+  { ...{"kind":"NSXManager","file":"crds/nsxv.io_nsxmanagers.yaml","lists":[{"path":"status.conditions","node":{"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["type"]}}],"rules":[{"path":"spec.url","spec":{"rule":"self.contains('@') || self.contains('?') || self.contains('#') || self.matches(r'^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^\\s?#@]*)?$')","message":"must be https://host[:port][/path] (http:// only for a simulator or a local proxy), without credentials, query or fragment"}},{"path":"spec.url","spec":{"rule":"!self.contains('@')","reason":"FieldValueForbidden","message":"must not carry credentials (user:password@): they come from the Secret named by credentialsSecretRef"}},{"path":"spec.url","spec":{"rule":"!self.contains('?') && !self.contains('#')","reason":"FieldValueForbidden","message":"must not carry a query string or fragment (? or #)"}},{"path":"spec.allowedNamespaces.selector.matchExpressions[*]","spec":{"rule":"self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)","message":"In and NotIn need at least one value; Exists and DoesNotExist take none"}},{"path":"spec.tls","spec":{"rule":"!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))","message":"insecureSkipVerify and caSecretRef exclude each other: a CA is pointless when nothing is verified"}}]}, validate: () => validateNSXManager },
 ];

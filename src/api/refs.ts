@@ -46,3 +46,36 @@ export function parseObjectKey(key: string): ObjectRef | undefined {
 export function namespacedName(meta: Pick<ObjectMeta, "name" | "namespace">): string {
   return `${meta.namespace ?? DEFAULT_NAMESPACE}/${meta.name}`;
 }
+
+/**
+ * The NSXManager an EdgeTenant or IPPoolAllocations names: `spec.managerRef.name` in
+ * `spec.managerRef.namespace`, by default the object's own namespace. Undefined for an
+ * NSXManager, or when the name is missing.
+ */
+export function managerRefOf(object: NsxvObject): ObjectRef | undefined {
+  if (object.kind === "NSXManager") return undefined;
+  const { name, namespace } = object.spec?.managerRef ?? {};
+  if (typeof name !== "string" || name === "") return undefined;
+  const own = object.metadata.namespace ?? DEFAULT_NAMESPACE;
+  return {
+    kind: "NSXManager",
+    namespace: typeof namespace === "string" && namespace !== "" ? namespace : own,
+    name,
+  };
+}
+
+/**
+ * How a dependent in `namespace` names its NSXManager in status and messages: its name when it is
+ * in the same namespace (what every earlier release wrote), `namespace/name` when in another.
+ */
+export function managerLabel(namespace: string, manager: ObjectRef): string {
+  return manager.namespace === namespace ? manager.name : `${manager.namespace}/${manager.name}`;
+}
+
+/** The NSXManager a `managerLabel` names, for a dependent in `namespace`. */
+export function managerOfLabel(namespace: string, label: string): ObjectRef {
+  const at = label.indexOf("/");
+  return at < 0
+    ? { kind: "NSXManager", namespace, name: label }
+    : { kind: "NSXManager", namespace: label.slice(0, at), name: label.slice(at + 1) };
+}

@@ -2,6 +2,7 @@
  * The three custom resources of group nsxv.io/v1alpha1, as TypeScript types. `crds/` holds the
  * same shapes as OpenAPI schemas; test/api/crd-types.test.ts proves that the two agree.
  */
+import type { LabelSelector } from "./label-selector.ts";
 
 export const GROUP = "nsxv.io";
 export const VERSION = "v1alpha1";
@@ -69,6 +70,17 @@ export interface LocalObjectReference {
   name: string;
 }
 
+/**
+ * The NSXManager an EdgeTenant or IPPoolAllocations acts through: by default in the object's own
+ * namespace; in another one only while that NSXManager allows the object's namespace
+ * (NSXManagerSpec.allowedNamespaces), or the object is refused (reason NamespaceNotAllowed).
+ */
+export interface ManagerReference {
+  name: string;
+  /** default: the object's own namespace */
+  namespace?: string;
+}
+
 export type ManagementPolicy = "Enforce" | "Observe";
 export type ManagerAuth = "Basic" | "Token";
 export type DeletionPolicy = "Orphan" | "Restore";
@@ -100,6 +112,12 @@ export const SKIP_RESTORE_ANNOTATION = "nsxv.io/skip-restore";
 export interface NSXManagerSpec {
   /** https://host[:port] (or http:// for a simulator or a local proxy) */
   url: string;
+  /**
+   * Other namespaces whose EdgeTenants and IPPoolAllocations may name this manager
+   * (`spec.managerRef.namespace`): those whose labels the selector matches. Absent: none but its
+   * own (the default); `selector: {}` matches every namespace.
+   */
+  allowedNamespaces?: { selector: LabelSelector };
   /** Secret in the same namespace with keys `username` and `password` */
   credentialsSecretRef: LocalObjectReference;
   /** Basic on every request, or the 6.4 token scheme (AUTHTOKEN); default Basic */
@@ -128,7 +146,7 @@ export interface NSXManagerStatus extends CommonStatus {
 }
 
 export interface EdgeTenantSpec {
-  managerRef: LocalObjectReference;
+  managerRef: ManagerReference;
   /** `edge-<n>` */
   edgeId: string;
   tenant: string;
@@ -177,7 +195,7 @@ export interface EdgeShapeStatus {
 /** Where a remembered original tenant was read: one edge of one real manager. */
 export interface OriginalTenantSource {
   edgeId: string;
-  /** the NSXManager object's name (same namespace) */
+  /** the NSXManager object's name, as `namespace/name` when it is in another namespace than the EdgeTenant */
   manager: string;
   /** the manager's URL at the time, normalized: the real manager, whatever the object points at later */
   managerURL: string;
@@ -199,7 +217,7 @@ export interface ReleasePolicy {
 }
 
 export interface IPPoolAllocationsSpec {
-  managerRef: LocalObjectReference;
+  managerRef: ManagerReference;
   pool: PoolSelector;
   /** addresses, inclusive ranges `a-b`, CIDRs; IPv4 or IPv6 */
   allowed: string[];

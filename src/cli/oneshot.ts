@@ -26,7 +26,7 @@ import {
   type Reconcile,
   type ReconcileReport,
 } from "../reconcile/index.ts";
-import { DEFAULT_NAMESPACE, objectKey, refOf } from "../api/refs.ts";
+import { DEFAULT_NAMESPACE, managerRefOf, objectKey, refOf } from "../api/refs.ts";
 import { withDefaults } from "../util/options.ts";
 import { CodedError } from "../util/errors.ts";
 import { hasQueryOrFragment, hideUrlCredentials } from "../util/url-credentials.ts";
@@ -221,11 +221,10 @@ function missingManagers(
       ),
   ]);
   return objects.flatMap(({ object, source }) => {
-    if (object.kind === "NSXManager") return [];
+    const manager = managerRefOf(object);
+    if (manager === undefined || managers.has(objectKey(manager))) return [];
     const { namespace, name } = refOf(object);
-    const manager = object.spec.managerRef.name;
-    if (managers.has(objectKey({ kind: "NSXManager", namespace, name: manager }))) return [];
-    const detail = `NSXManager ${namespace}/${manager} is not in the manifests`;
+    const detail = `NSXManager ${manager.namespace}/${manager.name} is not in the manifests`;
     return [
       new ManifestError({
         ...source,

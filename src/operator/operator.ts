@@ -9,7 +9,7 @@
  * waiting on a manager aborted; the lease released) or "lease-lost", upon which the process
  * should exit non-zero.
  */
-import { objectKey, refOf, type ObjectRef } from "../api/refs.ts";
+import { managerRefOf, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { IN_USE_FINALIZER, KINDS, type NsxvObject } from "../api/types.ts";
 import {
   Controller,
@@ -142,8 +142,8 @@ export function defaultConcurrencyPerManager(concurrency: number): number {
  */
 export function managerGroupOf(ref: ObjectRef, object: NsxvObject | undefined): string {
   if (ref.kind === "NSXManager") return `${ref.namespace}/${ref.name}`;
-  const managerName = object?.kind === "NSXManager" ? undefined : object?.spec?.managerRef?.name;
-  return managerName === undefined ? objectKey(ref) : `${ref.namespace}/${managerName}`;
+  const manager = object === undefined ? undefined : managerRefOf(object);
+  return manager === undefined ? objectKey(ref) : `${manager.namespace}/${manager.name}`;
 }
 
 /** The object changed since its status was read (HTTP 409 on the write): read it again, quietly. */

@@ -64,6 +64,8 @@ export const FAILURE_REASONS = [
   "IncompleteEdge",
   // read twice, both reads older than the manager's edge list: never written back
   "StaleRead",
+  // the object names an NSXManager of another namespace that does not allow its namespace
+  "NamespaceNotAllowed",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -138,6 +140,7 @@ const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>([
   "SourceInvalid",
   "EdgeMoved",
   "CredentialsNotBound",
+  "NamespaceNotAllowed",
 ]);
 
 /** Ready reasons that record an observation of the manager; the others record a failure or a pause. */

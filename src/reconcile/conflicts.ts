@@ -1,14 +1,18 @@
 /**
  * Which object owns which edge or pool. Two EdgeTenants naming the same edge of the same real
  * manager, or two IPPoolAllocations naming the same pool (by id, or by scope and name), would
- * fight each other on every pass; instead the oldest (creationTimestamp, then namespace/name)
- * owns the target and the others act on nothing (Stalled, reason Conflict). A real manager is
- * what the NSXManager objects name, not the objects: two of them (in any namespaces) name the same
- * manager when their URLs are the same (normalized) or the manager reported the same vsmUuid to
- * both (status.vsmUuid). Built from every object of the kind and every NSXManager that the source
- * lists. A by-name and a by-id object can only be seen to collide once the pool list is read:
- * `poolWinner` settles that case. It reads metadata, spec and the managers' vsmUuid, so the
- * reconciler keeps one per kind while the store's revisions of the kind and of NSXManagers stay.
+ * fight each other on every pass; instead one owns the target and the others act on nothing
+ * (Stalled, reason Conflict). Authority before ownership (authority.ts): an object with authority
+ * (its NSXManager allows it and its credentials were accepted) ranks before one without; among
+ * equals the oldest (creationTimestamp, then namespace/name) owns. A real manager is what the
+ * NSXManager objects name, not the objects: two of them name the same manager when their URLs are
+ * the same (normalized), in any namespaces, or when the manager reported the same vsmUuid to both
+ * (status.vsmUuid) and they are in one namespace: a UUID is what a server says, and a server of
+ * one's own can say any, so it never joins another namespace's manager. Built from every object of
+ * the kind and every NSXManager that the source lists. A by-name and a by-id object can only be
+ * seen to collide once the pool list is read: `poolWinner` settles that case. It reads metadata,
+ * spec and the managers' status, so the reconciler keeps one per kind while the store's revisions
+ * of the kind, of NSXManagers and of namespaces stay.
  */
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
@@ -18,7 +22,7 @@ import {
   type NSXManager,
   type NsxvObject,
 } from "../api/types.ts";
-import { DEFAULT_NAMESPACE, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
+import { DEFAULT_NAMESPACE, managerRefOf, objectKey, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
 
 type Dependent = EdgeTenant | IPPoolAllocations;
 
@@ -39,41 +43,59 @@ export class ConflictIndex {
   readonly #pools: Map<string, ManagerPools>;
   /** NSXManager `namespace/name` → the real manager it names */
   readonly #managers: ReadonlyMap<string, string>;
+  /** the claimants with authority, by objectKey */
+  readonly #authorized: ReadonlySet<string>;
 
   private constructor(
     byTarget: Map<string, Dependent[]>,
     pools: Map<string, ManagerPools>,
     managers: ReadonlyMap<string, string>,
+    authorized: ReadonlySet<string>,
   ) {
     this.#byTarget = byTarget;
     this.#pools = pools;
     this.#managers = managers;
+    this.#authorized = authorized;
   }
 
   /**
-   * From every EdgeTenant and IPPoolAllocations of the source (other kinds are ignored). Objects
-   * being deleted own nothing; objects whose target fields are missing own nothing (their
-   * reconcile fails with InvalidSpec before it could act).
+   * From every EdgeTenant and IPPoolAllocations of the source (other kinds are ignored), and
+   * whether each has authority (default: none has, and age alone decides). Objects being deleted
+   * own nothing; objects whose target fields are missing own nothing (their reconcile fails with
+   * InvalidSpec before it could act).
    */
-  static build(objects: readonly NsxvObject[], managers: readonly NsxvObject[] = []): ConflictIndex {
+  static build(
+    objects: readonly NsxvObject[],
+    managers: readonly NsxvObject[] = [],
+    authority: (object: Dependent) => boolean = () => false,
+  ): ConflictIndex {
     const byTarget = new Map<string, Dependent[]>();
     const pools = new Map<string, ManagerPools>();
     const identities = realManagers(managers.filter((m): m is NSXManager => m.kind === "NSXManager"));
+    const authorized = new Set<string>();
     // one pass, appending in place: linear in the number of objects
     for (const object of objects) {
       if (object.kind === "NSXManager" || object.metadata.deletionTimestamp !== undefined) continue;
       const key = targetKey(object, identities);
       if (key === undefined) continue;
+      if (authority(object)) authorized.add(objectKey(refOf(object)));
       append(byTarget, key, object);
       if (object.kind === "IPPoolAllocations")
         addPool(pools, managerKey(object, identities) as string, object);
     }
-    for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(olderFirst);
+    const has = (o: Dependent): boolean => authorized.has(objectKey(refOf(o)));
+    const order = (a: Dependent, b: Dependent): number => Number(has(b)) - Number(has(a)) || olderFirst(a, b);
+    for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(order);
     for (const { byId, byName } of pools.values()) {
-      for (const group of byId.values()) if (group.length > 1) group.sort(olderFirst);
-      byName.sort(olderFirst);
+      for (const group of byId.values()) if (group.length > 1) group.sort(order);
+      byName.sort(order);
     }
-    return new ConflictIndex(byTarget, pools, identities);
+    return new ConflictIndex(byTarget, pools, identities, authorized);
+  }
+
+  /** Whether the object had authority when the index was built (its NSXManager allows it and accepted its credentials). */
+  hasAuthority(object: ObjectRef): boolean {
+    return this.#authorized.has(objectKey(object));
   }
 
   /** The real manager an object's NSXManager names (its normalized URL), for messages. */
@@ -113,13 +135,15 @@ export class ConflictIndex {
     const byId = pools?.byId.get(poolId) ?? [];
     const byName = pools?.byName ?? [];
     let undecided: ObjectRef | undefined;
-    // merge the two lists, oldest first, up to the first object that is not older than `object`
+    const order = (a: Dependent, b: Dependent): number =>
+      Number(this.hasAuthority(refOf(b))) - Number(this.hasAuthority(refOf(a))) || olderFirst(a, b);
+    // merge the two lists, in rank order, up to the first object that does not rank before `object`
     for (let i = 0, j = 0; ;) {
       const a = byId[i];
       const b = byName[j];
-      const takeA = a !== undefined && (b === undefined || olderFirst(a, b) <= 0);
+      const takeA = a !== undefined && (b === undefined || order(a, b) <= 0);
       const other = takeA ? a : b;
-      if (other === undefined || olderFirst(other, object) >= 0) break;
+      if (other === undefined || order(other, object) >= 0) break;
       if (takeA) i++;
       else j++;
       const resolved = resolve(other);
@@ -155,8 +179,8 @@ const REAL = "manager ";
 
 /**
  * The real manager each NSXManager object names (`namespace/name` → `manager <url>`): objects
- * with the same normalized URL, or to which the manager reported the same vsmUuid, are one
- * manager, named by the smallest of their URLs (union-find over the two keys).
+ * with the same normalized URL, or of one namespace to which the manager reported the same
+ * vsmUuid, are one manager, named by the smallest of their URLs (union-find over the two keys).
  */
 function realManagers(managers: readonly NSXManager[]): Map<string, string> {
   const parent = new Map<string, string>();
@@ -179,7 +203,8 @@ function realManagers(managers: readonly NSXManager[]): Map<string, string> {
     urls.set(`${manager.metadata.namespace ?? DEFAULT_NAMESPACE}/${manager.metadata.name}`, node);
     const uuid = manager.status?.vsmUuid;
     if (typeof uuid === "string" && uuid !== "") {
-      const id = `uuid ${uuid.toLowerCase()}`;
+      // a UUID joins NSXManagers of its namespace only: any server can report any UUID
+      const id = `uuid ${manager.metadata.namespace ?? DEFAULT_NAMESPACE} ${uuid.toLowerCase()}`;
       if (!parent.has(id)) parent.set(id, id);
       union(node, id);
     }
@@ -192,9 +217,9 @@ function realManagers(managers: readonly NSXManager[]): Map<string, string> {
 
 /** The real manager the object's NSXManager names, or `object ns/name` when that NSXManager is unknown. */
 function managerKey(object: Dependent, managers: ReadonlyMap<string, string>): string | undefined {
-  const name = object.spec?.managerRef?.name;
-  if (typeof name !== "string" || name === "") return undefined;
-  const ref = `${object.metadata.namespace ?? DEFAULT_NAMESPACE}/${name}`;
+  const manager = managerRefOf(object);
+  if (manager === undefined) return undefined;
+  const ref = `${manager.namespace}/${manager.name}`;
   return managers.get(ref) ?? `object ${ref}`;
 }
 

@@ -12,7 +12,7 @@
  * (edge-shapes.ts decides what the second read may decide).
  */
 import { createHash } from "node:crypto";
-import { refOf, type ObjectRef } from "../api/refs.ts";
+import { managerOfLabel, managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
 import { RESTORE_FINALIZER, SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
 import type { EdgeDocument } from "../nsx/edge-document.ts";
 import { NsxIncompleteEdgeError } from "../nsx/errors.ts";
@@ -26,7 +26,6 @@ import type { RestoreTenantAction, SetTenantAction } from "./plan.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
 import { isPaused } from "./policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
-import { managerRefOf } from "./state.ts";
 import { holdsItsSecrets } from "./nsx-manager.ts";
 
 /** What a pass over one edge found before reading it, and the document it read last. */
@@ -45,7 +44,7 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
   async prepare(ctx) {
     const config = resolveEdgeTenant(ctx.object);
     await ctx.state.assertOwnTarget(ctx.object, `edge ${config.edgeId}`);
-    const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
+    const connection = await ctx.state.connectDependent(ctx.object, config.manager);
     return { config, connection, document: undefined, secretsHold: await secretsHoldOf(ctx, config) };
   },
   async observe(target, ctx, depth) {
@@ -94,14 +93,13 @@ export const restorePass: PassHandler<
   RestoreTenantAction
 > = {
   async prepare(ctx) {
-    const manager = await ctx.state.store.get(
-      managerRefOf(ctx.object, ctx.object.spec?.managerRef?.name ?? ""),
-    );
+    const managerRef = managerRefOf(ctx.object);
+    const manager = managerRef === undefined ? undefined : await ctx.state.store.get(managerRef);
     const managerPaused = manager !== undefined && isPaused(manager.metadata);
     const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx), managerPaused);
     if (decision.type === "skip") return { decision, edge: undefined };
     const { config, managerURL } = decision;
-    const connection = await ctx.state.connectDependent(ctx.object, config.managerName, { restoring: true });
+    const connection = await ctx.state.connectDependent(ctx.object, config.manager, { restoring: true });
     // the original was read on one real manager: never written to another one's edge
     if (managerURL !== undefined && connection.url !== managerURL) {
       const message = `the original tenant of ${config.edgeId} was read on ${managerURL}, and NSXManager ${config.managerName} points at ${connection.url} now: not restoring it on another manager; point the NSXManager back, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`;
@@ -145,7 +143,7 @@ async function secretsHoldOf(
   const { state } = ctx;
   if (config.deletionPolicy !== "Restore" || state.store.secretsHoldable !== true) return undefined;
   if (state.oneShot !== undefined || state.mode !== "apply") return undefined;
-  const ref = managerRefOf(ctx.object, config.managerName);
+  const ref = config.manager;
   const manager = await state.store.get(ref);
   return { held: manager?.kind === "NSXManager" && holdsItsSecrets(manager), manager: ref };
 }
@@ -154,8 +152,11 @@ async function secretsHoldOf(
 async function ownerOfOriginalEdge(ctx: PassContext<EdgeTenant>): Promise<ObjectRef | undefined> {
   const { object } = ctx;
   const of = object.status?.originalTenantOf;
-  const spec =
-    of === undefined ? object.spec : { ...object.spec, edgeId: of.edgeId, managerRef: { name: of.manager } };
+  let spec = object.spec;
+  if (of !== undefined) {
+    const { namespace, name } = managerOfLabel(refOf(object).namespace, of.manager);
+    spec = { ...spec, edgeId: of.edgeId, managerRef: { name, namespace } };
+  }
   return (await ctx.state.conflictIndex("EdgeTenant")).winnerOver({ ...object, spec });
 }
 

@@ -38,7 +38,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
     const { id, name, scope } = config.pool;
     const selection = id ?? `named ${JSON.stringify(name)} in scope ${scope}`;
     const index = await ctx.state.assertOwnTarget(ctx.object, `pool ${selection}`);
-    const connection = await ctx.state.connectDependent(ctx.object, config.managerName);
+    const connection = await ctx.state.connectDependent(ctx.object, config.manager);
     return { config, connection, index, pool: undefined, ownerUndecided: undefined };
   },
   async observe(target, ctx) {

@@ -25,6 +25,7 @@ import {
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
+  type FailureReason,
   type InsecureReason,
   type ReconcileEvent,
 } from "./conditions.ts";
@@ -32,7 +33,7 @@ import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeListState } from "./edge-lists.ts";
-import { hasNsxCode, ObservationExpiredError } from "./errors.ts";
+import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import type { SecretFinalizerChange } from "./report.ts";
 import { REFUSED_CREDENTIALS, type ReconcilerState } from "./state.ts";
@@ -172,11 +173,16 @@ async function refreshEdgeList(
 }
 
 /**
- * What a failed check tells of the manager; a failure before any call (a Secret) tells nothing. A
- * check that got no answer before its last observation expired (ObservationExpiredError) found it
+ * What a failed check tells of the manager. A failure before any call tells nothing of the
+ * manager, but one that leaves no credentials to send (a spec or a Secret that cannot be used,
+ * a Secret not bound to the manager) takes back `authenticated`: whatever was accepted before
+ * is not what the operator holds now, and authority (authority.ts) goes with it. A check that
+ * got no answer before its last observation expired (ObservationExpiredError) found it
  * unreachable, as a timeout does: its dependents stop calling it.
  */
 export function managerFacts(error: unknown): Pick<NSXManagerStatus, "reachable" | "authenticated"> {
+  if (error instanceof ReconcileError && CREDENTIALS_UNUSABLE.has(error.reason))
+    return { authenticated: undefined };
   if (
     hasNsxCode(error, "NSX_ERR_CONNECTION") ||
     hasNsxCode(error, "NSX_ERR_UNAVAILABLE") ||
@@ -316,6 +322,13 @@ function neededByAnother(manager: NSXManager, secretName: string, state: Reconci
         restoresPending(other, state),
     );
 }
+
+/** Check failures that leave the operator no credentials it may send to the manager. */
+const CREDENTIALS_UNUSABLE: ReadonlySet<string> = new Set([
+  "InvalidSpec",
+  "ManagerNotReady",
+  "CredentialsNotBound",
+] satisfies FailureReason[]);
 
 const INSECURE_REASON_BY_KIND = {
   insecureSkipVerify: "InsecureSkipVerify",

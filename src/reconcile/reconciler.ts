@@ -8,7 +8,7 @@
  * events or touches a queue: the caller forwards the report.
  */
 import { formatDuration } from "../api/duration.ts";
-import { refOf, type ObjectRef } from "../api/refs.ts";
+import { managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
 import {
   IN_USE_FINALIZER,
   PAUSED_ANNOTATION,
@@ -56,7 +56,7 @@ import {
   type SecretFinalizerChange,
 } from "./report.ts";
 import { syncIntervalMsOf } from "./spec.ts";
-import { managerRefOf, MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
+import { MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
 
 export type { ReconcilerOptions as ReconcilerDeps } from "./state.ts";
 
@@ -225,9 +225,9 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   async function pauseOf(object: NsxvObject): Promise<string | undefined> {
     if (isPaused(object.metadata)) return `annotation ${PAUSED_ANNOTATION} is "true"`;
     if (object.kind === "NSXManager") return undefined;
-    const ref = managerRefOf(object, object.spec?.managerRef?.name ?? "");
-    const manager = ref.name === "" ? undefined : await store.get(ref);
-    return manager !== undefined && isPaused(manager.metadata)
+    const ref = managerRefOf(object);
+    const manager = ref === undefined ? undefined : await store.get(ref);
+    return ref !== undefined && manager !== undefined && isPaused(manager.metadata)
       ? `its NSXManager ${ref.namespace}/${ref.name} carries ${PAUSED_ANNOTATION}: "true"`
       : undefined;
   }
@@ -293,8 +293,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
    */
   async function managerToCheck(object: NsxvObject, failure: ReconcileError): Promise<ObjectRef | undefined> {
     if (object.kind === "NSXManager" || !saysManagerIsDown(failure)) return undefined;
-    const ref = managerRefOf(object, object.spec.managerRef.name);
-    const manager = await store.get(ref);
+    const ref = managerRefOf(object);
+    const manager = ref === undefined ? undefined : await store.get(ref);
     const fine =
       manager?.kind === "NSXManager" &&
       manager.status?.reachable !== false &&

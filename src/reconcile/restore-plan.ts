@@ -6,7 +6,7 @@
  * nsxv.io/skip-restore annotation), when there is nothing to restore (never corrected, or the
  * original was lost), or when another live object owns that edge now; each says why in an Event.
  */
-import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
+import { formatRef, managerOfLabel, refOf, type ObjectRef } from "../api/refs.ts";
 import { SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
 import type { ReconcileEvent } from "./conditions.ts";
 import { findCondition } from "./conditions.ts";
@@ -89,10 +89,11 @@ export function restoreDecision(
       "Normal",
       `${edgeId} is owned by ${formatRef(owner)} now: its tenant is that object's to decide`,
     );
-  const manager = of?.manager ?? config.managerName;
+  const managerName = of?.manager ?? config.managerName;
+  const manager = managerOfLabel(refOf(object).namespace, managerName);
   return {
     type: "restore",
-    config: { ...config, edgeId, managerName: manager },
+    config: { ...config, edgeId, manager, managerName },
     original,
     managerURL: of?.managerURL,
   };

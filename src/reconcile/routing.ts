@@ -9,9 +9,13 @@
  * - a dependent that came, went or changed its spec: the objects of its kind a conflict holds back
  *   (the change may free them); one that came: its NSXManager when that does not hold its in-use
  *   finalizer yet; one that went: its NSXManager when that is being deleted (the finalizer may go);
- * - a Secret: the managers that read it, and their dependents.
+ * - a Secret: the managers that read it, and their dependents;
+ * - who has authority (authority.ts) decides conflicts: an NSXManager whose intent (its URL, whom
+ *   it allows) or whose acceptance of its credentials changed, and a namespace whose labels
+ *   changed, concern every object a conflict holds back; a namespace also concerns its objects
+ *   that name a manager in another namespace (whether they are allowed may have changed).
  */
-import { refOf, type ObjectRef } from "../api/refs.ts";
+import { managerRefOf, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { IN_USE_FINALIZER, type NSXManager, type NsxvObject, type ObjectMeta } from "../api/types.ts";
 import type { ConditionType, Reason } from "./conditions.ts";
 import type { DesiredStateChange } from "./store.ts";
@@ -19,6 +23,7 @@ import type { DesiredStateChange } from "./store.ts";
 /** The objects `change` concerns; `objects` lists every object with its status, called only when needed. */
 export function concernedBy(change: DesiredStateChange, objects: () => readonly NsxvObject[]): ObjectRef[] {
   if (change.type === "secret") return concernedBySecret(objects(), change.namespace, change.name);
+  if (change.type === "namespace") return concernedByNamespace(objects(), change.name);
   const { before, after } = change;
   const object = (after ?? before) as NsxvObject;
   const own =
@@ -45,9 +50,15 @@ export function alsoConcerned(
   const intentChanged = before === undefined || after === undefined || needsReconcile(before, after);
   if (object.kind === "NSXManager") {
     const ref = refOf(object);
-    if (intentChanged) return dependentsOf(objects(), ref);
-    const readiness = managerReadinessChanged(before as NSXManager, after as NSXManager);
-    return readiness ? dependentsOf(objects().filter(failedLastPass), ref) : [];
+    const all = objects();
+    if (intentChanged) return distinct([...dependentsOf(all, ref), ...conflictHeld(all)]);
+    const m = [before as NSXManager, after as NSXManager] as const;
+    const readiness = managerReadinessChanged(...m);
+    const authority = m[0].status?.authenticated !== m[1].status?.authenticated;
+    return distinct([
+      ...(readiness ? dependentsOf(all.filter(failedLastPass), ref) : []),
+      ...(authority ? conflictHeld(all) : []),
+    ]);
   }
   const moved =
     after === undefined || intentChanged || JSON.stringify(before?.spec) !== JSON.stringify(after.spec);
@@ -67,11 +78,9 @@ function managerToUpdate(
 ): ObjectRef[] {
   const dependent = (after ?? before) as NsxvObject;
   if (dependent.kind === "NSXManager" || (before !== undefined && after !== undefined)) return [];
-  const { namespace } = refOf(dependent);
-  const name = dependent.spec?.managerRef?.name;
-  const manager = objects.find(
-    (o) => o.kind === "NSXManager" && o.metadata.name === name && refOf(o).namespace === namespace,
-  );
+  const ref = managerRefOf(dependent);
+  const key = ref === undefined ? undefined : objectKey(ref);
+  const manager = objects.find((o) => o.kind === "NSXManager" && objectKey(refOf(o)) === key);
   if (manager === undefined) return [];
   const deleting = manager.metadata.deletionTimestamp !== undefined;
   const held = (manager.metadata.finalizers ?? []).includes(IN_USE_FINALIZER);
@@ -95,15 +104,33 @@ export function secretNamesOf(manager: NSXManager): string[] {
   return [...new Set(names.filter((n): n is string => typeof n === "string" && n !== ""))];
 }
 
-/** The EdgeTenants and IPPoolAllocations of the manager's namespace that name it. */
+/** The EdgeTenants and IPPoolAllocations that name the manager, in its namespace or another. */
 export function dependentsOf(objects: Iterable<NsxvObject>, manager: ObjectRef): ObjectRef[] {
+  const key = objectKey(manager);
   const out: ObjectRef[] = [];
   for (const object of objects) {
-    if (object.kind === "NSXManager") continue;
-    const ref = refOf(object);
-    if (ref.namespace === manager.namespace && object.spec?.managerRef?.name === manager.name) out.push(ref);
+    const named = managerRefOf(object);
+    if (named !== undefined && objectKey(named) === key) out.push(refOf(object));
   }
   return out;
+}
+
+/**
+ * A namespace's labels changed (or it came or went): its objects that name a manager of another
+ * namespace (that manager may allow or refuse them now), and every object a conflict holds back
+ * (authority, and so ownership, may have moved).
+ */
+function concernedByNamespace(objects: readonly NsxvObject[], namespace: string): ObjectRef[] {
+  const foreign = objects.filter((object) => {
+    const manager = managerRefOf(object);
+    const own = refOf(object).namespace;
+    return own === namespace && manager !== undefined && manager.namespace !== own;
+  });
+  return distinct([...foreign.map(refOf), ...conflictHeld(objects)]);
+}
+
+function distinct(refs: readonly ObjectRef[]): ObjectRef[] {
+  return [...new Map(refs.map((ref) => [objectKey(ref), ref])).values()];
 }
 
 /** The fields a change of which needs a reconcile: not status, not resourceVersion. */
@@ -148,17 +175,19 @@ function failedLastPass(object: NsxvObject): boolean {
  * manager object: two NSXManager objects may name one real manager.
  */
 function conflictHeldOn(objects: Iterable<NsxvObject>, changed: NsxvObject): ObjectRef[] {
+  const changedKey = objectKey(refOf(changed));
+  return conflictHeld(objects).filter((ref) => ref.kind === changed.kind && objectKey(ref) !== changedKey);
+}
+
+/** Every object held back by another (Stalled Conflict, or a pool owner not decided). */
+function conflictHeld(objects: Iterable<NsxvObject>): ObjectRef[] {
   const out: ObjectRef[] = [];
-  const changedRef = refOf(changed);
   for (const object of objects) {
-    if (object.kind !== changed.kind) continue;
-    const ref = refOf(object);
-    if (ref.namespace === changedRef.namespace && ref.name === changedRef.name) continue;
     const conditions = object.status?.conditions ?? [];
     const held = HELD_BY_ANOTHER.some(({ type, reason }) =>
       conditions.some((c) => c.type === type && c.reason === reason),
     );
-    if (held) out.push(ref);
+    if (held) out.push(refOf(object));
   }
   return out;
 }

@@ -5,6 +5,7 @@
  * field, since only a change of the object can fix it.
  */
 import { AddressSet, AddressSetError } from "../api/address-set.ts";
+import { managerLabel, managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
 import { parseDuration } from "../api/duration.ts";
 import {
   SPEC_DEFAULTS,
@@ -21,6 +22,9 @@ import { resolvePolicy } from "./policy.ts";
 import { isEdgeId, isPoolId } from "../nsx/ids.ts";
 
 interface DependentConfig {
+  /** the NSXManager the object acts through (spec.managerRef, in its own namespace by default) */
+  manager: ObjectRef;
+  /** how status and messages name it: its name, or `namespace/name` in another namespace (managerLabel) */
   managerName: string;
   policy: ManagementPolicy;
   /** spec.syncInterval clamped to the floor; undefined when not set */
@@ -70,7 +74,7 @@ export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
       `spec.deletionPolicy: ${JSON.stringify(deletionPolicy)} is not Orphan or Restore`,
     );
   }
-  return { ...dependent(spec), edgeId: spec.edgeId, tenant: spec.tenant, deletionPolicy };
+  return { ...dependent(object), edgeId: spec.edgeId, tenant: spec.tenant, deletionPolicy };
 }
 
 export function resolvePool(object: IPPoolAllocations): PoolConfig {
@@ -96,7 +100,7 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
     throw ReconcileError.invalidSpec(`spec.release.maxPerSync: ${String(maxPerSync)} is not an integer >= 0`);
   }
   return {
-    ...dependent(spec),
+    ...dependent(object),
     pool: { ...(id !== undefined ? { id } : { name }), scope },
     allowed,
     minStrayAgeMs: duration(
@@ -167,23 +171,27 @@ export function resolveManager(object: NSXManager): ManagerConfig {
 /** spec.syncInterval of a dependent, clamped to the floor; undefined when unset or unreadable (the pass says why). */
 export function syncIntervalMsOf(object: EdgeTenant | IPPoolAllocations): number | undefined {
   try {
-    return dependent(object.spec).syncIntervalMs;
+    return dependent(object).syncIntervalMs;
   } catch {
     return undefined;
   }
 }
 
-function dependent(spec: EdgeTenant["spec"] | IPPoolAllocations["spec"]): DependentConfig {
-  const managerName = spec.managerRef?.name;
-  if (typeof managerName !== "string" || managerName === "") {
-    throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");
-  }
+function dependent(object: EdgeTenant | IPPoolAllocations): DependentConfig {
+  const { spec } = object;
+  const manager = managerRefOf(object);
+  if (manager === undefined) throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");
   const floorMs = SPEC_DEFAULTS.minSyncIntervalSeconds * 1000;
   const syncIntervalMs =
     spec.syncInterval === undefined
       ? undefined
       : Math.max(floorMs, duration("spec.syncInterval", spec.syncInterval));
-  return { managerName, policy: resolvePolicy(spec.managementPolicy), syncIntervalMs };
+  return {
+    manager,
+    managerName: managerLabel(refOf(object).namespace, manager),
+    policy: resolvePolicy(spec.managementPolicy),
+    syncIntervalMs,
+  };
 }
 
 function duration(field: string, text: string): number {

@@ -5,7 +5,7 @@
  * (fetched once, shared), pool ids by name per list; and the rule
  * that binds a Secret's credentials to the manager URLs it names.
  */
-import { formatRef, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
+import { formatRef, managerRefOf, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
   DEPENDENT_KINDS,
@@ -20,6 +20,7 @@ import {
 } from "../api/types.ts";
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
+import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import { EdgeListCache } from "./edge-lists.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
@@ -220,20 +221,31 @@ export class ReconcilerState {
   }
 
   /**
-   * Built again only when the store's revision of the kind or of NSXManagers moved (every time
-   * without revisions): conflicts are decided per real manager, which the NSXManagers tell.
+   * Built again only when the store's revision of the kind, of NSXManagers or of namespaces moved
+   * (every time without revisions): conflicts are decided per real manager and by authority,
+   * which the NSXManagers (their URLs, their status, whom they allow) and namespaces' labels tell.
    */
   conflictIndex(kind: DependentKind): Promise<ConflictIndex> {
-    const kindRevision = this.store.revision?.(kind);
-    const managersRevision = this.store.revision?.("NSXManager");
-    const revision =
-      kindRevision === undefined || managersRevision === undefined
-        ? undefined
-        : `${kindRevision}/${managersRevision}`;
+    // authority is in the managers' status, which their revision does not follow: a few managers, read each time
+    const managers = this.store.list("NSXManager");
+    const revisions = [
+      this.store.revision?.(kind),
+      this.store.revision?.("NSXManager"),
+      this.store.namespaceLabels === undefined ? 0 : this.store.namespacesRevision?.(),
+      managers.map((m) => ((m.status as NSXManager["status"])?.authenticated === true ? "1" : "0")).join(""),
+    ];
+    const revision = revisions.includes(undefined) ? undefined : revisions.join("/");
     const cached = this.#indexes.get(kind);
     if (revision !== undefined && cached?.revision === revision) return cached.index;
     // the revisions are read before listing: a change during the list moves them, and the next call builds again
-    const index = Promise.resolve(ConflictIndex.build(this.store.list(kind), this.store.list("NSXManager")));
+    const byRef = new Map(managers.map((m) => [objectKey(refOf(m)), m as NSXManager]));
+    const labels = this.namespaceLabels;
+    const authority = (object: EdgeTenant | IPPoolAllocations): boolean => {
+      const ref = managerRefOf(object);
+      const manager = ref === undefined ? undefined : byRef.get(objectKey(ref));
+      return hasAuthority(manager, refOf(object).namespace, labels);
+    };
+    const index = Promise.resolve(ConflictIndex.build(this.store.list(kind), managers, authority));
     if (revision !== undefined) {
       this.#indexes.set(kind, { revision, index });
       index.catch(() => {
@@ -243,13 +255,22 @@ export class ReconcilerState {
     return index;
   }
 
-  /** The Conflict error when an older object owns this object's edge or pool as written, on the same real manager. */
+  /** A namespace's labels, as the store knows them (none where it knows none: a directory). */
+  readonly namespaceLabels: NamespaceLabels = (namespace) => this.store.namespaceLabels?.(namespace);
+
+  /**
+   * The Conflict error when another object owns this object's edge or pool as written, on the
+   * same real manager: one with authority where this one has none, or an older one.
+   */
   async assertOwnTarget(object: EdgeTenant | IPPoolAllocations, target: string): Promise<ConflictIndex> {
     const index = await this.conflictIndex(object.kind);
     const winner = index.winnerOver(object);
     const manager = index.managerOf(object);
-    if (winner !== undefined)
-      throw conflictError(manager === undefined ? target : `${target} of ${manager}`, winner);
+    if (winner !== undefined) {
+      const what = manager === undefined ? target : `${target} of ${manager}`;
+      const outranked = !index.hasAuthority(refOf(object)) && index.hasAuthority(winner);
+      throw conflictError(what, winner, outranked ? managerRefOf(object) : undefined);
+    }
     return index;
   }
 
@@ -270,17 +291,22 @@ export class ReconcilerState {
     return this.connections.resolve(manager, { credentials, ca });
   }
 
-  /** The connection of a dependent's manager; ManagerNotReady when it is missing, failed its check, or cannot be built. */
+  /**
+   * The connection of a dependent's manager (`ref`); NamespaceNotAllowed when that NSXManager is
+   * in another namespace that it does not share with the object's, ManagerNotReady when it is
+   * missing, failed its check, or cannot be built.
+   */
   async connectDependent(
     object: EdgeTenant | IPPoolAllocations,
-    managerName: string,
+    ref: ObjectRef,
     options: { restoring?: boolean } = {},
   ): Promise<ManagerConnection> {
-    const ref = managerRefOf(object, managerName);
     const notReady = (why: string, cause?: unknown) =>
       new ReconcileError({ reason: "ManagerNotReady", message: `${formatRef(ref)}: ${why}`, cause });
     const manager = await this.store.get(ref);
     if (manager?.kind !== "NSXManager") throw notReady("not found");
+    if (!allowsNamespace(manager, refOf(object).namespace, this.namespaceLabels))
+      throw namespaceNotAllowed(refOf(object), ref);
     if (manager.status?.authenticated === false) throw notReady("its last check failed to authenticate");
     // its own check could not reach it: every call of a dependent would wait out the same timeout
     if (manager.status?.reachable === false) throw notReady("its last check could not reach it");
@@ -299,14 +325,22 @@ export class ReconcilerState {
     }
   }
 
-  /** The EdgeTenants and IPPoolAllocations that name this NSXManager, those being deleted included. */
+  /**
+   * The EdgeTenants and IPPoolAllocations that name this NSXManager and that it allows (those of
+   * its namespace, and of the namespaces it shares with), those being deleted included: an object
+   * it does not allow holds nothing of it, not even its in-use finalizer.
+   */
   dependentsOf(manager: NSXManager): (EdgeTenant | IPPoolAllocations)[] {
-    const { namespace, name } = refOf(manager);
-    const names = (object: NsxvObject): boolean =>
-      refOf(object).namespace === namespace &&
-      object.kind !== "NSXManager" &&
-      object.spec?.managerRef?.name === name;
-    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(names) as (
+    const key = objectKey(refOf(manager));
+    const serves = (object: NsxvObject): boolean => {
+      const ref = managerRefOf(object);
+      return (
+        ref !== undefined &&
+        objectKey(ref) === key &&
+        allowsNamespace(manager, refOf(object).namespace, this.namespaceLabels)
+      );
+    };
+    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(serves) as (
       EdgeTenant | IPPoolAllocations
     )[];
   }
@@ -377,14 +411,16 @@ export class ReconcilerState {
   }
 }
 
-/** The NSXManager a dependent names (same namespace). */
-export function managerRefOf(object: EdgeTenant | IPPoolAllocations, managerName: string): ObjectRef {
-  return { kind: "NSXManager", namespace: refOf(object).namespace, name: managerName };
-}
-
-/** The Conflict error of an object that does not own its target. */
-export function conflictError(target: string, winner: ObjectRef): ReconcileError {
-  const message = `${target} is owned by ${formatRef(winner)}, which is older; this object acts on nothing until that one is gone`;
+/**
+ * The Conflict error of an object that does not own its target; `unauthorized`: the object has
+ * no authority through this NSXManager, which is why the owner wins whatever its age.
+ */
+export function conflictError(target: string, winner: ObjectRef, unauthorized?: ObjectRef): ReconcileError {
+  const why =
+    unauthorized === undefined
+      ? "which is older"
+      : `whose NSXManager accepted its credentials, while ${formatRef(unauthorized)} has none accepted (missing, not bound to it, refused, or not yet checked) or does not allow this namespace`;
+  const message = `${target} is owned by ${formatRef(winner)}, ${why}; this object acts on nothing until that one is gone`;
   return new ReconcileError({ reason: "Conflict", message, owner: winner });
 }
 

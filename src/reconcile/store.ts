@@ -37,6 +37,14 @@ export interface DesiredStateStore {
    */
   revision?(kind: Kind): number;
   /**
+   * A namespace's labels (what an NSXManager's spec.allowedNamespaces.selector is matched
+   * against); undefined for a namespace the source does not know. Absent: the source knows no
+   * labels (a directory of manifests), and every namespace has none.
+   */
+  namespaceLabels?(namespace: string): Readonly<Record<string, string>> | undefined;
+  /** A number that changes whenever a namespace comes, goes or changes its labels. */
+  namespacesRevision?(): number;
+  /**
    * Why every write for this object is blocked right now: its desired state is uncertain (its
    * manifest file does not load, ...), as a failure reason and a message naming file and line;
    * undefined when it is what the user declared. The reconcile observes and reports such an
@@ -57,11 +65,13 @@ export interface DesiredStateStore {
  * `object`: an object came (`before` undefined), went (`after` undefined) or changed, both as the
  * reconciler reads them (status included); `always` when the source knows it needs a pass
  * whatever changed (its file started or stopped loading, it is being deleted from a directory).
- * `secret`: a Secret was read with other data than before.
+ * `secret`: a Secret was read with other data than before. `namespace`: a namespace came, went or
+ * changed its labels.
  */
 export type DesiredStateChange =
   | { type: "object"; before: NsxvObject | undefined; after: NsxvObject | undefined; always?: boolean }
-  | { type: "secret"; namespace: string; name: string };
+  | { type: "secret"; namespace: string; name: string }
+  | { type: "namespace"; name: string };
 
 export interface MemoryStore extends DesiredStateStore {
   /** adds or replaces (by kind, namespace and name), e.g. with the status a pass returned */

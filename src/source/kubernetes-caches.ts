@@ -164,3 +164,58 @@ export function asSecret(secret: {
     ...(secret.data !== undefined ? { data: secret.data } : {}),
   };
 }
+
+/**
+ * The labels of every namespace (nothing else of them): what an NSXManager's
+ * spec.allowedNamespaces.selector is matched against. Tells `onChange` the name of a namespace
+ * that came, went or changed its labels.
+ */
+export class NamespaceCache implements WatchHandler {
+  readonly labels = new Map<string, Readonly<Record<string, string>>>();
+  /** moves whenever a namespace comes, goes or changes its labels */
+  revision = 0;
+  readonly #onChange: (name: string) => void;
+
+  constructor(onChange: (name: string) => void) {
+    this.#onChange = onChange;
+  }
+
+  replace(items: KubeObject[]): void {
+    const listed = new Set<string>();
+    for (const item of items) listed.add(this.#put(item));
+    for (const name of [...this.labels.keys()]) if (!listed.has(name)) this.#remove(name);
+  }
+
+  upsert(item: KubeObject): void {
+    this.#put(item);
+  }
+
+  remove(item: KubeObject): void {
+    this.#remove(item.metadata.name);
+  }
+
+  #put(item: KubeObject): string {
+    const { name } = item.metadata;
+    const labels = (item.metadata as { labels?: Record<string, string> }).labels ?? {};
+    const before = this.labels.get(name);
+    this.labels.set(name, labels);
+    if (
+      before === undefined ||
+      JSON.stringify(sortedEntries(before)) !== JSON.stringify(sortedEntries(labels))
+    ) {
+      this.revision += 1;
+      this.#onChange(name);
+    }
+    return name;
+  }
+
+  #remove(name: string): void {
+    if (!this.labels.delete(name)) return;
+    this.revision += 1;
+    this.#onChange(name);
+  }
+}
+
+function sortedEntries(record: Readonly<Record<string, string>>): [string, string][] {
+  return Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}

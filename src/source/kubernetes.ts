@@ -1,8 +1,10 @@
 /**
  * The desired state from a Kubernetes cluster: hardened watches (src/controller/kube-watch.ts, over
  * src/kube/list-watch.ts) on NSXManager, EdgeTenant, IPPoolAllocations (optionally one namespace,
- * optionally a label selector); the Secrets NSXManagers name are read by name when needed (never
- * listed or watched: the operator needs `get` on Secrets, nothing more). Status goes to the
+ * optionally a label selector), and, when watching every namespace, on Namespaces for their labels
+ * (whom an NSXManager shares itself with; within one namespace nothing is shared); the Secrets
+ * NSXManagers name are read by name when needed (never listed or watched: the operator needs
+ * `get` on Secrets, nothing more). Status goes to the
  * `/status` subresource as a JSON merge patch guarded by resourceVersion (409 → "conflict"); the
  * patched status is served from memory until the watch delivers it, so the next pass never reads
  * an older status. Events go to core/v1 Events. A status write never enqueues anything: only
@@ -34,7 +36,7 @@ import { KubernetesEventSink } from "../kube/event-sink.ts";
 import { ResourceWatch, type ListWatchApi, type ResourceWatchOptions } from "../controller/kube-watch.ts";
 import { kubeListWatchApi } from "../kube/list-watch.ts";
 import type { DesiredStateStore } from "../reconcile/store.ts";
-import { asSecret, ObjectCache, SecretReader } from "./kubernetes-caches.ts";
+import { asSecret, NamespaceCache, ObjectCache, SecretReader } from "./kubernetes-caches.ts";
 import { realClock, type Clock } from "../util/clock.ts";
 import {
   ChangeListeners,
@@ -113,6 +115,8 @@ export class KubernetesSource implements DesiredStateSource {
   readonly #logger: Logger;
   readonly #listeners = new ChangeListeners();
   readonly #caches: Record<Kind, ObjectCache>;
+  /** namespaces' labels; undefined when one namespace is watched (nothing is shared within it) */
+  readonly #namespaces: NamespaceCache | undefined;
   readonly #secrets: SecretReader;
   /**
    * The object as our last write (a status or finalizer patch) returned it, served instead of
@@ -154,6 +158,10 @@ export class KubernetesSource implements DesiredStateSource {
     const api = options.listWatch ?? kubeListWatchApi(kc);
     const ns = options.namespace;
     const common = { ...options.watch, api, clock, logger: this.#logger };
+    this.#namespaces =
+      ns === undefined
+        ? new NamespaceCache((name) => this.#listeners.emit({ type: "namespace", name }))
+        : undefined;
     this.#watches = [
       ...KINDS.map(
         (kind) =>
@@ -165,7 +173,18 @@ export class KubernetesSource implements DesiredStateSource {
             ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
           }),
       ),
+      ...(this.#namespaces === undefined
+        ? []
+        : [
+            new ResourceWatch({
+              ...common,
+              name: "Namespace",
+              path: "/api/v1/namespaces",
+              handler: this.#namespaces,
+            }),
+          ]),
     ];
+    const namespaces = this.#namespaces;
     this.store = {
       get: (ref) => this.#get(ref),
       list: (kind) => [...this.#caches[kind].objects.values()].map((o) => this.#withOverlay(o)),
@@ -174,6 +193,12 @@ export class KubernetesSource implements DesiredStateSource {
       getSecret: async (namespace, name, options) =>
         (await this.#secrets.get(namespace, name, options?.fresh)) ?? undefined,
       revision: (kind) => this.#revisions[kind],
+      ...(namespaces === undefined
+        ? {}
+        : {
+            namespaceLabels: (name: string) => namespaces.labels.get(name),
+            namespacesRevision: () => namespaces.revision,
+          }),
     };
   }
 

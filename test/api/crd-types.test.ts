@@ -55,6 +55,12 @@ const manager: Fixture<NSXManager> = {
   metadata,
   spec: {
     url: "https://nsx.example.com",
+    allowedNamespaces: {
+      selector: {
+        matchLabels: { "nsxv.io/manager": "nsx-prod" },
+        matchExpressions: [{ key: "team", operator: "In", values: ["blue", "green"] }],
+      },
+    },
     credentialsSecretRef: { name: "nsx-credentials" },
     auth: "Token",
     tls: { insecureSkipVerify: false, caSecretRef: { name: "nsx-ca", key: "ca.crt" } },
@@ -78,7 +84,7 @@ const edgeTenant: Fixture<EdgeTenant> = {
   kind: "EdgeTenant",
   metadata,
   spec: {
-    managerRef: { name: "nsx" },
+    managerRef: { name: "nsx", namespace: "platform" },
     edgeId: "edge-7",
     tenant: "tenant-a",
     managementPolicy: "Observe",
@@ -110,7 +116,7 @@ const poolAllocations: Fixture<IPPoolAllocations> = {
   kind: "IPPoolAllocations",
   metadata,
   spec: {
-    managerRef: { name: "nsx" },
+    managerRef: { name: "nsx", namespace: "platform" },
     // both, to cover both fields; the one-of rule is switched off for this test only
     pool: { id: "ipaddresspool-1", name: "vteps", scope: "globalroot-0" },
     allowed: ["10.0.0.1"],
@@ -160,16 +166,18 @@ const crdOf = (kind: Kind): CrdInfo => {
 const nodeAt = (kind: Kind, path: string): SchemaNode | undefined =>
   schemaEntries(crdOf(kind).schema).find((e) => e.path === path)?.node;
 
-/** Every path in a value, `[*]` for array items, metadata left out (the schema leaves it open). */
-function valuePaths(value: unknown, path = ""): string[] {
+/**
+ * Every path in a value, `[*]` for array items, `{*}` for the values of the schema's maps (`maps`:
+ * their paths), metadata left out (the schema leaves it open).
+ */
+function valuePaths(value: unknown, maps: ReadonlySet<string>, path = ""): string[] {
   if (path === "metadata") return [path];
   const here = path === "" ? [] : [path];
-  if (Array.isArray(value)) return [...here, ...value.flatMap((item) => valuePaths(item, `${path}[*]`))];
+  if (Array.isArray(value))
+    return [...here, ...value.flatMap((item) => valuePaths(item, maps, `${path}[*]`))];
   if (typeof value === "object" && value !== null) {
-    return [
-      ...here,
-      ...Object.entries(value).flatMap(([k, v]) => valuePaths(v, path === "" ? k : `${path}.${k}`)),
-    ];
+    const child = (k: string): string => (maps.has(path) ? `${path}{*}` : path === "" ? k : `${path}.${k}`);
+    return [...here, ...Object.entries(value).flatMap(([k, v]) => valuePaths(v, maps, child(k)))];
   }
   return here;
 }
@@ -189,10 +197,12 @@ describe("types.ts and crds/ agree", () => {
   });
 
   it.each(Object.keys(FIXTURES) as Kind[])("%s: the fixture covers every field of the schema", (kind) => {
-    const schemaPaths = schemaEntries(crdOf(kind).schema)
-      .map((e) => e.path)
-      .filter((p) => p !== "");
-    expect(new Set(valuePaths(FIXTURES[kind]))).toEqual(new Set(schemaPaths));
+    const entries = schemaEntries(crdOf(kind).schema);
+    const schemaPaths = entries.map((e) => e.path).filter((p) => p !== "");
+    const maps = new Set(
+      entries.filter((e) => typeof e.node.additionalProperties === "object").map((e) => e.path),
+    );
+    expect(new Set(valuePaths(FIXTURES[kind], maps))).toEqual(new Set(schemaPaths));
   });
 
   it("the schema's defaults are the values of SPEC_DEFAULTS, and there are no others", () => {

@@ -65,6 +65,9 @@ const OPERATOR_GRANTS = [
   ...["create", "patch"].map((verb) => `core events ${verb} (any)`),
 ].sort();
 
+/** Cluster-wide only: namespaces' labels, whom an NSXManager shares itself with (none within one namespace). */
+const NAMESPACE_GRANTS = ["list", "watch"].map((verb) => `core namespaces ${verb} (any)`);
+
 /** Leader election, in the operator's own namespace only. */
 const LEASE_GRANTS = [
   "coordination.k8s.io leases create (any)",
@@ -151,7 +154,7 @@ describe.skipIf(kubectl.path === undefined)("kubectl apply -k deploy/ (rendered)
 
   it("grants the ServiceAccount exactly the operator's calls, cluster-wide, and leases in its namespace", () => {
     expect(grantsOf(objects)).toEqual({
-      cluster: OPERATOR_GRANTS,
+      cluster: [...OPERATOR_GRANTS, ...NAMESPACE_GRANTS].sort(),
       [NAMESPACE]: LEASE_GRANTS,
     });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
+import type { EdgeTenant, IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import { ConflictIndex } from "../../src/reconcile/conflicts.ts";
 import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
 
@@ -74,14 +74,51 @@ const cases: Case[] = [
   },
   {
     name: "SameReportedUuidOtherUrls",
-    reason: "Two URLs (a DNS name and an address) whose manager reports one vsmUuid are one manager.",
+    reason:
+      "Two URLs (a DNS name and an address) of one namespace whose manager reports one vsmUuid are one manager.",
     managers: [
       managerIn("y", "https://nsx.example", "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10"),
-      managerIn("z", "https://192.0.2.10", "420d3c54-5e36-8d1a-9f41-2c6b7a3e9b10"),
+      {
+        ...managerIn("y", "https://192.0.2.10", "420d3c54-5e36-8d1a-9f41-2c6b7a3e9b10"),
+        metadata: { ...manager().metadata, name: "nsx-ip", namespace: "y" },
+      },
     ],
     objects: [
-      edgeTenant({}, { name: "a", namespace: "z", creationTimestamp: newer }),
+      edgeTenant({ managerRef: { name: "nsx-ip" } }, { name: "a", namespace: "y", creationTimestamp: newer }),
       edgeTenant({}, { name: "b", namespace: "y", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: "b",
+  },
+  {
+    name: "ReportedUuidNeverJoinsNamespaces",
+    reason:
+      "A UUID is what a server says, and a server of one's own can say any: it never makes another namespace's manager the same one, so no namespace can claim another's edges by it.",
+    managers: [
+      managerIn("y", "https://nsx.example", "420D3C54-5E36-8D1A-9F41-2C6B7A3E9B10"),
+      managerIn("z", "https://impostor.example", "420d3c54-5e36-8d1a-9f41-2c6b7a3e9b10"),
+    ],
+    objects: [
+      edgeTenant({}, { name: "a", namespace: "y", creationTimestamp: newer }),
+      edgeTenant({}, { name: "b", namespace: "z", creationTimestamp: older }),
+    ],
+    subject: 0,
+    winner: undefined,
+  },
+  {
+    name: "SharedManagerAcrossNamespaces",
+    reason:
+      "Objects of two namespaces naming one shared NSXManager (managerRef.namespace) claim on one manager.",
+    managers: [managerIn("platform", "https://nsx.example")],
+    objects: [
+      edgeTenant(
+        { managerRef: { name: "nsx", namespace: "platform" } },
+        { name: "a", namespace: "y", creationTimestamp: newer },
+      ),
+      edgeTenant(
+        { managerRef: { name: "nsx", namespace: "platform" } },
+        { name: "b", namespace: "z", creationTimestamp: older },
+      ),
     ],
     subject: 0,
     winner: "b",
@@ -186,6 +223,74 @@ describe("ConflictIndex.winnerOver", () => {
     const index = ConflictIndex.build(c.objects, c.managers);
     const subject = c.objects[c.subject] as Parameters<ConflictIndex["winnerOver"]>[0];
     expect(index.winnerOver(subject)?.name, c.reason).toBe(c.winner);
+  });
+});
+
+describe("authority before ownership", () => {
+  const squatter = edgeTenant({}, { name: "squatter", namespace: "z", creationTimestamp: older });
+  const owner = edgeTenant({}, { name: "owner", namespace: "y", creationTimestamp: newer });
+  const third = edgeTenant({}, { name: "third", namespace: "x", creationTimestamp: "2023-06-01T00:00:00Z" });
+  const managers = ["x", "y", "z"].map((ns) => managerIn(ns, "https://nsx.example"));
+  const cases: {
+    name: string;
+    reason: string;
+    authorized: string[];
+    subject: EdgeTenant;
+    winner: string | undefined;
+  }[] = [
+    {
+      name: "SquatterNeverBlocks",
+      reason:
+        "an older claim through an NSXManager without accepted credentials never blocks one that has them",
+      authorized: ["owner"],
+      subject: owner,
+      winner: undefined,
+    },
+    {
+      name: "SquatterIsTold",
+      reason: "the claim without authority loses to the one with it, whatever their ages",
+      authorized: ["owner"],
+      subject: squatter,
+      winner: "owner",
+    },
+    {
+      name: "BothAuthorizedOldestWins",
+      reason: "two claims that both have authority: the oldest wins, as ever",
+      authorized: ["owner", "squatter"],
+      subject: owner,
+      winner: "squatter",
+    },
+    {
+      name: "NoneAuthorizedOldestWins",
+      reason: "no claim has authority (nothing checked yet, or a one-shot pass): age alone decides",
+      authorized: [],
+      subject: owner,
+      winner: "third",
+    },
+    {
+      name: "OldestOfTheAuthorized",
+      reason: "among several, the oldest of those with authority",
+      authorized: ["owner", "third"],
+      subject: owner,
+      winner: "third",
+    },
+  ];
+  it.each(cases)("$name: $reason", ({ authorized, subject, winner }) => {
+    const index = ConflictIndex.build([squatter, owner, third], managers, (o) =>
+      authorized.includes(o.metadata.name),
+    );
+    expect(index.winnerOver(subject)?.name).toBe(winner);
+  });
+
+  it("a pool claimed by name or id goes to the claim with authority first", () => {
+    const byName = poolAllocations(
+      { pool: { name: "vteps" } },
+      { name: "squatter", namespace: "z", creationTimestamp: older },
+    );
+    const byId = poolAllocations({}, { name: "owner", namespace: "y", creationTimestamp: newer });
+    const index = ConflictIndex.build([byName, byId], managers, (o) => o.metadata.name === "owner");
+    expect(index.poolWinner(byId, "ipaddresspool-1", () => "ipaddresspool-1")).toEqual({});
+    expect(index.poolWinner(byName, "ipaddresspool-1", () => "ipaddresspool-1").owner?.name).toBe("owner");
   });
 });
 

@@ -30,6 +30,8 @@ export function setup(init: {
   secretBindingRequired?: boolean;
   /** the store's Secrets can be held with a finalizer (a cluster's) */
   secretsHoldable?: boolean;
+  /** the labels of each namespace, as a cluster's store knows them; absent: a store that knows none (a directory) */
+  namespaceLabels?: Record<string, Record<string, string>>;
 }) {
   const store = memoryStore({ objects: init.objects, secrets: init.secrets ?? [credentials()] });
   const fake =
@@ -58,6 +60,9 @@ export function setup(init: {
     ...(init.revisions === false ? {} : { revision }),
     ...(init.secretBindingRequired === true ? { secretBindingRequired: true } : {}),
     ...(init.secretsHoldable === true ? { secretsHoldable: true } : {}),
+    ...(init.namespaceLabels === undefined
+      ? {}
+      : { namespaceLabels: (ns: string) => init.namespaceLabels?.[ns], namespacesRevision: () => 0 }),
     list: (kind) => (listed.push(kind), store.list(kind)),
   };
   const reconcile = createReconciler({

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { objectKey } from "../../src/api/refs.ts";
 import type { Condition, NsxvObject } from "../../src/api/types.ts";
-import { alsoConcerned, concernedBySecret } from "../../src/reconcile/routing.ts";
+import { alsoConcerned, concernedBy, concernedBySecret } from "../../src/reconcile/routing.ts";
 import { credentials, edgeTenant, manager, poolAllocations } from "../reconcile/fixtures.ts";
 
 const condition = (type: string, status: Condition["status"], reason: string): Condition => ({
@@ -53,10 +53,26 @@ describe("alsoConcerned", () => {
   it.each([
     {
       name: "ManagerSpecChanged",
-      reason: "a manager's new spec (URL, limits) concerns every dependent",
+      reason:
+        "a manager's new spec (URL, limits, whom it allows) concerns every dependent, and every object a conflict holds (ownership follows the manager)",
       before: ready,
       after: { ...ready, metadata: { ...ready.metadata, generation: 2 } },
-      want: ["failed", "in-sync", "loser", "owner", "undecided", "waiting"],
+      want: ["elsewhere", "failed", "in-sync", "loser", "owner", "undecided", "waiting"],
+    },
+    {
+      name: "ManagerAuthenticated",
+      reason:
+        "a manager whose credentials were accepted gives its objects authority: it concerns every object a conflict holds, on any manager (and, as any readiness change, its dependents whose last pass failed)",
+      before: ready,
+      after: { ...ready, status: { ...ready.status, authenticated: true } },
+      want: ["elsewhere", "failed", "loser", "undecided", "waiting"],
+    },
+    {
+      name: "ManagerCredentialsGone",
+      reason: "and one whose credentials no longer are takes it away: the same",
+      before: { ...ready, status: { ...ready.status, authenticated: true } },
+      after: ready,
+      want: ["elsewhere", "failed", "loser", "undecided", "waiting"],
     },
     {
       name: "ManagerReadyAgain",
@@ -74,10 +90,10 @@ describe("alsoConcerned", () => {
     },
     {
       name: "ManagerDeleted",
-      reason: "a manager gone concerns every dependent",
+      reason: "a manager gone concerns every dependent, and every object a conflict holds",
       before: ready,
       after: undefined,
-      want: ["failed", "in-sync", "loser", "owner", "undecided", "waiting"],
+      want: ["elsewhere", "failed", "in-sync", "loser", "owner", "undecided", "waiting"],
     },
     {
       name: "OwnerDeleted",
@@ -169,6 +185,47 @@ describe("the NSXManager's in-use finalizer", () => {
   ])("$name: $reason", ({ manager: m, before, after, want }) => {
     const concerned = alsoConcerned(before, after, () => [m as NsxvObject, newcomer]);
     expect(concerned.filter((r) => r.kind === "NSXManager").map((r) => r.name)).toEqual(want);
+  });
+});
+
+describe("a manager in another namespace", () => {
+  const shared = manager({}, { name: "shared", namespace: "platform" });
+  const app = edgeTenant(
+    { managerRef: { name: "shared", namespace: "platform" } },
+    { name: "app", namespace: "team-a" },
+  );
+  const local = edgeTenant({}, { name: "local", namespace: "team-a" });
+  const objects = [shared, app, local, loser];
+  it.each([
+    {
+      name: "ForeignDependentOfManager",
+      reason: "an object naming a manager of another namespace is its dependent: its spec change concerns it",
+      change: {
+        type: "object" as const,
+        before: shared,
+        after: { ...shared, metadata: { ...shared.metadata, generation: 2 } },
+      },
+      want: ["EdgeTenant/ns/loser", "EdgeTenant/team-a/app", "NSXManager/platform/shared"],
+    },
+    {
+      name: "NamespaceLabels",
+      reason:
+        "a namespace whose labels changed: its objects naming a manager elsewhere (allowed or refused now), and every object a conflict holds",
+      change: { type: "namespace" as const, name: "team-a" },
+      want: ["EdgeTenant/ns/loser", "EdgeTenant/team-a/app"],
+    },
+    {
+      name: "OtherNamespace",
+      reason: "another namespace's labels concern only the objects a conflict holds",
+      change: { type: "namespace" as const, name: "team-b" },
+      want: ["EdgeTenant/ns/loser"],
+    },
+  ])("$name: $reason", ({ change, want }) => {
+    expect(
+      concernedBy(change, () => objects)
+        .map(objectKey)
+        .sort(),
+    ).toEqual(want);
   });
 });
 

@@ -551,3 +551,61 @@ describe("object keys", () => {
       expect(parseObjectKey(bad), bad).toBeUndefined();
   });
 });
+
+describe("KubernetesSource: namespaces' labels (whom an NSXManager shares itself with)", () => {
+  const running = new Set<AbortController>();
+  afterEach(() => {
+    for (const c of running) c.abort();
+    running.clear();
+  });
+
+  async function start(namespace: string | undefined) {
+    const cluster = new FakeCluster();
+    const app: EdgeTenant = {
+      ...tenant("app", "nsx", { namespace: "team-b" }),
+      spec: { managerRef: { name: "nsx", namespace: NS }, edgeId: "edge-1", tenant: "blue" },
+    };
+    cluster.collections.nsxmanagers = [manager("nsx", "creds")] as KubeObject[];
+    cluster.collections.edgetenants = [app] as KubeObject[];
+    cluster.collections.namespaces = [
+      { metadata: { name: "team-b", resourceVersion: "1", labels: { team: "b" } } } as KubeObject,
+    ];
+    const source = new KubernetesSource({
+      kubeConfig: kubeConfig(),
+      ...(namespace === undefined ? {} : { namespace }),
+      listWatch: cluster,
+      events: nopRecorder,
+    });
+    const enqueued: string[] = [];
+    source.subscribe((change) => enqueued.push(...routed(source, change)));
+    const controller = new AbortController();
+    running.add(controller);
+    void source.start(controller.signal);
+    expect(await source.synced(controller.signal)).toBe(true);
+    enqueued.length = 0;
+    return { cluster, source, enqueued };
+  }
+
+  it("watching every namespace, it knows their labels, and a change of them queues the namespace's objects naming a manager elsewhere", async () => {
+    const { cluster, source, enqueued } = await start(undefined);
+    expect(cluster.listed).toContain("namespaces");
+    expect(source.store.namespaceLabels?.("team-b")).toEqual({ team: "b" });
+    const revision = source.store.namespacesRevision?.();
+    cluster.emit("namespaces", "MODIFIED", {
+      metadata: { name: "team-b", resourceVersion: "2", labels: { team: "b" } },
+    });
+    expect(enqueued, "the same labels again: nothing").toEqual([]);
+    cluster.emit("namespaces", "MODIFIED", {
+      metadata: { name: "team-b", resourceVersion: "3", labels: { team: "a" } },
+    });
+    expect(source.store.namespaceLabels?.("team-b")).toEqual({ team: "a" });
+    expect(source.store.namespacesRevision?.()).not.toBe(revision);
+    expect(enqueued).toEqual(["EdgeTenant/team-b/app"]);
+  });
+
+  it("watching one namespace, it never lists namespaces (a Role cannot grant them; nothing is shared within one)", async () => {
+    const { cluster, source } = await start(NS);
+    expect(cluster.listed).not.toContain("namespaces");
+    expect(source.store.namespaceLabels).toBeUndefined();
+  });
+});

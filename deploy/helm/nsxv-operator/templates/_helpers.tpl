@@ -73,6 +73,13 @@ with scope cluster, a Role of the release's namespace with scope namespace.
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- if eq .Values.scope "cluster" }}
+# Namespaces' labels, which an NSXManager's spec.allowedNamespaces.selector is matched against:
+# a list and a watch only. With scope namespace nothing is shared, and a Role cannot grant them.
+- apiGroups: [""]
+  resources: ["namespaces"]
+  verbs: ["list", "watch"]
+{{- end }}
 {{- end -}}
 
 {{/*
