@@ -89,9 +89,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export const EDGE_BOUND_TO_ORIGINAL_RULE =
   "!has(oldSelf.status) || !has(oldSelf.status.originalTenant) || " +
   "(self.spec.deletionPolicy != 'Restore' && oldSelf.spec.deletionPolicy != 'Restore') || " +
-  "(self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef.name == oldSelf.spec.managerRef.name && " +
-  "(has(self.spec.managerRef.namespace) ? self.spec.managerRef.namespace : '') == " +
-  "(has(oldSelf.spec.managerRef.namespace) ? oldSelf.spec.managerRef.namespace : ''))";
+  "(self.spec.edgeId == oldSelf.spec.edgeId && self.spec.managerRef == oldSelf.spec.managerRef)";
 
 /** NSXManager allowedNamespaces: In and NotIn test values, Exists and DoesNotExist take none. */
 const SELECTOR_VALUES_RULE =

@@ -185,9 +185,23 @@ const REFUSED_CALLS: readonly RefusedCall[] = [
       }),
   },
   {
-    name: "ListNamespaces",
-    reason: "it needs no cluster-scoped reads",
-    call: (api) => api.core.listNamespace(),
+    name: "ReadNamespace",
+    reason: "of namespaces it lists and watches the labels only: no get, and no other cluster-scoped reads",
+    call: (api, w) => api.core.readNamespace({ name: w.objects }),
+  },
+  {
+    name: "ListNodes",
+    reason: "it needs no other cluster-scoped reads",
+    call: (api) => api.core.listNode(),
+  },
+  {
+    name: "PatchNamespace",
+    reason: "it never changes a namespace's labels (who is allowed to share a manager)",
+    call: (api, w) =>
+      api.core.patchNamespace(
+        { name: w.objects, body: { metadata: { labels: { stolen: "true" } } } },
+        mergePatch,
+      ),
   },
 ];
 
@@ -262,6 +276,18 @@ const ACCESS_CASES: readonly AccessCase[] = [
     access: (w: Where) => ({ verb: "patch", resource: "secrets", namespace: w.objects }),
     allowed: true,
   },
+  ...["list", "watch"].map((verb) => ({
+    name: `${verb} namespaces`,
+    reason: "namespaces' labels decide whom an NSXManager shares itself with (spec.allowedNamespaces)",
+    access: () => ({ verb, resource: "namespaces", namespace: "" }),
+    allowed: true,
+  })),
+  ...["create", "update", "patch", "delete"].map((verb) => ({
+    name: `${verb} namespaces`,
+    reason: "it only reads their labels",
+    access: () => ({ verb, resource: "namespaces", namespace: "" }),
+    allowed: false,
+  })),
   ...["create", "patch"].map((verb) => ({
     name: `${verb} events`,
     reason: "an Event for every change; patch counts repeats",
