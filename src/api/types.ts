@@ -91,6 +91,17 @@ export type DeletionPolicy = "Orphan" | "Restore";
  * else does not get them (reason CredentialsNotBound).
  */
 export const SECRET_BINDING_ANNOTATION = "nsxv.io/allowed-manager-urls";
+/**
+ * On a Secret of credentials, in a cluster: the Secrets (same namespace, comma- or
+ * space-separated) whose CA bundle an NSXManager may trust to verify the manager for these
+ * credentials (spec.tls.caSecretRef); the credentials Secret itself needs no mention.
+ */
+export const SECRET_ALLOWED_CA_ANNOTATION = "nsxv.io/allowed-ca-secrets";
+/**
+ * `nsxv.io/allow-insecure-skip-verify: "true"` on a Secret of credentials, in a cluster: its
+ * owner's consent to send them to an https:// manager whose certificate is not verified.
+ */
+export const SECRET_INSECURE_ANNOTATION = "nsxv.io/allow-insecure-skip-verify";
 
 /**
  * Holds an NSXManager while EdgeTenants or IPPoolAllocations name it (Crossplane protects its

@@ -2,24 +2,22 @@
  * What the handlers share across passes: the reconciler's options, the desired-state store, the
  * manager connections, and the caches that make a pass over N objects cheap: the conflict index
  * per kind (rebuilt only when the store's revision moves), the pool lists per manager and scope
- * (fetched once, shared), pool ids by name per list; and the rule
- * that binds a Secret's credentials to the manager URLs it names.
+ * (fetched once, shared), pool ids by name per list; where the source requires it, a Secret's
+ * credentials go only where and as the Secret allows (binding.ts).
  */
 import { formatRef, managerRefOf, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
-import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
   DEPENDENT_KINDS,
   SPEC_DEFAULTS,
-  SECRET_BINDING_ANNOTATION,
   type EdgeTenant,
   type IPPoolAllocations,
   type NSXManager,
   type NsxvObject,
-  type Secret,
   SKIP_RESTORE_ANNOTATION,
 } from "../api/types.ts";
 import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
+import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import { EdgeListCache } from "./edge-lists.ts";
@@ -277,15 +275,15 @@ export class ReconcilerState {
   /**
    * The client of a manager, built from its spec and Secrets; `fresh` reads the Secrets where
    * they live now (the manager's own check) rather than from a cache. Where the store requires
-   * it, the credentials Secret must name the manager's URL (SECRET_BINDING_ANNOTATION), or no
-   * client is built: CredentialsNotBound.
+   * it, the credentials Secret must allow the manager's URL and how it is verified (binding.ts),
+   * or no client is built: CredentialsNotBound.
    */
   async connect(manager: NSXManager, options: { fresh?: boolean } = {}): Promise<ManagerConnection> {
     const config = resolveManager(manager);
     const { namespace } = refOf(manager);
     const credentials = await this.store.getSecret(namespace, config.credentialsSecret, options);
     if (credentials !== undefined && this.store.secretBindingRequired === true)
-      assertBound(credentials, `${namespace}/${config.credentialsSecret}`, config.url);
+      assertBound(credentials, `${namespace}/${config.credentialsSecret}`, formatRef(refOf(manager)), config);
     const ca =
       config.ca === undefined ? undefined : await this.store.getSecret(namespace, config.ca.secret, options);
     return this.connections.resolve(manager, { credentials, ca });
@@ -422,22 +420,4 @@ export function conflictError(target: string, winner: ObjectRef, unauthorized?: 
       : `whose NSXManager accepted its credentials, while ${formatRef(unauthorized)} has none accepted (missing, not bound to it, refused, or not yet checked) or does not allow this namespace`;
   const message = `${target} is owned by ${formatRef(winner)}, ${why}; this object acts on nothing until that one is gone`;
   return new ReconcileError({ reason: "Conflict", message, owner: winner });
-}
-
-/** The manager URLs a Secret's binding names, normalized; unparsable entries name nothing. */
-export function boundUrls(secret: Secret): string[] {
-  const text = secret.metadata.annotations?.[SECRET_BINDING_ANNOTATION] ?? "";
-  return text
-    .split(/[\s,]+/)
-    .filter((entry) => entry !== "")
-    .flatMap((entry) => normalizeManagerUrl(entry) ?? []);
-}
-
-/** CredentialsNotBound unless the Secret names the manager's URL; the message says how to bind it. */
-function assertBound(secret: Secret, name: string, url: string): void {
-  const target = normalizeManagerUrl(url) ?? url;
-  if (boundUrls(secret).includes(target)) return;
-  const [namespace, secretName] = name.split("/");
-  const message = `Secret ${name} does not name ${target} in its annotation ${SECRET_BINDING_ANNOTATION}, so its credentials are not sent there: whoever may write Secrets binds them to the manager, e.g. kubectl -n ${namespace} annotate secret ${secretName} ${SECRET_BINDING_ANNOTATION}=${target}`;
-  throw new ReconcileError({ reason: "CredentialsNotBound", message });
 }

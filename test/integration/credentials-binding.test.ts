@@ -3,9 +3,13 @@
  * allowed to create NSXManagers but not to read Secrets points an NSXManager at a server of their
  * own and names a Secret of the namespace. The operator, which may read that Secret, must not send
  * its credentials there: it sends a Secret's credentials only to the manager URLs the Secret's
- * annotation (set by whoever may write Secrets) names. The NSXManager says why, and how to bind.
+ * annotation (set by whoever may write Secrets) names, and only over TLS verified as the Secret's
+ * owner decided: an NSXManager naming the Secret's own URL with insecureSkipVerify, or with a CA
+ * of another Secret, does not get them either. The NSXManager says why, and who decides.
  */
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -21,15 +25,30 @@ import { condition, CRDS_DIR, Resources, startTestOperator, type TestOperator } 
 
 const USER = "nsxv-test-user";
 
-/** A server of the user's own that records the headers of every request it gets. */
-async function captureServer(): Promise<{ server: Server; url: string; seen: IncomingHttpHeaders[] }> {
+const TLS_DIR = new URL("../fixtures/tls/", import.meta.url);
+const tls = (file: string): string => readFileSync(new URL(file, TLS_DIR), "utf8");
+
+/**
+ * A server of the user's own that records the headers of every request it gets; `https`: with a
+ * certificate of its own CA (an impostor at the manager's address).
+ */
+async function captureServer(
+  https = false,
+): Promise<{ server: Server; url: string; seen: IncomingHttpHeaders[] }> {
   const seen: IncomingHttpHeaders[] = [];
-  const server = createServer((request, response) => {
+  const handler = (
+    request: { headers: IncomingHttpHeaders },
+    response: { writeHead(s: number): { end(): void } },
+  ) => {
     seen.push(request.headers);
     response.writeHead(401).end();
-  });
+  };
+  const server = https
+    ? createHttpsServer({ cert: tls("server.pem"), key: tls("server.key") }, handler)
+    : createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  const port = (server.address() as AddressInfo).port;
+  return { server, url: `${https ? "https" : "http"}://127.0.0.1:${port}`, seen };
 }
 
 describeWithControlPlane("credentials go only where their owner sent them", (cp) => {
@@ -76,6 +95,70 @@ describeWithControlPlane("credentials go only where their owner sent them", (cp)
     await new Promise((resolve) => capture?.server.close(resolve));
   });
 
+  it("nor over TLS the Secret's owner did not choose: no skipped verification, no CA of another Secret, without the owner's word", async () => {
+    const impostor = await captureServer(true);
+    try {
+      // the owner bound the Secret to the manager's https URL, where an impostor now answers
+      await k8s.secret("tls-credentials", { username: "admin", password: "default" }, impostor.url);
+      // any Secret of the namespace with a CA that signed the impostor's certificate
+      await k8s.secret("other-ca", { "ca.crt": tls("ca.pem") });
+      const steal = (name: string, tlsSpec: NSXManager["spec"]["tls"]) =>
+        user.create<NSXManager>({
+          kind: "NSXManager",
+          metadata: { name },
+          spec: { url: impostor.url, credentialsSecretRef: { name: "tls-credentials" }, tls: tlsSpec },
+        });
+      await steal("steal-insecure", { insecureSkipVerify: true });
+      await steal("steal-ca", { caSecretRef: { name: "other-ca", key: "ca.crt" } });
+      await steal("steal-verified", {});
+      for (const [name, says] of [
+        ["steal-insecure", "insecureSkipVerify"],
+        ["steal-ca", "Secret other-ca"],
+      ] as const) {
+        const manager = await k8s.waitFor(
+          "NSXManager",
+          name,
+          "CredentialsNotBound",
+          (o) => condition(o, "Ready")?.reason === "CredentialsNotBound",
+        );
+        const message = condition(manager, "Ready")?.message ?? "";
+        expect(message, name).toContain(says);
+        expect(message, `${name}: says who decides`).toContain("Whoever owns the Secret decides");
+        expect(message, `${name}: offers no command binding the Secret`).not.toMatch(
+          /kubectl|annotate secret/,
+        );
+      }
+      // verified against the system's authorities, the impostor's certificate fails the handshake
+      await k8s.waitFor(
+        "NSXManager",
+        "steal-verified",
+        "Unreachable",
+        (o) => condition(o, "Ready")?.reason === "Unreachable",
+      );
+      expect(impostor.seen, "no request, so no credentials, reached the impostor").toEqual([]);
+
+      // the owner's word, in the Secret itself: its CA may be trusted
+      await kc.makeApiClient(CoreV1Api).patchNamespacedSecret(
+        {
+          name: "tls-credentials",
+          namespace: k8s.namespace,
+          body: { metadata: { annotations: { "nsxv.io/allowed-ca-secrets": "other-ca" } } },
+        },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      await k8s.waitFor(
+        "NSXManager",
+        "steal-ca",
+        "allowed by the owner: the credentials go there",
+        (o) => condition(o, "Ready")?.reason === "Unauthorized",
+        { timeoutMs: 90_000 },
+      );
+      expect(impostor.seen.some((h) => h.authorization !== undefined)).toBe(true);
+    } finally {
+      await new Promise((resolve) => impostor.server.close(resolve));
+    }
+  });
+
   it("a user who may create NSXManagers but not read Secrets cannot have the operator send one anywhere", async () => {
     const readSecret = user.core.readNamespacedSecret({
       name: "real-credentials",
@@ -101,9 +184,13 @@ describeWithControlPlane("credentials go only where their owner sent them", (cp)
         (o) => condition(o, "Ready")?.reason === "CredentialsNotBound",
       );
       expect(condition(manager, "Stalled")?.status, name).toBe("True");
-      expect(condition(manager, "Ready")?.message, `${name}: says how to bind`).toContain(
+      expect(condition(manager, "Ready")?.message, `${name}: says where the binding is`).toContain(
         "nsxv.io/allowed-manager-urls",
       );
+      expect(
+        condition(manager, "Ready")?.message,
+        `${name}: offers no command binding it here`,
+      ).not.toContain("kubectl");
       expect(JSON.stringify(manager.status), `${name}: no credential in status`).not.toContain("default");
     }
     // the operator is working: the team's own manager, with its bound Secret, is Ready

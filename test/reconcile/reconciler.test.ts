@@ -85,13 +85,16 @@ describe("NSXManager", () => {
     expect(fake.calls).toEqual([]);
   });
 
-  describe("credentials bound to their destination (a cluster's Secrets)", () => {
-    const bound = (urls: string) => {
+  describe("credentials bound to their destination, and how it is reached (a cluster's Secrets)", () => {
+    const bound = (urls: string, more: Record<string, string> = {}) => {
       const secret = credentials();
       return {
         ...secret,
-        metadata: { ...secret.metadata, annotations: { "nsxv.io/allowed-manager-urls": urls } },
+        metadata: { ...secret.metadata, annotations: { "nsxv.io/allowed-manager-urls": urls, ...more } },
       };
+    };
+    const caSecret = {
+      ...credentials("nsx-ca", { "ca.crt": "-----BEGIN CERTIFICATE-----" }),
     };
     it.each([
       {
@@ -125,21 +128,84 @@ describe("NSXManager", () => {
         secret: bound("https://nsx.example/other"),
         connects: false,
       },
-    ])("$name: $reason", async ({ secret, connects }) => {
+      {
+        name: "PlainHttpNotConsented",
+        reason: "the owner bound https: the same host over plain http is another destination",
+        secret: bound("https://nsx.example"),
+        spec: { url: "http://nsx.example" },
+        connects: false,
+      },
+      {
+        name: "PlainHttpConsented",
+        reason: "an http:// URL in the binding is the owner's consent to plain HTTP there",
+        secret: bound("http://nsx.example"),
+        spec: { url: "http://nsx.example" },
+        connects: true,
+      },
+      {
+        name: "InsecureNotConsented",
+        reason:
+          "skipping certificate verification is the Secret owner's decision, not the NSXManager author's: an impostor at the URL would get the credentials",
+        secret: bound("https://nsx.example"),
+        spec: { tls: { insecureSkipVerify: true } },
+        connects: false,
+      },
+      {
+        name: "InsecureConsented",
+        reason: "the owner consents in the Secret itself",
+        secret: bound("https://nsx.example", { "nsxv.io/allow-insecure-skip-verify": "true" }),
+        spec: { tls: { insecureSkipVerify: true } },
+        connects: true,
+      },
+      {
+        name: "InsecureConsentIsTrueOnly",
+        reason: "any other value is no consent",
+        secret: bound("https://nsx.example", { "nsxv.io/allow-insecure-skip-verify": "yes" }),
+        spec: { tls: { insecureSkipVerify: true } },
+        connects: false,
+      },
+      {
+        name: "OtherCaNotAllowed",
+        reason: "a CA decides who can pose as the manager: one of another Secret needs the owner's word",
+        secret: bound("https://nsx.example"),
+        spec: { tls: { caSecretRef: { name: "nsx-ca", key: "ca.crt" } } },
+        connects: false,
+      },
+      {
+        name: "OtherCaAllowed",
+        reason: "the owner names the CA Secret it trusts",
+        secret: bound("https://nsx.example", { "nsxv.io/allowed-ca-secrets": "other, nsx-ca" }),
+        spec: { tls: { caSecretRef: { name: "nsx-ca", key: "ca.crt" } } },
+        connects: true,
+      },
+      {
+        name: "CaInTheSecretItself",
+        reason: "a CA held in the credentials Secret is its owner's",
+        secret: {
+          ...bound("https://nsx.example"),
+          stringData: { ...credentials().stringData, "ca.crt": "pem" },
+        },
+        spec: { tls: { caSecretRef: { name: "nsx-creds", key: "ca.crt" } } },
+        connects: true,
+      },
+    ])("$name: $reason", async ({ secret, spec, connects }) => {
+      const nsx = manager(spec);
       const { clients, fake, pass } = setup({
-        objects: [manager()],
-        secrets: [secret],
+        objects: [nsx],
+        secrets: [secret, caSecret],
         secretBindingRequired: true,
       });
-      const report = await pass(manager());
+      const report = await pass(nsx);
       expect(clients.length > 0, "a client is built only for a bound URL").toBe(connects);
       expect(fake.calls.length > 0).toBe(connects);
       if (connects) expect(condition(report, "Ready")).toMatchObject({ status: "True" });
       else {
         expect(condition(report, "Ready")).toMatchObject({ status: "False", reason: "CredentialsNotBound" });
         expect(condition(report, "Stalled"), "a person binds it").toMatchObject({ status: "True" });
-        expect(condition(report, "Ready")?.message).toContain(
-          "kubectl -n ns annotate secret nsx-creds nsxv.io/allowed-manager-urls=https://nsx.example",
+        const message = condition(report, "Ready")?.message ?? "";
+        expect(message).toContain("Whoever owns the Secret decides");
+        expect(message, "no ready command that binds the Secret to what the NSXManager names").not.toMatch(
+          /kubectl|annotate secret/,
         );
         expect(JSON.stringify(report), "the password is never said").not.toContain("s3cret");
       }
