@@ -11,6 +11,7 @@
 import { hostname } from "node:os";
 import type { Clock } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
+import { boundText } from "../util/bounded-text.ts";
 import { TokenBucket } from "../util/token-bucket.ts";
 import type { Logger } from "./controller.ts";
 import { nopLogger } from "./controller.ts";
@@ -77,7 +78,7 @@ export interface SinkEventRecorderOptions {
   cacheSize?: number;
   /** writes waiting for the sink beyond this are dropped; default 1000 */
   maxPendingWrites?: number;
-  /** longest message kept; longer ones are cut; default 1024 */
+  /** longest message kept; longer ones are cut, with a marker that says so; default 1024 */
   maxMessageLength?: number;
   clock?: Clock;
   logger?: Logger;
@@ -156,8 +157,7 @@ export class SinkEventRecorder implements EventRecorder {
   }
 
   #record(obj: EventObject, type: EventBody["type"], reason: string, text: string): void {
-    const message =
-      text.length > this.#maxMessageLength ? `${text.slice(0, this.#maxMessageLength - 3)}...` : text;
+    const message = boundText(text, this.#maxMessageLength);
     const m = obj.metadata;
     const objectKey = JSON.stringify([obj.apiVersion, obj.kind, m.namespace, m.name, m.uid]);
     const nowIso = new Date(this.#clock.now()).toISOString();

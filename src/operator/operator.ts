@@ -42,8 +42,10 @@ import {
   type ReconcilerDeps,
 } from "../reconcile/reconciler.ts";
 import { concernedBy } from "../reconcile/routing.ts";
-import type { ReconcileReport } from "../reconcile/report.ts";
-import type { DesiredStateSource } from "../source/source.ts";
+import { StatusRefusedError, type DesiredStateSource, type StatusWriteOutcome } from "../source/source.ts";
+import { findCondition } from "../reconcile/conditions.ts";
+import { ReconcileError } from "../reconcile/errors.ts";
+import { statusAfterRefusal, type ReconcileReport } from "../reconcile/report.ts";
 import { realClock, withTimeout, type Clock } from "../util/clock.ts";
 import { CodedError } from "../util/errors.ts";
 import { createOperatorMetrics, type OperatorMetricsBundle } from "./metrics.ts";
@@ -373,7 +375,13 @@ export class Operator {
     // a Secret held before the status says so; released before the status forgets it
     if (!(await this.#setSecretFinalizers(report))) return { error: new StatusConflictError(ref), also };
     if (report.status !== undefined) {
-      const written = await this.#source.writeStatus(ref, report.status);
+      let written: StatusWriteOutcome;
+      try {
+        written = await this.#source.writeStatus(ref, report.status);
+      } catch (error) {
+        if (!(error instanceof StatusRefusedError)) throw error;
+        return { ...(await this.#statusRefused(report, error)), also };
+      }
       const reason = (type: string) => report.status?.conditions?.find((c) => c.type === type)?.reason;
       const { observedGeneration } = report.status;
       // one line: what a reader of the status sees first; the messages are in the status and the Events
@@ -392,5 +400,26 @@ export class Operator {
     const { outcome } = report;
     if (outcome.type === "failed") return { error: outcome.error, maxBackoffMs: outcome.maxBackoffMs, also };
     return outcome.requeueAfterMs === undefined ? { also } : { requeueAfterMs: outcome.requeueAfterMs, also };
+  }
+
+  /**
+   * The status a pass wrote was refused as invalid: a minimal one says why (the status the object
+   * had, Synced=False reason StatusRefused), with a Warning, and the object is retried after its
+   * backoff, never longer than its resync: it does not freeze on a status it cannot store.
+   */
+  async #statusRefused(report: ReconcileReport, refusal: StatusRefusedError): Promise<Result<ObjectRef>> {
+    const { ref } = report;
+    const status = statusAfterRefusal(report.object, refusal.message, new Date(this.#clock.now()));
+    const message = findCondition(status.conditions, "Synced")?.message ?? refusal.message;
+    this.#logger.warn(
+      { ...ref, err: refusal.message },
+      "status refused by the API server; wrote a minimal one",
+    );
+    if (report.object !== undefined) this.#source.events.warning(report.object, "StatusRefused", message);
+    await this.#source.writeStatus(ref, status);
+    const { outcome } = report;
+    const maxBackoffMs = outcome.type === "failed" ? outcome.maxBackoffMs : outcome.requeueAfterMs;
+    const error = new ReconcileError({ reason: "StatusRefused", message, cause: refusal });
+    return { error, ...(maxBackoffMs !== undefined ? { maxBackoffMs } : {}) };
   }
 }

@@ -9,7 +9,28 @@
  * error block.
  */
 import type { Condition, ConditionStatus } from "../api/types.ts";
+import { boundText } from "../util/bounded-text.ts";
 import { formatTime } from "../util/clock.ts";
+
+/**
+ * The CRDs' bound of a condition's message (characters): a status with a longer one is refused
+ * whole by the API server (HTTP 422), so setConditions cuts there, whatever a message quotes.
+ */
+export const CONDITION_MESSAGE_MAX_LENGTH = 32_768;
+
+/**
+ * The most of one value a manager supplied (a tenant, an edge's name, an allocation's note, a
+ * pool's name, a UUID, an error) that goes into status, a condition's message or an Event: a
+ * manager can send anything, and one oversized value must not get every status write refused.
+ * Cut with a marker and a hash of the whole (boundText), so a value recorded cut compares equal
+ * to the same value cut again, and unequal to any other.
+ */
+export const MANAGER_VALUE_MAX_LENGTH = 1_024;
+
+/** A value from the manager as it may go into status, a message or an Event. */
+export function managerValue(text: string): string {
+  return boundText(text, MANAGER_VALUE_MAX_LENGTH);
+}
 
 /** What a failed (or held) pass reports: one condition reason, one event. */
 export interface Failure {
@@ -66,6 +87,8 @@ export const FAILURE_REASONS = [
   "StaleRead",
   // the object names an NSXManager of another namespace that does not allow its namespace
   "NamespaceNotAllowed",
+  // the API server refused the status a pass wrote (HTTP 422 or 413): a minimal one says so
+  "StatusRefused",
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -197,7 +220,7 @@ export function setConditions(
       type: update.type,
       status: update.status,
       reason: update.reason,
-      message: update.message,
+      message: boundText(update.message, CONDITION_MESSAGE_MAX_LENGTH),
       lastTransitionTime: old?.status === update.status ? old.lastTransitionTime : formatTime(context.now),
     };
     if (context.generation !== undefined) next.observedGeneration = context.generation;

@@ -10,7 +10,7 @@
  */
 import { refOf, type ObjectRef } from "../api/refs.ts";
 import type { EdgeTenant } from "../api/types.ts";
-import { findCondition } from "./conditions.ts";
+import { findCondition, managerValue } from "./conditions.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { allows, isPaused } from "./policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
@@ -37,5 +37,6 @@ function needsPass(object: EdgeTenant, summary: { tenant?: string } | undefined)
   if (summary === undefined) return true;
   const listed = summary.tenant ?? "";
   if (allows(config.policy, "updateEdge") && listed !== config.tenant) return true;
-  return listed !== (object.status?.observedTenant ?? "");
+  // status keeps the tenant cut as it shows it: compare the summary cut the same way
+  return managerValue(listed) !== (object.status?.observedTenant ?? "");
 }

@@ -16,9 +16,12 @@
 import type { ObjectRef } from "../api/refs.ts";
 import type { EdgeShapeStatus, EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
 import { formatTime } from "../util/clock.ts";
+import { boundOptional } from "../util/bounded-text.ts";
 import {
   failureUpdates,
   findCondition,
+  managerValue,
+  MANAGER_VALUE_MAX_LENGTH,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
@@ -173,7 +176,8 @@ function settle(
   const { config, observed, previous, now, generation } = input;
   const { drift, recorded, lost } = decision;
   const corrected = drift !== undefined && results.done.length > 0;
-  const edge = observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${observed.name})`;
+  const edge =
+    observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${managerValue(observed.name)})`;
   let ready: ConditionUpdate;
   if (drift === undefined || corrected) {
     const message = corrected
@@ -221,10 +225,11 @@ function settle(
   return {
     status: omitUndefined({
       observedGeneration: generation,
-      edgeName: observed.name,
+      edgeName: boundOptional(observed.name, MANAGER_VALUE_MAX_LENGTH),
       // the manager raised the version with the write, and only the next read tells the new one
       edgeVersion: corrected ? undefined : observed.version,
-      observedTenant: corrected ? drift.to : observed.tenant,
+      // shown, and compared with the list's summary cut the same way; originalTenant is kept whole: a restore writes it back
+      observedTenant: corrected ? drift.to : boundOptional(observed.tenant, MANAGER_VALUE_MAX_LENGTH),
       originalTenant: recorded?.tenant,
       originalTenantOf: recorded?.of,
       lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
@@ -309,5 +314,5 @@ function lostOriginal(
 }
 
 function quote(text: string | undefined): string {
-  return text === undefined ? "(none)" : JSON.stringify(text);
+  return text === undefined ? "(none)" : JSON.stringify(managerValue(text));
 }

@@ -17,6 +17,7 @@ import type { Allocation, IpPool } from "../nsx/types.ts";
 import {
   failureUpdates,
   findCondition,
+  managerValue,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
@@ -120,7 +121,8 @@ function findStrays(input: IpPoolPlanInput, config: PoolConfig): Pick<Decisions,
   const strays: Stray[] = [];
   for (const allocation of input.observed.allocations) {
     const parsed = tryParseIp(allocation.ipAddress);
-    const key = parsed === undefined ? allocation.ipAddress : formatIp(parsed);
+    // an address that does not parse is shown (and recorded) as the manager wrote it, cut
+    const key = parsed === undefined ? managerValue(allocation.ipAddress) : formatIp(parsed);
     if (allocated.has(key)) continue;
     allocated.set(key, { parsed });
     if (parsed !== undefined && config.allowed.has(key)) continue;
@@ -140,11 +142,17 @@ export interface AllocationIdentity {
   note?: string | undefined;
 }
 
-/** The identity of a listed allocation; an empty id or note counts as none. */
+/**
+ * The identity of a listed allocation; an empty id or note counts as none. Each is cut as status
+ * keeps it (managerValue): what a pass compares is what the previous one recorded.
+ */
 export function allocationIdentity(allocation: Allocation): AllocationIdentity {
   const id = allocation.id.trim();
   const note = allocation.allocationNote;
-  return { allocationId: id === "" ? undefined : id, note: note === "" ? undefined : note };
+  return {
+    allocationId: id === "" ? undefined : managerValue(id),
+    note: note === undefined || note === "" ? undefined : managerValue(note),
+  };
 }
 
 /**
@@ -261,7 +269,7 @@ function settle(
   const status: IPPoolAllocationsStatus = omitUndefined({
     observedGeneration: generation,
     poolId: pool.objectId,
-    poolName: pool.name,
+    poolName: managerValue(pool.name),
     totalAddressCount: pool.totalAddressCount,
     usedAddressCount: used,
     strayCount: remaining.length,
@@ -415,7 +423,7 @@ const LISTED = 5;
 function describeStrays(strays: readonly Stray[]): string {
   const shown = strays.slice(0, LISTED).map((s) => (s.note === undefined ? s.key : `${s.key} (${s.note})`));
   const more = strays.length > LISTED ? ` and ${strays.length - LISTED} more` : "";
-  const unreadable = strays.filter((s) => s.parsed === undefined).map((s) => JSON.stringify(s.managerIp));
+  const unreadable = strays.filter((s) => s.parsed === undefined).map((s) => JSON.stringify(s.key));
   const never =
     unreadable.length === 0
       ? ""

@@ -22,6 +22,7 @@ import { insecureTransport } from "../nsx/client-options.ts";
 import { NsxError } from "../nsx/errors.ts";
 import {
   findCondition,
+  managerValue,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
@@ -91,11 +92,19 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
     const pools = sharedPools ?? (edgeList?.list === undefined ? await refreshPools() : undefined);
     const summaries = edgeList?.list?.byId.values() ?? [];
     const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
-    return { pools: pools?.length, vsmUuid, edgeList };
+    // kept (and compared) as status shows it
+    return {
+      pools: pools?.length,
+      vsmUuid: vsmUuid === undefined ? undefined : managerValue(vsmUuid),
+      edgeList,
+    };
   },
   plan(target, observed, ctx) {
     const previous = ctx.object.status;
-    const { edgeList } = observed;
+    const edgeList: EdgeListState | undefined =
+      observed.edgeList?.error === undefined
+        ? observed.edgeList
+        : { error: managerValue(observed.edgeList.error) };
     const pools =
       observed.pools === undefined
         ? undefined

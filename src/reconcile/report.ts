@@ -6,7 +6,7 @@
  */
 import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
-import { findCondition, type ReconcileEvent } from "./conditions.ts";
+import { findCondition, managerValue, setConditions, type ReconcileEvent } from "./conditions.ts";
 import { omitUndefined } from "../util/options.ts";
 import type { ReconcileError } from "./errors.ts";
 import type { Action, DroppedAction, PlannedAction } from "./plan.ts";
@@ -162,12 +162,12 @@ export function changesOf(done: readonly Action[]): ReconcileChanges {
 /** The Normal event of each change made on the manager. */
 export function changeEvent(action: Action): ReconcileEvent {
   if (action.type === "releaseAddress") {
-    const note = action.note === undefined ? "" : ` (note ${JSON.stringify(action.note)})`;
+    const note = action.note === undefined ? "" : ` (note ${JSON.stringify(managerValue(action.note))})`;
     const message = `released ${action.ip} from pool ${action.poolId}${note}`;
     return { type: "Normal", reason: "ReleasedAddress", message };
   }
-  const from = action.from === undefined ? "(none)" : JSON.stringify(action.from);
-  const to = JSON.stringify(action.to);
+  const from = action.from === undefined ? "(none)" : JSON.stringify(managerValue(action.from));
+  const to = JSON.stringify(managerValue(action.to));
   return action.type === "restoreTenant"
     ? {
         type: "Normal",
@@ -191,4 +191,21 @@ function canonical(value: unknown): unknown {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([k, v]) => [k, canonical(v)]),
   );
+}
+
+/**
+ * The status to write when the one a pass wrote was refused as invalid (`why`: the store's
+ * reason): the status the object had, which the next pass needs and nothing here loses, with
+ * Synced=False saying so. A pass whose record was refused made no write that needed it (record
+ * before you act), and the object is retried: it never freezes on a status it cannot store.
+ */
+export function statusAfterRefusal(object: NsxvObject | undefined, why: string, now: Date): ObjectStatus {
+  const previous = object?.status;
+  const message = `the API server refused the status this pass wrote (${managerValue(why)}): what it observed is not recorded, and nothing that needed a record first was written to the manager; the object is reconciled again after a backoff`;
+  const conditions = setConditions(
+    previous?.conditions,
+    [{ type: "Synced", status: "False", reason: "StatusRefused", message }],
+    { now, generation: object?.metadata.generation },
+  );
+  return { ...previous, conditions };
 }

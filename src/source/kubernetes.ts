@@ -40,6 +40,7 @@ import { asSecret, NamespaceCache, ObjectCache, SecretReader } from "./kubernete
 import { realClock, type Clock } from "../util/clock.ts";
 import {
   ChangeListeners,
+  StatusRefusedError,
   type ChangeListener,
   type DesiredStateSource,
   type Status,
@@ -318,7 +319,11 @@ export class KubernetesSource implements DesiredStateSource {
     } catch (error) {
       if (error instanceof ApiException && error.code === 409) return "conflict";
       if (error instanceof ApiException && error.code === 404) return "gone";
-      throw decodeApiError(`write status of ${ref.kind} ${ref.namespace}/${ref.name}`, error);
+      const decoded = decodeApiError(`write status of ${ref.kind} ${ref.namespace}/${ref.name}`, error);
+      // invalid or too large: the same status would be refused again, whatever the version
+      if (error instanceof ApiException && (error.code === 422 || error.code === 413))
+        throw new StatusRefusedError((decoded as Error).message, { cause: decoded });
+      throw decoded;
     }
     this.#overlay(ref.kind, updated);
     return "written";

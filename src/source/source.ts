@@ -10,6 +10,7 @@ import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import type { DesiredStateChange, DesiredStateStore } from "../reconcile/store.ts";
+import { CodedError } from "../util/errors.ts";
 
 export type Status = NonNullable<NsxvObject["status"]>;
 
@@ -22,8 +23,21 @@ export type StatusWriteOutcome =
   /** the object no longer exists: nothing to do */
   | "gone";
 
+/**
+ * The store refused the status as invalid (HTTP 422, or 413: too large), whatever the object's
+ * version: writing the same again would be refused again. The message is the store's reason.
+ */
+export class StatusRefusedError extends CodedError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("STATUS_REFUSED", message, options);
+  }
+}
+
 export interface StatusSink {
-  /** Writes the object's status; `status` is the complete new status (the sink computes any patch). */
+  /**
+   * Writes the object's status; `status` is the complete new status (the sink computes any
+   * patch). Throws StatusRefusedError when the store refuses that status as invalid.
+   */
   writeStatus(ref: ObjectRef, status: Status): Promise<StatusWriteOutcome>;
   /**
    * Adds (`present`) or removes a finalizer of the object: what holds its deletion until the

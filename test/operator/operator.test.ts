@@ -14,6 +14,7 @@ import { FakeClock } from "../../src/util/clock.ts";
 import { advance, settle } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { MemorySource } from "../support/memory-source.ts";
+import { StatusRefusedError } from "../../src/source/source.ts";
 
 describe("Operator", () => {
   const { run, simulator } = operatorHarness();
@@ -47,6 +48,45 @@ describe("Operator", () => {
     source.change({ ...settled() });
     await settle(registry);
     expect(source.writes).toHaveLength(writes);
+  });
+
+  it("a status the API server refuses (422) is replaced by a minimal one saying why, and the object is retried, not frozen", async () => {
+    const sim = await simulator(["red"]);
+    const { objects: objs, secrets } = objects(sim.url, { "edge-1": "blue" });
+    const source = new MemorySource({ objects: objs, secrets });
+    // the EdgeTenant's first status (its record) is refused; every other write goes through
+    const refusal = new StatusRefusedError(
+      "write status of EdgeTenant ops/edge-1: HTTP 422 Invalid: status.conditions[0].message: Too long: may not be more than 32768 bytes",
+    );
+    const first = source.writeStatus.bind(source);
+    let refused = false;
+    source.writeStatus = (ref, status) => {
+      if (ref.kind === "EdgeTenant" && !refused) {
+        refused = true;
+        source.writes.push({ ref, status });
+        return Promise.reject(refusal);
+      }
+      return first(ref, status);
+    };
+    run(source);
+    const minimal = await waitFor("the minimal status", () =>
+      source.writes
+        .flatMap((w) => w.status.conditions ?? [])
+        .find((c) => c.type === "Synced" && c.reason === "StatusRefused"),
+    );
+    expect(minimal.message).toContain("HTTP 422 Invalid");
+    expect(minimal.message).toContain("reconciled again");
+    const refusedAt = source.writes.findIndex((w) =>
+      w.status.conditions?.some((c) => c.reason === "StatusRefused"),
+    );
+    expect(source.writes[refusedAt - 1]?.status, "the refused status carried the record").toMatchObject({
+      originalTenant: "red",
+    });
+    await source.events.flush();
+    expect(source.sink.events.map((e) => e.reason)).toContain("StatusRefused");
+    // retried after its backoff: the record lands, the edge is corrected
+    await waitFor("edge-1 corrected", () => ready(source.statusOf(edgeRef("edge-1"))) === "True");
+    expect(sim.state.edge("edge-1")?.doc.tenant).toBe("blue");
   });
 
   it("a 409 on a status write requeues quietly, then writes", async () => {

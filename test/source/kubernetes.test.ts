@@ -6,7 +6,7 @@
 import { KINDS } from "../../src/api/types.ts";
 import { concernedBy } from "../../src/reconcile/routing.ts";
 import type { DesiredStateChange } from "../../src/reconcile/store.ts";
-import type { DesiredStateSource } from "../../src/source/source.ts";
+import { StatusRefusedError, type DesiredStateSource } from "../../src/source/source.ts";
 import { ApiException, KubeConfig } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
@@ -463,6 +463,17 @@ describe("KubernetesSource", () => {
       "write status of EdgeTenant team-a/web: HTTP 500 InternalError: etcdserver: request timed out",
     );
     expect(await source.writeStatus({ ...ref, name: "missing" }, {})).toBe("gone");
+    // invalid or too large: writing it again would be refused again, whatever the version
+    for (const [code, reason] of [
+      [422, "Invalid"],
+      [413, "RequestEntityTooLarge"],
+    ] as const) {
+      const refused = JSON.stringify({ kind: "Status", reason, message: `${reason}: status too long` });
+      statusAnswers.push(new ApiException(code, "refused", refused, {}));
+      const error = await source.writeStatus(ref, {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StatusRefusedError);
+      expect((error as Error).message).toContain(`HTTP ${code} ${reason}`);
+    }
   });
 
   it("a relist replaces a status it served from memory", async () => {
