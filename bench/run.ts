@@ -27,6 +27,11 @@ import { benchFleetCli, FLEET_CLI_FULL, FLEET_CLI_QUICK } from "./fleet-cli.ts";
 import { benchFleetInterval, FLEET_INTERVAL_FULL, FLEET_INTERVAL_QUICK } from "./fleet-interval.ts";
 import { machineInfo, type MachineInfo } from "./lib/machine.ts";
 import { benchHungManager, HUNG_MANAGER_FULL, HUNG_MANAGER_QUICK } from "./hung-manager.ts";
+import {
+  benchHostileEdgeList,
+  HOSTILE_EDGE_LIST_FULL,
+  HOSTILE_EDGE_LIST_QUICK,
+} from "./hostile-edge-list.ts";
 import { benchManifestInput, MANIFEST_INPUT_FULL, MANIFEST_INPUT_QUICK } from "./manifest-input.ts";
 import type { BenchResult } from "./lib/result.ts";
 import { formatTable, resultRows } from "./lib/table.ts";
@@ -80,6 +85,12 @@ const BENCHMARKS: readonly Benchmark[] = [
     byDefault: true,
     run: (quick) => benchHungManager(quick ? HUNG_MANAGER_QUICK : HUNG_MANAGER_FULL),
     limitMs: { quick: 3 * MINUTE, full: 12 * MINUTE },
+  },
+  {
+    name: "hostile-edge-list",
+    byDefault: true,
+    run: (quick) => benchHostileEdgeList(quick ? HOSTILE_EDGE_LIST_QUICK : HOSTILE_EDGE_LIST_FULL),
+    limitMs: { quick: 3 * MINUTE, full: 10 * MINUTE },
   },
   {
     name: "cli-footprint",

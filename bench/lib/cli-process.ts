@@ -46,24 +46,40 @@ async function compile(): Promise<void> {
 }
 
 /**
- * `node dist/cli/main.js ARGS` with `env` over this process's environment; killed after `timeoutMs`.
+ * `node dist/cli/main.js ARGS` with `env` over this process's environment; sent SIGTERM after
+ * `stopAfterMs` (a command that runs until stopped, such as `run`), killed after `timeoutMs`.
  * `cli`: another build's main.js (a reference build, lib/reference-build.ts).
  */
 export async function runBuiltCli(
   args: readonly string[],
-  options: { env?: Record<string, string>; timeoutMs?: number; cli?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    cli?: string;
+    stopAfterMs?: number;
+    /** the node to run it with; default this one's (a memory cgroup's wrapper: lib/memory-cgroup.ts) */
+    execPath?: string;
+  } = {},
 ): Promise<CliRun> {
   const dir = mkdtempSync(join(tmpdir(), "nsxv-cli-run-"));
   const rssFile = join(dir, "rss");
   const started = performance.now();
-  const child = spawn(process.execPath, ["--require", PEAK_RSS, options.cli ?? CLI, ...args], {
-    env: { ...process.env, ...options.env, NSXV_BENCH_PEAK_RSS_FILE: rssFile, NO_COLOR: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    options.execPath ?? process.execPath,
+    ["--require", PEAK_RSS, options.cli ?? CLI, ...args],
+    {
+      env: { ...process.env, ...options.env, NSXV_BENCH_PEAK_RSS_FILE: rssFile, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 300_000);
+  const stop =
+    options.stopAfterMs === undefined
+      ? undefined
+      : setTimeout(() => child.kill("SIGTERM"), options.stopAfterMs);
   try {
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     const wallMs = performance.now() - started;
@@ -73,6 +89,7 @@ export async function runBuiltCli(
     return { code, output, wallMs, peakRssKiB: measured.peakRssBytes / 1024, cpuMs: measured.cpuMs };
   } finally {
     clearTimeout(timer);
+    clearTimeout(stop);
     rmSync(dir, { recursive: true, force: true });
   }
 }

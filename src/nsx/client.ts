@@ -55,6 +55,7 @@ import type {
   EdgePage,
   EdgeSummary,
   IpPool,
+  ListEdgesOptions,
   ManagerApi,
   ReleaseAnswer,
 } from "./types.ts";
@@ -69,6 +70,13 @@ const TOKEN_PATH = "/api/2.0/services/auth/token";
 export const MAX_EDGE_LIST_PAGES = 200;
 /** tokens remembered for redaction after they were replaced: a late answer may still echo one */
 const TOKENS_REMEMBERED = 8;
+
+/** A list the manager counts or fills past what one may hold. */
+function tooManyEdges(count: number, max: number): NsxResponseError {
+  return new NsxResponseError(
+    `edge list: the manager counts or sends ${count} edges, more than the ${max} one list may hold (maxEdgeListEdges; an NSX-v manager holds about 2000): refused`,
+  );
+}
 
 function requireId(what: string, value: string, valid: (value: unknown) => boolean, form: string): void {
   if (typeof value !== "string" || !valid(value)) {
@@ -85,6 +93,8 @@ interface Call {
   /** may be repeated after any transient failure (GETs, the token request) */
   idempotent: boolean;
   signal?: AbortSignal | undefined;
+  /** a tighter bound on the answer's body than the client's maxResponseBytes, and what it is */
+  responseLimit?: { bytes: number; what: string };
 }
 
 /** Resolves `promise`, or rejects with a transport error when `signal` aborts first. */
@@ -196,6 +206,58 @@ export class ManagerClient implements ManagerApi {
 
   /** One page of the manager's edge list (pageSize 1 to 1024; the manager's default is 256). */
   async getEdgePage(startIndex: number, pageSize: number, options?: CallOptions): Promise<EdgePage> {
+    return this.#edgePage(startIndex, pageSize, options, this.#options.maxEdgeListBytes);
+  }
+
+  /**
+   * Every edge, following the pages until `startIndex + pageSize` reaches `totalCount`, as VMware's
+   * clients do. `onPage` hears the count so far and the total, for progress on long lists. What a
+   * list may cost is bounded (maxEdgeListEdges, maxEdgeListBytes, MAX_EDGE_LIST_PAGES): a manager
+   * that counts or sends more is refused with NsxResponseError, whatever it answers.
+   */
+  async listEdges(
+    options: ListEdgesOptions & { onPage?: (fetched: number, total: number) => void } = {},
+  ): Promise<EdgeSummary[]> {
+    const { maxEdgeListEdges, maxEdgeListBytes } = this.#options;
+    // the manager's own default: a manager that caps pages lower is followed all the same
+    const pageSize = options.pageSize ?? 256;
+    // by id: an edge created while paging can shift one already read onto the next page
+    const edges = new Map<string, EdgeSummary>();
+    let bytesLeft = maxEdgeListBytes;
+    for (let startIndex = 0, pages = 1; ; pages++) {
+      const page = await this.#edgePage(startIndex, pageSize, options, bytesLeft);
+      bytesLeft -= page.bytes;
+      // a count no manager reaches is refused before it is followed
+      if (page.totalCount > maxEdgeListEdges) throw tooManyEdges(page.totalCount, maxEdgeListEdges);
+      for (const edge of page.edges) edges.set(edge.id, options.keep?.(edge) ?? edge);
+      if (edges.size > maxEdgeListEdges) throw tooManyEdges(edges.size, maxEdgeListEdges);
+      options.onPage?.(edges.size, page.totalCount);
+      const next = startIndex + page.edges.length;
+      if (next >= page.totalCount) break;
+      if (page.edges.length === 0) {
+        throw new NsxResponseError(
+          `edge list: the manager counts ${page.totalCount} edges but the page at ${startIndex} is empty`,
+        );
+      }
+      // served a few edges at a time, even a count within the bound would page on for long
+      if (pages >= MAX_EDGE_LIST_PAGES) {
+        throw new NsxResponseError(
+          `edge list: the manager counts ${page.totalCount} edges and ${pages} pages held ${edges.size}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
+        );
+      }
+      // the manager may cap a page below what was asked: go on from what it sent
+      startIndex = next;
+    }
+    return [...edges.values()];
+  }
+
+  /** A page, read only up to `maxBytes` (what is left of its list's budget), with what it cost. */
+  async #edgePage(
+    startIndex: number,
+    pageSize: number,
+    options: CallOptions | undefined,
+    maxBytes: number,
+  ): Promise<EdgePage & { bytes: number }> {
     if (
       !Number.isSafeInteger(startIndex) ||
       startIndex < 0 ||
@@ -207,43 +269,13 @@ export class ManagerClient implements ManagerApi {
       );
     }
     const query = `startIndex=${startIndex}&pageSize=${pageSize}`;
-    return this.#read(this.#get("listEdges", `/api/4.0/edges?${query}`, options), ({ body }) =>
-      parseEdgePage(body),
-    );
-  }
-
-  /**
-   * Every edge, following the pages until `startIndex + pageSize` reaches `totalCount`, as VMware's
-   * clients do. `onPage` hears the count so far and the total, for progress on long lists.
-   */
-  async listEdges(
-    options: CallOptions & { pageSize?: number; onPage?: (fetched: number, total: number) => void } = {},
-  ): Promise<EdgeSummary[]> {
-    // the manager's own default: a manager that caps pages lower is followed all the same
-    const pageSize = options.pageSize ?? 256;
-    // by id: an edge created while paging can shift one already read onto the next page
-    const edges = new Map<string, EdgeSummary>();
-    for (let startIndex = 0, pages = 1; ; pages++) {
-      const page = await this.getEdgePage(startIndex, pageSize, options);
-      for (const edge of page.edges) edges.set(edge.id, edge);
-      options.onPage?.(edges.size, page.totalCount);
-      const next = startIndex + page.edges.length;
-      if (next >= page.totalCount) break;
-      if (page.edges.length === 0) {
-        throw new NsxResponseError(
-          `edge list: the manager counts ${page.totalCount} edges but the page at ${startIndex} is empty`,
-        );
-      }
-      // a count no manager reaches, served a few edges at a time, would page on for ever
-      if (pages >= MAX_EDGE_LIST_PAGES) {
-        throw new NsxResponseError(
-          `edge list: the manager counts ${page.totalCount} edges and ${pages} pages held ${edges.size}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
-        );
-      }
-      // the manager may cap a page below what was asked: go on from what it sent
-      startIndex = next;
-    }
-    return [...edges.values()];
+    const max = this.#options.maxEdgeListBytes;
+    const what = `what is left (${maxBytes} bytes) of the ${max} bytes the pages of one edge list may take together (maxEdgeListBytes)`;
+    const call = {
+      ...this.#get("listEdges", `/api/4.0/edges?${query}`, options),
+      responseLimit: { bytes: maxBytes, what },
+    };
+    return this.#read(call, ({ body }) => ({ ...parseEdgePage(body), bytes: Buffer.byteLength(body) }));
   }
 
   async getEdgeSummary(edgeId: string, options?: CallOptions): Promise<EdgeSummary> {
@@ -402,6 +434,7 @@ export class ManagerClient implements ManagerApi {
         headers,
         ...(call.body !== undefined ? { body: call.body } : {}),
         ...(call.signal !== undefined ? { signal: call.signal } : {}),
+        ...(call.responseLimit !== undefined ? { responseLimit: call.responseLimit } : {}),
       });
     } finally {
       release();

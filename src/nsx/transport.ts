@@ -45,6 +45,11 @@ export interface HttpRequest {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /**
+   * a tighter bound on this answer's body than the transport's maxResponseBytes (what is left of
+   * a budget), and what a refusal at it says the bound is
+   */
+  responseLimit?: { bytes: number; what: string };
 }
 
 export interface HttpResponse {
@@ -135,7 +140,12 @@ export class HttpTransport {
 
   /** Sends one request and reads the whole answer; never throws, never retries. */
   send(request: HttpRequest): Promise<AttemptOutcome> {
-    const { clock, requestTimeoutMs, maxResponseBytes } = this.#options;
+    const { clock, requestTimeoutMs } = this.#options;
+    const own = this.#options.maxResponseBytes;
+    const limit = request.responseLimit;
+    const tighter = limit !== undefined && limit.bytes < own;
+    const maxResponseBytes = tighter ? limit.bytes : own;
+    const bound = tighter ? limit.what : `maxResponseBytes (${own} bytes)`;
     return new Promise<AttemptOutcome>((resolve) => {
       let started = false;
       let settled = false;
@@ -163,8 +173,7 @@ export class HttpTransport {
       const timer = clock.setTimer(requestTimeoutMs, () =>
         stop(new Stop("timeout", `no complete response within ${requestTimeoutMs} ms`)),
       );
-      const tooLarge = (): Stop =>
-        new Stop("tooLarge", `response larger than maxResponseBytes (${maxResponseBytes} bytes)`);
+      const tooLarge = (): Stop => new Stop("tooLarge", `response larger than ${bound}`);
 
       if (request.signal?.aborted) return onAbort();
       request.signal?.addEventListener("abort", onAbort, { once: true });

@@ -73,8 +73,18 @@ export interface ManagerApi {
   listPools(scopeId: string, options?: CallOptions): Promise<IpPool[]>;
   listAllocations(poolId: string, options?: CallOptions): Promise<Allocation[]>;
   releaseAddress(poolId: string, ip: string, options?: CallOptions): Promise<ReleaseAnswer>;
-  /** every edge's summary, through all pages of `GET /api/4.0/edges` (pageSize 1 to 1024) */
-  listEdges(options?: CallOptions & { pageSize?: number }): Promise<EdgeSummary[]>;
+  /**
+   * every edge's summary, through all pages of `GET /api/4.0/edges` (pageSize 1 to 1024); `keep`
+   * says what of each summary is kept while the pages come (the rest is dropped page by page)
+   */
+  listEdges(options?: ListEdgesOptions): Promise<EdgeSummary[]>;
+}
+
+export interface ListEdgesOptions extends CallOptions {
+  /** default 256, the manager's own */
+  pageSize?: number;
+  /** what of each summary to keep; default all of it */
+  keep?: (summary: EdgeSummary) => EdgeSummary;
 }
 
 /**

@@ -46,15 +46,20 @@ export const CONDITION_TYPES = [
   "PoolExhausted",
   "OriginalTenantLost",
   "Insecure",
+  "EdgeListUnavailable",
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
-/** Present only while True: kstatus treats their presence as the signal; Insecure and OriginalTenantLost are warnings, not states. */
+/**
+ * Present only while True: kstatus treats their presence as the signal; Insecure,
+ * OriginalTenantLost and EdgeListUnavailable are warnings, not states.
+ */
 const ONLY_WHILE_TRUE: ReadonlySet<string> = new Set<ConditionType>([
   "Reconciling",
   "Stalled",
   "OriginalTenantLost",
   "Insecure",
+  "EdgeListUnavailable",
 ]);
 
 /**

@@ -3,9 +3,14 @@
  * version of every edge, which is what decides which EdgeTenants need their edge read in full. The
  * mirror image of an informer's cache, for a system without watches: the NSXManager's pass
  * refreshes it once per interval, the EdgeTenants' passes read it. Concurrent refreshes share one
- * fetch; a failed one is kept as the reason its EdgeTenants are read one by one until the next.
+ * fetch; a failed one (the client refuses a list past its bounds: maxEdgeListEdges,
+ * maxEdgeListBytes) is kept as the reason its EdgeTenants are read one by one until the next. A
+ * list is kept slim, whatever the manager sent: per edge its id, revision, and its name and tenant
+ * cut as status shows them (managerValue), so what lists cost in memory is bounded too.
  */
 import type { CallOptions, EdgeSummary, ManagerApi } from "../nsx/types.ts";
+import { omitUndefined } from "../util/options.ts";
+import { managerValue } from "./conditions.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** The largest page a manager serves: the fewest calls. */
@@ -58,7 +63,8 @@ export class EdgeListCache {
 
   async #fetch(key: string, api: ManagerApi, call: CallOptions): Promise<EdgeList> {
     try {
-      const edges = await api.listEdges({ ...call, pageSize: EDGE_LIST_PAGE_SIZE });
+      // slim as the pages come: a list never holds more of the manager's strings than it keeps
+      const edges = await api.listEdges({ ...call, pageSize: EDGE_LIST_PAGE_SIZE, keep: slim });
       const list = { fetchedAtMs: this.#clock.now(), byId: new Map(edges.map((e) => [e.id, e])) };
       this.#latest.set(key, { list });
       return list;
@@ -67,4 +73,19 @@ export class EdgeListCache {
       throw error;
     }
   }
+}
+
+/**
+ * What an EdgeTenant's pass reads of a summary, its name and tenant cut as status keeps them:
+ * compared with spec.tenant (at most 256 characters) a cut tenant is drift, which a read of the
+ * edge settles, and compared with status.observedTenant it is what status shows.
+ */
+function slim(summary: EdgeSummary): EdgeSummary {
+  const { id, name, tenant, revision } = summary;
+  return omitUndefined({
+    id,
+    name: name === undefined ? undefined : managerValue(name),
+    tenant: tenant === undefined ? undefined : managerValue(tenant),
+    revision,
+  });
 }

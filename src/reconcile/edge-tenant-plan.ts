@@ -217,7 +217,7 @@ function settle(
     events.push({ type: "Warning", reason: "StatusLost", message: lost });
   const read = observed.via === "read";
   const notes =
-    read && input.listedTenant !== undefined && input.listedTenant !== (observed.tenant ?? "")
+    read && input.listedTenant !== undefined && input.listedTenant !== managerValue(observed.tenant ?? "")
       ? [
           `the edge list showed ${observed.edgeId} with tenant ${quote(input.listedTenant)}, the read shows ${quote(observed.tenant)}: a summary that lags; the read decides`,
         ]

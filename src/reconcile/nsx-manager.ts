@@ -135,6 +135,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
               message: `reachable and authenticated: ${seen}`,
             },
             ...syncedUpdates(ctx.writesBlockedBy),
+            edgeListCondition(edgeList),
           ],
           { now: ctx.now, generation: ctx.generation },
         ),
@@ -179,6 +180,16 @@ async function refreshEdgeList(
     if (CHECK_FAILURES.some((code) => hasNsxCode(error, code))) throw error;
   }
   return edgeLists.latest(connection.key);
+}
+
+/**
+ * `EdgeListUnavailable=True` while the manager's edge list cannot be used (refused, or past what
+ * one list may cost): the manager is still Ready, and its EdgeTenants read their edges one by one.
+ */
+function edgeListCondition(edgeList: EdgeListState | undefined): ConditionUpdate {
+  if (edgeList?.error === undefined) return { type: "EdgeListUnavailable", remove: true };
+  const message = `the edge list failed: ${edgeList.error}; its EdgeTenants read their edges one by one until it works (tried again at every check)`;
+  return { type: "EdgeListUnavailable", status: "True", reason: "EdgeListUnavailable", message };
 }
 
 /**

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { benchCliCost, CLI_COST_QUICK } from "../../bench/cli-cost.ts";
 import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchFleetCli, FLEET_CLI_QUICK } from "../../bench/fleet-cli.ts";
+import { benchHostileEdgeList } from "../../bench/hostile-edge-list.ts";
 import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
 import { referenceBuild } from "../../bench/lib/reference-build.ts";
 import { benchManifestInput } from "../../bench/manifest-input.ts";
@@ -68,6 +69,24 @@ smokeTest([
       "edges left drifted after apply": 0,
       "lost-content PUTs": 0,
     },
+  },
+  {
+    name: "HostileEdgeList",
+    reason:
+      "apply against a manager whose list counts more edges than one may hold: one page asked, then refused",
+    run: () =>
+      benchHostileEdgeList({
+        cases: [
+          {
+            label: "apply",
+            command: "apply",
+            managers: 1,
+            list: { totalCount: 1_000_000_000, summaryBytes: 500 },
+          },
+        ],
+      }),
+    metrics: ["peak RSS", "list pages asked (all managers)", "exit code"],
+    exact: { "list pages asked (all managers)": 1, "exit code": 0 },
   },
   {
     name: "ManifestInput",

@@ -191,7 +191,7 @@ describe("SinkEventRecorder", () => {
     recorder.warning(edge, "ConcurrentModification", "x".repeat(5000));
     await recorder.flush();
     expect(sink.events[0]?.message.length).toBeLessThanOrEqual(1024);
-    expect(sink.events[0]?.message).toMatch(/^x+…\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]$/);
+    expect(sink.events[0]?.message).toMatch(/^x+\.\.\.\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]$/);
   });
 
   it("uses the default namespace for objects without one, and nopRecorder ignores everything", async () => {

@@ -19,7 +19,7 @@ import {
 } from "./operator-harness.ts";
 
 const HUGE = 40_000;
-const MARKER = /…\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]/;
+const MARKER = /\.\.\.\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]/;
 
 describeWithControlPlane("a manager's strings are bounded where they land", (cp) => {
   const kc = cp.makeKubeConfig();

@@ -497,17 +497,55 @@ describe("listEdges against managers that page in their own way", () => {
     );
   });
 
-  it("stops after MAX_EDGE_LIST_PAGES pages of a count no manager reaches, served an edge at a time", async () => {
+  it("stops after MAX_EDGE_LIST_PAGES pages of a count within the bound, served an edge at a time", async () => {
     const server = await serve((r, res) => {
       const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
-      reply(res, 200, page(start, 1_000_000_000, [start + 1], 1));
+      reply(res, 200, page(start, 5_000, [start + 1], 1));
     });
     // no rate limit: the bound is in pages, not in time
     const fast = client(server.url, { requestsPerSecond: 100_000, burst: 1_000 });
     await expect(fast.listEdges()).rejects.toThrow(
-      `edge list: the manager counts 1000000000 edges and ${MAX_EDGE_LIST_PAGES} pages held ${MAX_EDGE_LIST_PAGES}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
+      `edge list: the manager counts 5000 edges and ${MAX_EDGE_LIST_PAGES} pages held ${MAX_EDGE_LIST_PAGES}; stopped at ${MAX_EDGE_LIST_PAGES} pages`,
     );
     expect(server.requests).toHaveLength(MAX_EDGE_LIST_PAGES);
+  });
+
+  it.each([
+    {
+      name: "HugeCount",
+      reason: "a count no manager reaches is refused on the first page, before it is followed",
+      answer: (start: number) => page(start, 1_000_000_000, [start + 1, start + 2]),
+      options: {},
+      refusal:
+        "edge list: the manager counts or sends 1000000000 edges, more than the 10000 one list may hold",
+      requests: 1,
+    },
+    {
+      name: "PagesOfNewIds",
+      reason:
+        "a manager that counts few but fills every page with new ids is refused once it sent more than the bound",
+      answer: (start: number) => page(start, 8, [start * 10 + 1, start * 10 + 2, start * 10 + 3]),
+      options: { maxEdgeListEdges: 8 },
+      refusal: "edge list: the manager counts or sends 9 edges, more than the 8 one list may hold",
+      requests: 3,
+    },
+    {
+      name: "BytesOfAllPages",
+      reason: "the pages of one list share a byte budget: a page that would go past it is refused unread",
+      answer: (start: number) =>
+        page(start, 100, [start + 1, start + 2]).replace("<name>", `<name>${"x".repeat(600)}`),
+      options: { maxEdgeListBytes: 2_500 },
+      refusal: "of the 2500 bytes the pages of one edge list may take together (maxEdgeListBytes)",
+      requests: 3,
+    },
+  ])("bounds what one list may cost: $name, $reason", async ({ answer, options, refusal, requests }) => {
+    const server = await serve((r, res) => {
+      const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
+      reply(res, 200, answer(start));
+    });
+    const bounded = client(server.url, { requestsPerSecond: 100_000, burst: 1_000, ...options });
+    await expect(bounded.listEdges()).rejects.toThrow(refusal);
+    expect(server.requests).toHaveLength(requests);
   });
 
   it("names the summary and the field that cannot be read", async () => {

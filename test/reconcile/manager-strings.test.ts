@@ -23,7 +23,7 @@ import {
 } from "./fixtures.ts";
 
 const HUGE = 40_000;
-const MARKER = /…\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]/;
+const MARKER = /\.\.\.\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]/;
 
 describe("a manager's strings in status", () => {
   it("a tenant and an edge name over 32 KB: the status is stored, the record is whole, the edge is corrected", async () => {
