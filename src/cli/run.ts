@@ -332,10 +332,15 @@ function runOptions(): Option[] {
       "label selector of the custom resources, to split them between deployments",
       labelSelector,
     ),
-    option("--concurrency <n>", "reconciles at once", integerAtLeast(1), [d.concurrency]),
+    option(
+      "--concurrency <n>",
+      "reconciles at once (a manager with none running may have one beyond it)",
+      integerAtLeast(1),
+      [d.concurrency],
+    ),
     option(
       "--concurrency-per-manager <n>",
-      "reconciles at once of the objects of one NSX manager, so that a manager that hangs stalls only itself (default: half of --concurrency, rounded up)",
+      "reconciles at once of the objects of one real NSX manager, however many NSXManager objects name it, so that a manager that hangs stalls only itself (default: half of --concurrency, rounded up)",
       integerAtLeast(1),
     ),
     option(

@@ -1,6 +1,7 @@
 /**
- * The controller: workers that take items from a work queue, call `reconcile(item, signal)`, and
- * map the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue:
+ * The controller: it takes every item the work queue hands out (the queue decides how many are out
+ * at once, and which goes next: workqueue.ts), calls `reconcile(item, signal)` for each, and maps
+ * the outcome back to the queue in one place (`settle`). Reconcilers never touch the queue:
  * they return a `Result` (come back after N ms, or only when the object changes; a failure, with
  * the longest its retry may wait; other items the outcome says need a pass now) or throw; what fails says whether retrying can help
  * (`terminal`) and whether it is worth a log line at error level (`quiet`). What sources say
@@ -63,8 +64,6 @@ export interface ControllerOptions<T = string> {
   reconcile: Reconciler<T>;
   /** the fields that name an item in log lines; default `{ key: String(item) }` */
   describe?: (item: T) => Record<string, unknown>;
-  /** workers, that is reconciles at once; default 4 */
-  concurrency?: number;
   /** after abort, how long in-flight reconciles may take before their signal fires; default 30000 */
   shutdownTimeoutMs?: number;
   clock?: Clock;
@@ -72,7 +71,7 @@ export interface ControllerOptions<T = string> {
   logger?: Logger;
 }
 
-export const CONTROLLER_DEFAULTS = { concurrency: 4, shutdownTimeoutMs: 30_000 } as const;
+export const CONTROLLER_DEFAULTS = { shutdownTimeoutMs: 30_000 } as const;
 
 type Outcome<T> = { thrown: unknown } | { result: Result<T> };
 
@@ -81,7 +80,6 @@ export class Controller<T = string> {
   readonly #queue: WorkQueue<T>;
   readonly #reconcile: Reconciler<T>;
   readonly #describe: (item: T) => Record<string, unknown>;
-  readonly #concurrency: number;
   readonly #shutdownTimeoutMs: number;
   readonly #clock: Clock;
   readonly #metrics: ControllerMetrics;
@@ -94,7 +92,6 @@ export class Controller<T = string> {
     this.#reconcile = options.reconcile;
     this.#describe = options.describe ?? ((item) => ({ key: String(item) }));
     const o = withDefaults(CONTROLLER_DEFAULTS, options);
-    this.#concurrency = o.concurrency;
     this.#shutdownTimeoutMs = o.shutdownTimeoutMs;
     this.#clock = options.clock ?? realClock;
     this.#metrics = (options.metrics ?? nopMetrics).controller(options.name);
@@ -102,9 +99,10 @@ export class Controller<T = string> {
   }
 
   /**
-   * Runs the workers until `signal` aborts, then shuts the queue down (no new work) and resolves
-   * once the in-flight reconciles finish, or when `shutdownTimeoutMs` passes: their signal fires
-   * then and the controller stops waiting for them. Also resolves if the queue is shut down.
+   * Reconciles what the queue hands out until `signal` aborts, then shuts the queue down (no new
+   * work) and resolves once the in-flight reconciles finish, or when `shutdownTimeoutMs` passes:
+   * their signal fires then and the controller stops waiting for them. Also resolves if the queue
+   * is shut down.
    */
   async start(signal: AbortSignal): Promise<void> {
     const deadline = new AbortController();
@@ -121,9 +119,8 @@ export class Controller<T = string> {
     });
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
-    // workers start after the abort check: an aborted start must not hand out a single key
-    const workers = Promise.all(Array.from({ length: this.#concurrency }, () => this.#work(deadline.signal)));
-    await Promise.race([workers, deadlinePassed]);
+    // taking starts after the abort check: an aborted start must not hand out a single key
+    await Promise.race([this.#work(deadline.signal), deadlinePassed]);
     signal.removeEventListener("abort", onAbort);
     timer?.cancel();
     if (this.#inFlight.size > 0) {
@@ -144,12 +141,20 @@ export class Controller<T = string> {
     for (const item of items) this.#queue.add(item);
   }
 
+  /** Every item the queue hands out, each reconciled at once; resolves when the queue is done and they finished. */
   async #work(signal: AbortSignal): Promise<void> {
+    const running = new Set<Promise<void>>();
     for (;;) {
       const item = await this.#queue.get();
-      if (item === undefined) return;
-      await this.#process(item, signal);
+      if (item === undefined) break;
+      const processing = this.#process(item, signal)
+        .catch((err: unknown) =>
+          this.#logger.error({ controller: this.name, err }, "settling a reconcile failed"),
+        )
+        .finally(() => running.delete(processing));
+      running.add(processing);
     }
+    await Promise.all(running);
   }
 
   async #process(item: T, signal: AbortSignal): Promise<void> {

@@ -4,11 +4,14 @@
  * - an item added twice before it is handed out is handed out once (the `dirty` set);
  * - an item is never handed to two workers at once (the `processing` set);
  * - an item added while it is processed is handed out again after `done`.
- * Delayed adds keep the soonest time per item; rate-limited adds back off per item. Optionally
- * a bulkhead: items belong to groups (`groupOf`), at most `maxInFlightPerGroup` items of one group
- * are handed out at once, and `get` hands out the oldest waiting item whose group is under that
- * cap, so that a group whose items hang (a manager that never answers) holds only its share of
- * the workers.
+ * Delayed adds keep the soonest time per item; rate-limited adds back off per item. It decides
+ * how many items are out at once, and which goes next: at most `maxInFlight` in all, and,
+ * optionally, a bulkhead: items belong to groups (`groupOf`), at most `maxInFlightPerGroup`
+ * items of one group are out at once, and a group with none out may always have one, beyond
+ * `maxInFlight`. `get` hands out the oldest waiting item whose group may have one more. So a
+ * group whose items hang or crawl (a manager that never answers, or answers just under its
+ * timeout) holds at most its share, and however many groups do, every other group still gets an
+ * item out at once: the items out are at most maxInFlight plus one per group.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -28,6 +31,11 @@ export interface WorkQueueOptions<T> {
   rateLimiter?: RateLimiter;
   /** default nopMetrics */
   metrics?: RuntimeMetrics;
+  /**
+   * items handed out at once, at most (the workers), a positive integer; a group with none out
+   * may have one beyond it; default Infinity
+   */
+  maxInFlight?: number;
   /** the group of an item, read when it is queued; default: every item in one group */
   groupOf?: (item: T) => string;
   /** items of one group handed out at once, at most; a positive integer; default Infinity */
@@ -53,7 +61,10 @@ export class WorkQueue<T = string> {
   readonly #metrics: QueueMetrics;
 
   readonly #groupOf: ((item: T) => string) | undefined;
+  readonly #maxInFlight: number;
   readonly #maxInFlightPerGroup: number;
+  /** items handed out and not done yet, in all */
+  #inFlightCount = 0;
 
   /**
    * keys ready to hand out, per group, each in insertion order (a Set is an ordered FIFO without
@@ -85,12 +96,8 @@ export class WorkQueue<T = string> {
     this.#limiter = options.rateLimiter ?? new ExponentialBackoff();
     this.#metrics = (options.metrics ?? nopMetrics).queue(options.name);
     this.#groupOf = options.groupOf;
-    const cap = options.maxInFlightPerGroup ?? Infinity;
-    if (!(cap === Infinity || (Number.isSafeInteger(cap) && cap > 0)))
-      throw new RangeError(
-        `work queue ${options.name}: maxInFlightPerGroup must be a positive integer, got ${cap}`,
-      );
-    this.#maxInFlightPerGroup = cap;
+    this.#maxInFlight = positiveCap(options.name, "maxInFlight", options.maxInFlight);
+    this.#maxInFlightPerGroup = positiveCap(options.name, "maxInFlightPerGroup", options.maxInFlightPerGroup);
   }
 
   /** Marks the item for processing; a no-op when it is already waiting or after shutdown. */
@@ -181,12 +188,13 @@ export class WorkQueue<T = string> {
     if (startedAtMs !== undefined) this.#metrics.workDuration((this.#clock.now() - startedAtMs) / 1000);
     const group = this.#groupOfKey.get(key) ?? "";
     this.#groupOfKey.delete(key);
+    this.#inFlightCount -= 1;
     const inFlight = (this.#inFlight.get(group) ?? 1) - 1;
     if (inFlight > 0) this.#inFlight.set(group, inFlight);
     else this.#inFlight.delete(group);
     if (this.#dirty.has(key)) this.#enqueue(key);
     else if (!this.#delayed.has(key)) this.#items.delete(key);
-    // the group has room again: one of its waiting keys may go to a waiting worker
+    // the group, and the queue, have room again: a waiting key may go to a waiting worker
     this.#dispatch();
     this.#checkIdle();
   }
@@ -243,11 +251,16 @@ export class WorkQueue<T = string> {
     }
   }
 
-  /** Removes and returns the oldest ready key whose group is under its cap; O(groups). */
+  /**
+   * Removes and returns the oldest ready key whose group may have one more out: under its cap,
+   * and either the queue under maxInFlight or the group with none out; O(groups).
+   */
   #takeNext(): string | undefined {
     let next: { key: string; group: string; seq: number } | undefined;
+    const full = this.#inFlightCount >= this.#maxInFlight;
     for (const [group, keys] of this.#ready) {
-      if ((this.#inFlight.get(group) ?? 0) >= this.#maxInFlightPerGroup) continue;
+      const out = this.#inFlight.get(group) ?? 0;
+      if (out >= this.#maxInFlightPerGroup || (full && out > 0)) continue;
       const key = keys.values().next().value as string;
       const seq = this.#queuedSeq.get(key) ?? 0;
       if (next === undefined || seq < next.seq) next = { key, group, seq };
@@ -258,6 +271,7 @@ export class WorkQueue<T = string> {
     if (keys.size === 0) this.#ready.delete(next.group);
     this.#readyCount -= 1;
     this.#queuedSeq.delete(next.key);
+    this.#inFlightCount += 1;
     this.#inFlight.set(next.group, (this.#inFlight.get(next.group) ?? 0) + 1);
     this.#metrics.depth(this.#readyCount);
     return next.key;
@@ -280,4 +294,12 @@ export class WorkQueue<T = string> {
     this.#idleWaiters = [];
     for (const resolve of idle) resolve();
   }
+}
+
+/** A cap option: a positive integer, or Infinity when not given. */
+function positiveCap(queue: string, name: string, value: number | undefined): number {
+  const cap = value ?? Infinity;
+  if (!(cap === Infinity || (Number.isSafeInteger(cap) && cap > 0)))
+    throw new RangeError(`work queue ${queue}: ${name} must be a positive integer, got ${cap}`);
+  return cap;
 }

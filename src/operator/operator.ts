@@ -41,6 +41,7 @@ import {
   type Reconcile,
   type ReconcilerDeps,
 } from "../reconcile/reconciler.ts";
+import { RealManagerIndex } from "../reconcile/real-managers.ts";
 import { concernedBy } from "../reconcile/routing.ts";
 import { StatusRefusedError, type DesiredStateSource, type StatusWriteOutcome } from "../source/source.ts";
 import { findCondition } from "../reconcile/conditions.ts";
@@ -70,11 +71,14 @@ export interface OperatorOptions {
   createClient?: (options: ManagerClientOptions) => ClosableManagerApi;
   /** given to every manager client (retry tuning, a clock for tests); never credentials */
   clientOptions?: ManagerConnectionsOptions["clientOptions"];
-  /** reconciles at once; default 4 */
+  /**
+   * reconciles at once; a manager with none running may have one beyond it, so that however
+   * many managers hang, each other one goes on at once; default 4
+   */
   concurrency?: number;
   /**
-   * reconciles at once of the objects of one manager (`managerGroupOf`): a manager that hangs
-   * holds at most this many workers, and the others go on; default ceil(concurrency / 2)
+   * reconciles at once of the objects of one real manager (`managerGroupOf`: several NSXManager
+   * objects can name one): a manager that hangs holds at most this many; default ceil(concurrency / 2)
    */
   concurrencyPerManager?: number;
   /** drift resync of objects without spec.syncInterval, ±10 %; default 300000 */
@@ -107,7 +111,7 @@ export interface OperatorOptions {
 
 export const OPERATOR_DEFAULTS = {
   name: "nsxv-operator",
-  concurrency: CONTROLLER_DEFAULTS.concurrency,
+  concurrency: 4,
   syncIntervalMs: RECONCILER_DEFAULTS.defaultSyncIntervalMs,
   fullReadIntervalMs: RECONCILER_DEFAULTS.fullReadIntervalMs,
   shutdownTimeoutMs: CONTROLLER_DEFAULTS.shutdownTimeoutMs,
@@ -138,14 +142,21 @@ export function defaultConcurrencyPerManager(concurrency: number): number {
 }
 
 /**
- * The manager an object's reconcile calls, which decides its share of the workers: an NSXManager
- * is its own, a dependent's is `namespace/spec.managerRef.name`. An object that is gone (or not
- * readable now) calls no manager and gets a group of its own, so it never waits behind one.
+ * The manager an object's reconcile calls, which decides its share of the workers: the real
+ * manager (`realManagerOf`) its NSXManager names (an NSXManager's own, a dependent's
+ * spec.managerRef), so that several NSXManager objects naming one manager share one share; the
+ * NSXManager object itself when its real manager is not known (its URL does not parse). An
+ * object that is gone (or not readable now) calls no manager and gets a group of its own, so it
+ * never waits behind one.
  */
-export function managerGroupOf(ref: ObjectRef, object: NsxvObject | undefined): string {
-  if (ref.kind === "NSXManager") return `${ref.namespace}/${ref.name}`;
-  const manager = object === undefined ? undefined : managerRefOf(object);
-  return manager === undefined ? objectKey(ref) : `${manager.namespace}/${manager.name}`;
+export function managerGroupOf(
+  ref: ObjectRef,
+  object: NsxvObject | undefined,
+  realManagerOf: (manager: ObjectRef) => string | undefined,
+): string {
+  const manager = ref.kind === "NSXManager" ? ref : object === undefined ? undefined : managerRefOf(object);
+  if (manager === undefined) return objectKey(ref);
+  return realManagerOf(manager) ?? objectKey(manager);
 }
 
 /** The object changed since its status was read (HTTP 409 on the write): read it again, quietly. */
@@ -300,15 +311,17 @@ export class Operator {
     if (!(await this.#source.synced(signal))) return;
     const { metrics } = this.#bundle;
     const { store } = this.#source;
+    const realManagers = new RealManagerIndex(() => store.list("NSXManager"));
     const queue = new WorkQueue<ObjectRef>({
       name: this.#name,
       clock: this.#clock,
       metrics,
       keyOf: objectKey,
+      maxInFlight: this.#concurrency,
       // both sources answer from memory; an object a store cannot give at once is its own group
       groupOf: (ref) => {
         const object = store.get(ref);
-        return managerGroupOf(ref, object instanceof Promise ? undefined : object);
+        return managerGroupOf(ref, object instanceof Promise ? undefined : object, (m) => realManagers.of(m));
       },
       maxInFlightPerGroup: this.#concurrencyPerManager,
     });
@@ -317,7 +330,6 @@ export class Operator {
       queue,
       reconcile: (ref, s) => this.#reconcileRef(ref, s),
       describe: (ref) => ({ ...ref }),
-      concurrency: this.#concurrency,
       shutdownTimeoutMs: shutdownBudget(this.#shutdownTimeoutMs).drainMs,
       clock: this.#clock,
       metrics,

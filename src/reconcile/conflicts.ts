@@ -14,7 +14,6 @@
  * spec and the managers' status, so the reconciler keeps one per kind while the store's revisions
  * of the kind, of NSXManagers and of namespaces stay.
  */
-import { normalizeManagerUrl } from "../api/manager-url.ts";
 import {
   SPEC_DEFAULTS,
   type EdgeTenant,
@@ -22,7 +21,8 @@ import {
   type NSXManager,
   type NsxvObject,
 } from "../api/types.ts";
-import { DEFAULT_NAMESPACE, managerRefOf, objectKey, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
+import { managerRefOf, objectKey, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
+import { REAL_MANAGER_PREFIX, realManagers } from "./real-managers.ts";
 
 type Dependent = EdgeTenant | IPPoolAllocations;
 
@@ -101,7 +101,7 @@ export class ConflictIndex {
   /** The real manager an object's NSXManager names (its normalized URL), for messages. */
   managerOf(object: Dependent): string | undefined {
     const key = managerKey(object, this.#managers);
-    return key?.startsWith(REAL) === true ? key.slice(REAL.length) : undefined;
+    return key?.startsWith(REAL_MANAGER_PREFIX) === true ? key.slice(REAL_MANAGER_PREFIX.length) : undefined;
   }
 
   /** The older object that owns this object's edge or pool (as written in the spec), or undefined. */
@@ -172,47 +172,6 @@ function append<T>(map: Map<string, T[]>, key: string, value: T): void {
   const values = map.get(key);
   if (values === undefined) map.set(key, [value]);
   else values.push(value);
-}
-
-/** the prefix of a manager key that names a real manager (by its URL) */
-const REAL = "manager ";
-
-/**
- * The real manager each NSXManager object names (`namespace/name` → `manager <url>`): objects
- * with the same normalized URL, or of one namespace to which the manager reported the same
- * vsmUuid, are one manager, named by the smallest of their URLs (union-find over the two keys).
- */
-function realManagers(managers: readonly NSXManager[]): Map<string, string> {
-  const parent = new Map<string, string>();
-  const find = (x: string): string => {
-    let root = x;
-    while (parent.get(root) !== root) root = parent.get(root) as string;
-    parent.set(x, root);
-    return root;
-  };
-  const union = (a: string, b: string): void => {
-    const [ra, rb] = [find(a), find(b)];
-    if (ra !== rb) parent.set(ra < rb ? rb : ra, ra < rb ? ra : rb);
-  };
-  const urls = new Map<string, string>();
-  for (const manager of managers) {
-    const url = typeof manager.spec?.url === "string" ? normalizeManagerUrl(manager.spec.url) : undefined;
-    if (url === undefined) continue;
-    const node = `url ${url}`;
-    if (!parent.has(node)) parent.set(node, node);
-    urls.set(`${manager.metadata.namespace ?? DEFAULT_NAMESPACE}/${manager.metadata.name}`, node);
-    const uuid = manager.status?.vsmUuid;
-    if (typeof uuid === "string" && uuid !== "") {
-      // a UUID joins NSXManagers of its namespace only: any server can report any UUID
-      const id = `uuid ${manager.metadata.namespace ?? DEFAULT_NAMESPACE} ${uuid.toLowerCase()}`;
-      if (!parent.has(id)) parent.set(id, id);
-      union(node, id);
-    }
-  }
-  // a group is named by its smallest URL: "url ..." sorts before "uuid ..."
-  const identities = new Map<string, string>();
-  for (const [object, node] of urls) identities.set(object, `${REAL}${find(node).slice("url ".length)}`);
-  return identities;
 }
 
 /** The real manager the object's NSXManager names, or `object ns/name` when that NSXManager is unknown. */

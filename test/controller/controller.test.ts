@@ -9,8 +9,9 @@ import { deferred, recordingMetrics } from "./helpers.ts";
 function setup(reconcile: Reconciler, options: { concurrency?: number; shutdownTimeoutMs?: number } = {}) {
   const clock = new FakeClock(0);
   const { metrics, recorded } = recordingMetrics();
-  const queue = new WorkQueue({ name: "edgetenant", clock, metrics });
-  const controller = new Controller({ name: "edgetenant", queue, reconcile, clock, metrics, ...options });
+  const { concurrency, ...rest } = options;
+  const queue = new WorkQueue({ name: "edgetenant", clock, metrics, maxInFlight: concurrency ?? 4 });
+  const controller = new Controller({ name: "edgetenant", queue, reconcile, clock, metrics, ...rest });
   const stop = new AbortController();
   const started = controller.start(stop.signal);
   return { clock, queue, controller, recorded, stop, started };
@@ -239,7 +240,7 @@ describe("Controller concurrency", () => {
     return { reconcile, running, seen, overlaps, release, most: () => most };
   }
 
-  it("runs at most `concurrency` reconciles at once", async () => {
+  it("runs as many reconciles at once as the queue hands out: its maxInFlight", async () => {
     const g = gated();
     const { clock, queue, stop, started } = setup(g.reconcile, { concurrency: 3 });
     for (const k of ["a", "b", "c", "d", "e"]) queue.add(k);

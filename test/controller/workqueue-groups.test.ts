@@ -12,9 +12,19 @@ import { runSteps, type Step } from "./helpers.ts";
 
 const groupOfKey = (key: string): string => key.split(":")[0] as string;
 
-function groupedQueue(maxInFlightPerGroup: number, groupOf: (key: string) => string = groupOfKey) {
+function groupedQueue(
+  maxInFlightPerGroup: number,
+  groupOf: (key: string) => string = groupOfKey,
+  maxInFlight?: number,
+) {
   const clock = new FakeClock(0);
-  const queue = new WorkQueue<string>({ name: "groups", clock, groupOf, maxInFlightPerGroup });
+  const queue = new WorkQueue<string>({
+    name: "groups",
+    clock,
+    groupOf,
+    maxInFlightPerGroup,
+    ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+  });
   return { queue, clock };
 }
 
@@ -26,7 +36,7 @@ function pendingGet(queue: WorkQueue<string>) {
 }
 
 describe("WorkQueue groups", () => {
-  const cases: { name: string; reason: string; cap: number; steps: Step[] }[] = [
+  const cases: { name: string; reason: string; cap: number; maxInFlight?: number; steps: Step[] }[] = [
     {
       name: "CapHoldsBackAGroup",
       reason: "A group at its cap waits; another group's item goes first.",
@@ -93,6 +103,46 @@ describe("WorkQueue groups", () => {
       ],
     },
     {
+      name: "MaxInFlightHoldsBack",
+      reason: "At maxInFlight, a group that has an item out waits, though under its own cap.",
+      cap: 3,
+      maxInFlight: 2,
+      steps: [
+        ["add", "m1:a"],
+        ["add", "m1:b"],
+        ["add", "m1:c"],
+        ["get", "m1:a"],
+        ["get", "m1:b"],
+        ["len", 1],
+        ["done", "m1:a"],
+        ["get", "m1:c"],
+      ],
+    },
+    {
+      name: "FloorForAGroupWithNoneOut",
+      reason:
+        "However many items other groups hold (they may hang), a group with none out gets one at once, beyond maxInFlight; a second waits until fewer than maxInFlight are out, those of the floor counted.",
+      cap: 2,
+      maxInFlight: 2,
+      steps: [
+        ["add", "m1:a"],
+        ["add", "m1:b"],
+        ["add", "m2:a"],
+        ["add", "m2:b"],
+        ["add", "m3:a"],
+        ["get", "m1:a"],
+        ["get", "m1:b"],
+        ["get", "m2:a"],
+        ["get", "m3:a"],
+        ["len", 1],
+        ["done", "m1:a"],
+        ["done", "m1:b"],
+        ["len", 1],
+        ["done", "m3:a"],
+        ["get", "m2:b"],
+      ],
+    },
+    {
       name: "DuplicatesMergeWithinAGroup",
       reason: "Dedupe is by key, whatever the group.",
       cap: 1,
@@ -108,8 +158,8 @@ describe("WorkQueue groups", () => {
     },
   ];
 
-  it.each(cases)("$name", async ({ reason, cap, steps }) => {
-    await runSteps(groupedQueue(cap).queue, steps, reason);
+  it.each(cases)("$name", async ({ reason, cap, maxInFlight, steps }) => {
+    await runSteps(groupedQueue(cap, groupOfKey, maxInFlight).queue, steps, reason);
   });
 
   it("a waiting worker gets an item of another group at once, and a held-back one when its group has room", async () => {
@@ -191,9 +241,12 @@ describe("WorkQueue groups", () => {
     expect(() => new WorkQueue<string>({ name: "bad", maxInFlightPerGroup: cap })).toThrow(
       /maxInFlightPerGroup must be a positive integer/,
     );
+    expect(() => new WorkQueue<string>({ name: "bad", maxInFlight: cap })).toThrow(
+      /maxInFlight must be a positive integer/,
+    );
   });
 
-  it("never exceeds a group's cap, never hands a key to two workers, and loses no add (property)", async () => {
+  it("never exceeds a group's cap nor maxInFlight but by one per group with none else out, never hands a key to two workers, and loses no add (property)", async () => {
     const op = fc.oneof(
       fc.record({
         kind: fc.constant("add" as const),
@@ -203,48 +256,55 @@ describe("WorkQueue groups", () => {
       fc.record({ kind: fc.constant("done" as const), pick: fc.nat() }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.array(op, { maxLength: 60 }), async (cap, ops) => {
-        const { queue, clock } = groupedQueue(cap);
-        const processing: string[] = [];
-        /** keys added since they were last handed out: each must be handed out again */
-        const owed = new Set<string>();
-        let waiting = 0;
-        const take = (): void => {
-          waiting += 1;
-          void queue.get().then((key) => {
-            waiting -= 1;
-            if (key === undefined) return;
-            expect(processing).not.toContain(key);
-            processing.push(key);
-            owed.delete(key);
-            const inGroup = processing.filter((k) => groupOfKey(k) === groupOfKey(key)).length;
-            expect(inGroup).toBeLessThanOrEqual(cap);
-          });
-        };
-        for (const o of ops) {
-          if (o.kind === "add") {
-            queue.add(o.key);
-            owed.add(o.key);
-          } else if (o.kind === "get" && waiting < 4) take();
-          else if (o.kind === "done" && processing.length > 0) {
-            const [key] = processing.splice(o.pick % processing.length, 1);
-            queue.done(key as string);
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(op, { maxLength: 60 }),
+        async (cap, maxInFlight, ops) => {
+          const { queue, clock } = groupedQueue(cap, groupOfKey, maxInFlight);
+          const processing: string[] = [];
+          /** keys added since they were last handed out: each must be handed out again */
+          const owed = new Set<string>();
+          let waiting = 0;
+          const take = (): void => {
+            waiting += 1;
+            void queue.get().then((key) => {
+              waiting -= 1;
+              if (key === undefined) return;
+              expect(processing).not.toContain(key);
+              processing.push(key);
+              owed.delete(key);
+              const inGroup = processing.filter((k) => groupOfKey(k) === groupOfKey(key)).length;
+              expect(inGroup).toBeLessThanOrEqual(cap);
+              // beyond maxInFlight only as a group's first
+              if (processing.length > maxInFlight) expect(inGroup).toBe(1);
+            });
+          };
+          for (const o of ops) {
+            if (o.kind === "add") {
+              queue.add(o.key);
+              owed.add(o.key);
+            } else if (o.kind === "get" && waiting < 4) take();
+            else if (o.kind === "done" && processing.length > 0) {
+              const [key] = processing.splice(o.pick % processing.length, 1);
+              queue.done(key as string);
+            }
+            await clock.flush();
           }
-          await clock.flush();
-        }
-        // the workers finish what they hold until nothing is owed: a held-back key must come out
-        if (waiting === 0) take();
-        for (let round = 0; round < 20 && (owed.size > 0 || processing.length > 0); round++) {
-          for (const key of processing.splice(0)) queue.done(key);
-          await clock.flush();
+          // the workers finish what they hold until nothing is owed: a held-back key must come out
           if (waiting === 0) take();
+          for (let round = 0; round < 20 && (owed.size > 0 || processing.length > 0); round++) {
+            for (const key of processing.splice(0)) queue.done(key);
+            await clock.flush();
+            if (waiting === 0) take();
+            await clock.flush();
+          }
+          expect([...owed]).toEqual([]);
+          await queue.shutDown();
           await clock.flush();
-        }
-        expect([...owed]).toEqual([]);
-        await queue.shutDown();
-        await clock.flush();
-        expect(waiting).toBe(0);
-      }),
+          expect(waiting).toBe(0);
+        },
+      ),
       { numRuns: 200 },
     );
   });

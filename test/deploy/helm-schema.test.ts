@@ -32,6 +32,11 @@ const REFUSED = [
   { values: { concurrency: 0 }, message: /at '\/concurrency'/, reason: "at least one reconcile at once" },
   { values: { concurrency: "4" }, message: /at '\/concurrency'/, reason: "a number, not text" },
   {
+    values: { concurrencyPerManager: 0 },
+    message: /at '\/concurrencyPerManager'/,
+    reason: "at least one reconcile of a manager at once",
+  },
+  {
     values: { logLvel: "debug" },
     message: /additional properties 'logLvel' not allowed/,
     reason: "a misspelt key is not silently ignored",
@@ -77,6 +82,16 @@ const REFUSED = [
     values: { replicas: 2, leaderElection: { enabled: false } },
     message: /replicas: 2 needs leaderElection.enabled: true/,
     reason: "two replicas without a Lease would both reconcile",
+  },
+  {
+    values: { concurrency: 2, concurrencyPerManager: 3 },
+    message: /concurrencyPerManager: 3 is more than concurrency \(2\)/,
+    reason: "a manager's share cannot be more than all the reconciles (the operator refuses it too)",
+  },
+  {
+    values: { extraArgs: ["--concurrency-per-manager=2"] },
+    message: /extraArgs\[0\]: --concurrency-per-manager is set by concurrencyPerManager/,
+    reason: "one place per setting",
   },
   {
     values: { extraArgs: ["--namespace=other"] },

@@ -72,6 +72,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       syncInterval: "1h30m",
       fullReadInterval: "20m",
       concurrency: 8,
+      concurrencyPerManager: 3,
       selector: "team in (blue, green),!legacy",
       leaderElection: { id: "edge-lease" },
       extraArgs: ["--shutdown-timeout=45s", "--leader-election-lease-duration=20s"],
@@ -83,6 +84,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       syncIntervalMs: 5_400_000,
       fullReadIntervalMs: 1_200_000,
       concurrency: 8,
+      concurrencyPerManager: 3,
       shutdownTimeoutMs: 45_000,
       leaderElection: { id: "edge-lease", namespace: "team-a", leaseDurationMs: 20_000 },
     });

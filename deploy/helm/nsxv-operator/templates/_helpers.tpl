@@ -87,6 +87,9 @@ Refuses combinations of values that the schema cannot express, with the reason. 
 Deployment, so that every render checks them.
 */}}
 {{- define "nsxv-operator.validate" -}}
+{{- if and (kindIs "float64" .Values.concurrencyPerManager) (kindIs "float64" .Values.concurrency) (gt (int .Values.concurrencyPerManager) (int .Values.concurrency)) -}}
+{{- fail (printf "concurrencyPerManager: %d is more than concurrency (%d): a manager's share of the reconciles cannot be more than all of them" (int .Values.concurrencyPerManager) (int .Values.concurrency)) -}}
+{{- end -}}
 {{- if and (not .Values.leaderElection.enabled) (gt (int .Values.replicas) 1) -}}
 {{- fail (printf "replicas: %d needs leaderElection.enabled: true; without a Lease every replica would reconcile and write (set replicas: 1 to run without leader election)" (int .Values.replicas)) -}}
 {{- end -}}
@@ -107,6 +110,7 @@ Deployment, so that every render checks them.
   "--log-level" "logLevel"
   "--sync-interval" "syncInterval"
   "--concurrency" "concurrency"
+  "--concurrency-per-manager" "concurrencyPerManager"
   "--selector" "selector"
   "--metrics-bind-address" "nothing: the metrics Service and probes use ports 8080 and 8081"
   "--health-probe-bind-address" "nothing: the metrics Service and probes use ports 8080 and 8081"
