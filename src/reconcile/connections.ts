@@ -11,6 +11,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { NSXManager, Secret } from "../api/types.ts";
 import type { ManagerClientOptions } from "../nsx/client.ts";
+import { insecureTransport } from "../nsx/client-options.ts";
 import type { ManagerApi } from "../nsx/types.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolveManager } from "./spec.ts";
@@ -57,6 +58,13 @@ export interface ManagerConnection {
   api: ManagerApi;
   /** names the manager and this client's settings: the key of anything cached per client */
   key: string;
+  /**
+   * names what every client that reaches this manager the same verified way may share, whichever
+   * NSXManager object built it (its edge list): the manager's URL and what verifies its
+   * certificate (the system's authorities, or a CA). A client that verifies nothing (no
+   * certificate verification, plain http to another machine) shares with no other: its `key`.
+   */
+  sharedKey: string;
   /** the manager's URL, normalized (normalizeManagerUrl): the real manager the client talks to */
   url: string;
 }
@@ -117,11 +125,11 @@ export class ManagerConnections {
       cached?.hash === hash
         ? cached.client
         : this.#options.createClient(options, { namespace, name: manager.metadata.name });
-    const connection = {
-      api: client,
-      key: `${name}#${hash}`,
-      url: normalizeManagerUrl(config.url) ?? config.url,
-    };
+    const url = normalizeManagerUrl(config.url) ?? config.url;
+    const key = `${name}#${hash}`;
+    const verifiedBy = options.ca === undefined ? "system" : `ca ${this.#digest([options.ca])}`;
+    const sharedKey = insecureTransport(options) === undefined ? `${url} verified by ${verifiedBy}` : key;
+    const connection = { api: client, key, sharedKey, url };
     this.#entries.set(name, {
       hash,
       client,
@@ -135,22 +143,21 @@ export class ManagerConnections {
 
   /** names the client's settings without revealing them */
   #hash(options: ManagerClientOptions): string {
-    return createHmac("sha256", this.#hmacKey)
-      .update(
-        JSON.stringify([
-          options.url,
-          options.auth,
-          options.username,
-          options.password,
-          options.ca ?? null,
-          options.insecureSkipVerify,
-          options.maxConcurrentRequests,
-          options.requestsPerSecond,
-          options.requestTimeoutMs,
-        ]),
-      )
-      .digest("hex")
-      .slice(0, 16);
+    return this.#digest([
+      options.url,
+      options.auth,
+      options.username,
+      options.password,
+      options.ca ?? null,
+      options.insecureSkipVerify,
+      options.maxConcurrentRequests,
+      options.requestsPerSecond,
+      options.requestTimeoutMs,
+    ]);
+  }
+
+  #digest(values: unknown[]): string {
+    return createHmac("sha256", this.#hmacKey).update(JSON.stringify(values)).digest("hex").slice(0, 16);
   }
 
   /**

@@ -2,7 +2,9 @@
  * The manager's paged edge list, per manager client: one call per 1024 edges tells the tenant and
  * version of every edge, which is what decides which EdgeTenants need their edge read in full. The
  * mirror image of an informer's cache, for a system without watches: the NSXManager's pass
- * refreshes it once per interval, the EdgeTenants' passes read it. Concurrent refreshes share one
+ * refreshes it once per interval, the EdgeTenants' passes read it. Kept per real manager, reached
+ * the same verified way (ManagerConnection.sharedKey), not per NSXManager object: several objects
+ * naming one manager share one list. Concurrent refreshes share one
  * fetch; a failed one (the client refuses a list past its bounds: maxEdgeListEdges,
  * maxEdgeListBytes) is kept as the reason its EdgeTenants are read one by one until the next. A
  * list is kept slim, whatever the manager sent: per edge its id, revision, and its name and tenant
@@ -19,7 +21,15 @@ export const EDGE_LIST_PAGE_SIZE = 1024;
 /** The edge list as one fetch saw it. */
 export interface EdgeList {
   fetchedAtMs: number;
+  /** who asked for the fetch (an NSXManager's client: ManagerConnection.key), when it was a check */
+  fetchedFor?: string | undefined;
   byId: ReadonlyMap<string, EdgeSummary>;
+}
+
+/** A list another client of the same manager fetched within `withinMs` serves the check of `for`. */
+export interface ListReuse {
+  for: string;
+  withinMs: number;
 }
 
 /** The latest fetch of a manager's list: the list, or why there is none. */
@@ -34,11 +44,24 @@ export class EdgeListCache {
     this.#clock = clock;
   }
 
-  /** Fetches every page now (the manager's pass) and keeps the result; rejects as the fetch did. */
-  refresh(key: string, api: ManagerApi, call: CallOptions = {}): Promise<EdgeList> {
+  /**
+   * Fetches every page now (the manager's pass) and keeps the result; rejects as the fetch did.
+   * `reuse`: a list that another client of the same `key` (another NSXManager naming the same
+   * manager) fetched for its check within `reuse.withinMs` is the result, with no call.
+   */
+  refresh(key: string, api: ManagerApi, call: CallOptions = {}, reuse?: ListReuse): Promise<EdgeList> {
+    const latest = this.#latest.get(key)?.list;
+    if (
+      latest !== undefined &&
+      reuse !== undefined &&
+      latest.fetchedFor !== undefined &&
+      latest.fetchedFor !== reuse.for &&
+      this.#clock.now() - latest.fetchedAtMs < reuse.withinMs
+    )
+      return Promise.resolve(latest);
     let fetching = this.#fetching.get(key);
     if (fetching === undefined) {
-      fetching = this.#fetch(key, api, call).finally(() => this.#fetching.delete(key));
+      fetching = this.#fetch(key, api, call, reuse?.for).finally(() => this.#fetching.delete(key));
       this.#fetching.set(key, fetching);
     }
     return fetching;
@@ -61,11 +84,11 @@ export class EdgeListCache {
     return this.#latest.get(key);
   }
 
-  async #fetch(key: string, api: ManagerApi, call: CallOptions): Promise<EdgeList> {
+  async #fetch(key: string, api: ManagerApi, call: CallOptions, fetchedFor?: string): Promise<EdgeList> {
     try {
       // slim as the pages come: a list never holds more of the manager's strings than it keeps
       const edges = await api.listEdges({ ...call, pageSize: EDGE_LIST_PAGE_SIZE, keep: slim });
-      const list = { fetchedAtMs: this.#clock.now(), byId: new Map(edges.map((e) => [e.id, e])) };
+      const list = { fetchedAtMs: this.#clock.now(), fetchedFor, byId: new Map(edges.map((e) => [e.id, e])) };
       this.#latest.set(key, { list });
       return list;
     } catch (error) {

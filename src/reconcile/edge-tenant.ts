@@ -179,7 +179,7 @@ async function fromEdgeList(
   if (safetyNetReadDue(ctx)) return undefined;
   await awaitFirstEdgeList(target, ctx);
   const { state } = ctx;
-  const list = state.edgeLists.latest(target.connection.key)?.list;
+  const list = state.edgeLists.latest(target.connection.sharedKey)?.list;
   const nowMs = ctx.now.getTime();
   if (list === undefined || nowMs - list.fetchedAtMs > state.staleAfterMs(target.config.syncIntervalMs))
     return undefined;
@@ -205,10 +205,10 @@ async function fromEdgeList(
  */
 async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): Promise<void> {
   const { state } = ctx;
-  const { key, api } = target.connection;
+  const { sharedKey, api } = target.connection;
   // a one-shot run reconciles its managers first: their lists are there, or failed
-  if (state.oneShot !== undefined || state.edgeLists.latest(key) !== undefined) return;
-  await state.edgeLists.refresh(key, api, { signal: ctx.signal }).catch(() => undefined);
+  if (state.oneShot !== undefined || state.edgeLists.latest(sharedKey) !== undefined) return;
+  await state.edgeLists.refresh(sharedKey, api, { signal: ctx.signal }).catch(() => undefined);
 }
 
 /**
@@ -265,7 +265,7 @@ async function writeTenant(
     const message = `edge ${edgeId}: ${error.message}; nothing was written, the next pass reads it again`;
     throw new ReconcileError({ reason: "IncompleteEdge", message, cause: error });
   }
-  ctx.state.edgeLists.wrote(target.connection.key, edgeId, to);
+  ctx.state.edgeLists.wrote(target.connection.sharedKey, edgeId, to);
   return "done";
 }
 

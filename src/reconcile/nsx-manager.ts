@@ -33,7 +33,7 @@ import {
 import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
-import type { EdgeListState } from "./edge-lists.ts";
+import type { EdgeList, EdgeListState, ListReuse } from "./edge-lists.ts";
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
 import type { PassContext, PassHandler } from "./kind.ts";
 import type { SecretFinalizerChange } from "./report.ts";
@@ -64,6 +64,15 @@ export interface ManagerTarget {
 /** Answers to the edge list that fail the check itself; any other failure of the list (a 403, a bad page) is the list's own. */
 const CHECK_FAILURES = ["NSX_ERR_UNAUTHORIZED", "NSX_ERR_CONNECTION", "NSX_ERR_UNAVAILABLE"] as const;
 
+/**
+ * One list per real manager: a list that another NSXManager naming the same manager (reached the
+ * same verified way) fetched within most of this check's interval serves this check too, so a
+ * manager several NSXManager objects name is listed once per interval, not once per object.
+ */
+function reuseOf(target: ManagerTarget): ListReuse {
+  return { for: target.connection.key, withinMs: Math.floor(target.resyncMs * 0.9) };
+}
+
 /** An NSXManager's passes plan no action: one that reaches execute is a bug. */
 function noActions(action: never): Promise<never> {
   return Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`));
@@ -83,13 +92,16 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   async observe(target, ctx) {
     const { connection } = target;
     const refreshPools = () => ctx.state.refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
-    const [edgeList, sharedPools] = await Promise.all([
-      target.edgeTenants.length === 0 ? undefined : refreshEdgeList(connection, ctx),
+    const [listed, sharedPools] = await Promise.all([
+      target.edgeTenants.length === 0 ? undefined : refreshEdgeList(target, ctx),
       target.hasPools ? refreshPools() : undefined,
     ]);
-    // a list that was read answers the check (reachable, authenticated): the pools are listed only
-    // for the objects that share that list, or as the check when there is no list
-    const pools = sharedPools ?? (edgeList?.list === undefined ? await refreshPools() : undefined);
+    const edgeList = listed?.state;
+    // a list this check read answers it (reachable, authenticated): the pools are listed only for
+    // the objects that share that list, or as the check when there is no list of its own (none, or
+    // another NSXManager's: that one's credentials were sent, not these)
+    const answered = edgeList?.list !== undefined && listed?.own === true;
+    const pools = sharedPools ?? (answered ? undefined : await refreshPools());
     const summaries = edgeList?.list?.byId.values() ?? [];
     const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
     // kept (and compared) as status shows it
@@ -165,21 +177,29 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
 };
 
 /**
- * The manager's edge list, fetched now: what its EdgeTenants observe from. A failure that says the
- * manager refused the credentials or did not answer is the check's own failure; any other (a 403
- * on the list, a bad page) is the list's, kept as the reason its EdgeTenants read one by one.
+ * The manager's edge list, fetched now (or one another NSXManager naming the same manager fetched
+ * lately: `own` false): what its EdgeTenants observe from. A failure that says the manager refused
+ * the credentials or did not answer is the check's own failure; any other (a 403 on the list, a
+ * bad page) is the list's, kept as the reason its EdgeTenants read one by one.
  */
 async function refreshEdgeList(
-  connection: ManagerConnection,
+  target: ManagerTarget,
   ctx: PassContext<NSXManager>,
-): Promise<EdgeListState | undefined> {
+): Promise<{ state: EdgeListState | undefined; own: boolean }> {
   const { edgeLists } = ctx.state;
+  const { connection } = target;
+  let list: EdgeList | undefined;
   try {
-    await edgeLists.refresh(connection.key, connection.api, { signal: ctx.signal });
+    list = await edgeLists.refresh(
+      connection.sharedKey,
+      connection.api,
+      { signal: ctx.signal },
+      reuseOf(target),
+    );
   } catch (error) {
     if (CHECK_FAILURES.some((code) => hasNsxCode(error, code))) throw error;
   }
-  return edgeLists.latest(connection.key);
+  return { state: edgeLists.latest(connection.sharedKey), own: list?.fetchedFor === connection.key };
 }
 
 /**

@@ -8,12 +8,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
-import type { EdgeTenant, EdgeTenantStatus, NSXManagerStatus } from "../../src/api/types.ts";
+import type { EdgeTenant, EdgeTenantStatus, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
 import { fullReadDue } from "../../src/reconcile/edge-tenant.ts";
 import {
   apiError,
   count,
+  credentials,
   edgeTenant,
   edgeXml,
   fakeManager,
@@ -98,6 +99,57 @@ describe("the NSXManager's check reads the edge list", () => {
     expect(again.events, "said once, not at every check").toEqual([]);
     const recovered = await pass(manager());
     expect((recovered.status as NSXManagerStatus).edgeListError, "tried again: it works").toBeUndefined();
+  });
+});
+
+describe("one list per real manager", () => {
+  /** NSXManager `name` in `namespace` at the fake's URL (written its own way), with one EdgeTenant */
+  const team = (namespace: string, url: string, tls: NSXManager["spec"]["tls"] = undefined) => ({
+    manager: manager({ url, ...(tls !== undefined ? { tls } : {}) }, { namespace }),
+    tenant: withOriginal(edgeTenant({}, { namespace }), "old"),
+  });
+  const credentialsIn = (namespace: string) => ({
+    ...credentials(),
+    metadata: { name: "nsx-creds", namespace },
+    stringData: { ...credentials().stringData, "ca.crt": "pem" },
+  });
+
+  it.each([
+    {
+      name: "SameManagerTwoObjects",
+      reason:
+        "two NSXManager objects naming one manager (in two namespaces, one URL written another way) list it once per interval, not once each",
+      b: team("team-b", "HTTPS://NSX.example:443/"),
+      lists: 1,
+    },
+    {
+      name: "OtherTrust",
+      reason:
+        "a client that verifies the manager with another CA reaches, as far as it knows, another server: it lists its own",
+      b: team("team-b", "https://nsx.example", { caSecretRef: { name: "nsx-creds", key: "ca.crt" } }),
+      lists: 2,
+    },
+    {
+      name: "Unverified",
+      reason: "a client that verifies nothing shares no list: what it reads may be an impostor's",
+      b: team("team-b", "https://nsx.example", { insecureSkipVerify: true }),
+      lists: 2,
+    },
+  ])("$name: $reason", async ({ b, lists }) => {
+    const a = team("team-a", "https://nsx.example");
+    const { fake, pass } = setup({
+      objects: [a.manager, b.manager, a.tenant, b.tenant],
+      secrets: [credentialsIn("team-a"), credentialsIn("team-b")],
+    });
+    await pass(a.manager);
+    const checked = await pass(b.manager);
+    expect(count(fake.calls, "listEdges")).toBe(lists);
+    expect(condition(checked, "Ready")?.message, "the check still reports the list").toContain(
+      "1 edge listed",
+    );
+    // the next interval: each object's own check lists again only when its last list is its own
+    await pass(a.manager);
+    expect(count(fake.calls, "listEdges")).toBe(lists + 1);
   });
 });
 
