@@ -222,6 +222,67 @@ export const VALIDATION_CASES: ValidationCase[] = [
   sync("EdgeTenant", "9999999999h", "longer than a Go duration can hold", "longest Go duration"),
   sync("IPPoolAllocations", "5s", "the floor holds for pools too", "must be at least 10s"),
   {
+    name: "ManagerOfAnotherNamespace",
+    reason: "an NSXManager of another namespace, which must allow this one (checked when it is reconciled)",
+    kind: "EdgeTenant",
+    spec: { managerRef: { name: "nsx", namespace: "platform" } },
+  },
+  {
+    name: "ManagerNamespaceNotALabel",
+    reason: "a namespace is a DNS label",
+    kind: "IPPoolAllocations",
+    spec: { managerRef: { name: "nsx", namespace: "Platform_1" } },
+    field: "spec.managerRef.namespace",
+    message: "should match",
+  },
+  {
+    name: "AllowedNamespacesBySelector",
+    reason: "an NSXManager shares itself with the namespaces a label selector matches",
+    kind: "NSXManager",
+    spec: {
+      allowedNamespaces: {
+        selector: {
+          matchLabels: { "nsxv.io/manager": "nsx-prod" },
+          matchExpressions: [{ key: "team", operator: "NotIn", values: ["legacy"] }],
+        },
+      },
+    },
+  },
+  {
+    name: "AllowedNamespacesEverySelector",
+    reason: "{} selects every namespace, as in a NetworkPolicy",
+    kind: "NSXManager",
+    spec: { allowedNamespaces: { selector: {} } },
+  },
+  {
+    name: "AllowedNamespacesInWithoutValues",
+    reason: "In tests values: it needs one at least",
+    kind: "NSXManager",
+    spec: { allowedNamespaces: { selector: { matchExpressions: [{ key: "team", operator: "In" }] } } },
+    field: "spec.allowedNamespaces.selector.matchExpressions[0]",
+    message: "In and NotIn need at least one value",
+  },
+  {
+    name: "AllowedNamespacesExistsWithValues",
+    reason: "Exists tests the key only: values would be ignored, so they are refused",
+    kind: "NSXManager",
+    spec: {
+      allowedNamespaces: {
+        selector: { matchExpressions: [{ key: "team", operator: "Exists", values: ["a"] }] },
+      },
+    },
+    field: "spec.allowedNamespaces.selector.matchExpressions[0]",
+    message: "Exists and DoesNotExist take none",
+  },
+  {
+    name: "AllowedNamespacesWithoutSelector",
+    reason: "allowedNamespaces says whom by its selector",
+    kind: "NSXManager",
+    spec: { allowedNamespaces: {} },
+    field: "spec.allowedNamespaces.selector",
+    message: "Required value",
+  },
+  {
     name: "UnknownSpecField",
     reason: "a typo must not be dropped silently",
     kind: "EdgeTenant",
