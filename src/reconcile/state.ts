@@ -257,15 +257,22 @@ export class ReconcilerState {
   readonly namespaceLabels: NamespaceLabels = (namespace) => this.store.namespaceLabels?.(namespace);
 
   /**
-   * The Conflict error when another object owns this object's edge or pool as written, on the
-   * same real manager: one with authority where this one has none, or an older one.
+   * NamespaceNotAllowed when the object's NSXManager does not serve its namespace; else the
+   * Conflict error when another object owns this object's edge or pool as written, on the same
+   * real manager: one with authority where this one has none, or an older one.
    */
   async assertOwnTarget(object: EdgeTenant | IPPoolAllocations, target: string): Promise<ConflictIndex> {
+    // an object its manager does not serve is told so first: it claims nothing there
+    const managerRef = managerRefOf(object);
+    const named = managerRef === undefined ? undefined : await this.store.get(managerRef);
+    if (managerRef !== undefined && named?.kind === "NSXManager")
+      if (!allowsNamespace(named, refOf(object).namespace, this.namespaceLabels))
+        throw namespaceNotAllowed(refOf(object), managerRef);
     const index = await this.conflictIndex(object.kind);
     const winner = index.winnerOver(object);
-    const manager = index.managerOf(object);
+    const realManager = index.managerOf(object);
     if (winner !== undefined) {
-      const what = manager === undefined ? target : `${target} of ${manager}`;
+      const what = realManager === undefined ? target : `${target} of ${realManager}`;
       const outranked = !index.hasAuthority(refOf(object)) && index.hasAuthority(winner);
       throw conflictError(what, winner, outranked ? managerRefOf(object) : undefined);
     }

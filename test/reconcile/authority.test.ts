@@ -108,6 +108,17 @@ describe("a manager shared on purpose", () => {
     expect(second.changes.tenantCorrections).toEqual([{ edgeId: "edge-1", from: "red", to: "blue" }]);
   });
 
+  it("an object the manager refuses is told so, not that another owns its edge: it claims nothing there", async () => {
+    const owner = {
+      ...appTenant("team-a", "owner"),
+      metadata: { ...appTenant("team-a", "owner").metadata, creationTimestamp: "2023-01-01T00:00:00Z" },
+    };
+    const refused = appTenant("team-b", "refused");
+    const { pass } = setup({ objects: [shared, owner, refused], namespaceLabels: LABELS });
+    await pass(shared);
+    expect(condition(await pass(refused), "Stalled")?.reason).toBe("NamespaceNotAllowed");
+  });
+
   it("a manager holds its in-use finalizer for the objects it allows, not for those it refuses", async () => {
     const refused = appTenant("team-b", "refused");
     const { pass, store } = setup({ objects: [shared, refused], namespaceLabels: LABELS });
