@@ -6,7 +6,7 @@
  * within its resync interval however often it failed.
  */
 import { describe, expect, it } from "vitest";
-import type { ObjectRef } from "../../src/api/refs.ts";
+import { refOf, type ObjectRef } from "../../src/api/refs.ts";
 import type { EdgeTenant, IPPoolAllocations, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import type { Logger } from "../../src/controller/controller.ts";
 import { defaultConcurrencyPerManager, managerGroupOf } from "../../src/operator/operator.ts";
@@ -24,11 +24,11 @@ const manager = (name: string, url: string): NSXManager => ({
   spec: { url, credentialsSecretRef: { name: "creds" } },
 });
 
-const tenant = (name: string, managerName: string): EdgeTenant => ({
+const tenant = (name: string, managerName: string, edgeId = "edge-1"): EdgeTenant => ({
   apiVersion: "nsxv.io/v1alpha1",
   kind: "EdgeTenant",
   metadata: { name, namespace: NS, generation: 1 },
-  spec: { managerRef: { name: managerName }, edgeId: "edge-1", tenant: "blue", syncInterval: "10s" },
+  spec: { managerRef: { name: managerName }, edgeId, tenant: "blue", syncInterval: "10s" },
 });
 
 describe("managerGroupOf", () => {
@@ -131,7 +131,7 @@ describe("Operator bulkhead", () => {
         spec: { url: sim.url, credentialsSecretRef: { name: "creds" }, requestTimeoutSeconds: 3 },
       });
       // the hung managers and their objects come first: they would take every worker
-      for (let i = 0; i < dependents; i++) hung.push(tenant(`${name}-${i}`, name));
+      for (let i = 0; i < dependents; i++) hung.push(tenant(`${name}-${i}`, name, `edge-${i + 1}`));
     }
     const source = new MemorySource({ objects: [...hung, fine[0]!, tenant("late", "nsx")], secrets });
     // the hung calls end at once when these close, so an operator stops at once
@@ -170,6 +170,21 @@ describe("Operator bulkhead", () => {
         () => ready(source.statusOf(edgeRef("late"))) === "True",
       );
       expect(convergedOn(healthy)).toBe(true);
+      // and every hung manager gets its turn: each of their objects says it cannot reach it
+      const sick = source.store
+        .list("NSXManager")
+        .concat(source.store.list("EdgeTenant"))
+        .filter((o) => o.metadata.name.startsWith("hung-"))
+        .map(refOf);
+      await waitFor(
+        "every hung manager's objects saying so",
+        () =>
+          sick.every((ref) => {
+            const reason = source.statusOf(ref)?.conditions?.find((c) => c.type === "Synced")?.reason;
+            return reason === "Unreachable" || reason === "ManagerNotReady";
+          }),
+        { timeoutMs: 20_000 },
+      );
       await closeFrozen();
     },
   );
