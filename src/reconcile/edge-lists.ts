@@ -7,8 +7,8 @@
  * naming one manager share one list. Concurrent refreshes share one
  * fetch; a failed one (the client refuses a list past its bounds: maxEdgeListEdges,
  * maxEdgeListBytes) is kept as the reason its EdgeTenants are read one by one until the next. A
- * list is kept slim, whatever the manager sent: per edge its id, revision, and its name and tenant
- * cut as status shows them (managerValue), so what lists cost in memory is bounded too.
+ * list is kept slim, whatever the manager sent: per edge its id, revision, and its name, tenant and
+ * manager UUID cut as status shows them (managerValue), so what lists cost in memory is bounded too.
  */
 import type { CallOptions, EdgeSummary, ManagerApi } from "../nsx/types.ts";
 import { omitUndefined } from "../util/options.ts";
@@ -99,16 +99,13 @@ export class EdgeListCache {
 }
 
 /**
- * What an EdgeTenant's pass reads of a summary, its name and tenant cut as status keeps them:
+ * What the passes read of a summary (the NSXManager's: the manager's UUID; an EdgeTenant's: the
+ * rest), its strings cut as status keeps them:
  * compared with spec.tenant (at most 256 characters) a cut tenant is drift, which a read of the
  * edge settles, and compared with status.observedTenant it is what status shows.
  */
 function slim(summary: EdgeSummary): EdgeSummary {
-  const { id, name, tenant, revision } = summary;
-  return omitUndefined({
-    id,
-    name: name === undefined ? undefined : managerValue(name),
-    tenant: tenant === undefined ? undefined : managerValue(tenant),
-    revision,
-  });
+  const { id, name, tenant, revision, vsmUuid } = summary;
+  const cut = (text: string | undefined) => (text === undefined ? undefined : managerValue(text));
+  return omitUndefined({ id, name: cut(name), tenant: cut(tenant), revision, vsmUuid: cut(vsmUuid) });
 }

@@ -285,7 +285,7 @@ async function readEdge(
   const call: CallOptions = { signal: ctx.signal };
   const known: KnownOfEdge = {
     remembered: rememberedOf(ctx.object.status, edgeId),
-    listed: ctx.state.edgeLists.latest(connection.key)?.list?.byId.get(edgeId),
+    listed: ctx.state.edgeLists.latest(connection.sharedKey)?.list?.byId.get(edgeId),
   };
   const first = await getEdge(connection.api, edgeId, call);
   if (!doubted(first, known)) return first;

@@ -102,14 +102,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
     // another NSXManager's: that one's credentials were sent, not these)
     const answered = edgeList?.list !== undefined && listed?.own === true;
     const pools = sharedPools ?? (answered ? undefined : await refreshPools());
-    const summaries = edgeList?.list?.byId.values() ?? [];
-    const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
-    // kept (and compared) as status shows it
-    return {
-      pools: pools?.length,
-      vsmUuid: vsmUuid === undefined ? undefined : managerValue(vsmUuid),
-      edgeList,
-    };
+    return { pools: pools?.length, vsmUuid: reportedUuid(pools, edgeList), edgeList };
   },
   plan(target, observed, ctx) {
     const previous = ctx.object.status;
@@ -200,6 +193,16 @@ async function refreshEdgeList(
     if (CHECK_FAILURES.some((code) => hasNsxCode(error, code))) throw error;
   }
   return { state: edgeLists.latest(connection.sharedKey), own: list?.fetchedFor === connection.key };
+}
+
+/** The manager's UUID as its pools or edges report it, kept (and compared) as status shows it. */
+function reportedUuid(
+  pools: readonly { vsmUuid?: string | undefined }[] | undefined,
+  edgeList: EdgeListState | undefined,
+): string | undefined {
+  const summaries = edgeList?.list?.byId.values() ?? [];
+  const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
+  return vsmUuid === undefined ? undefined : managerValue(vsmUuid);
 }
 
 /**

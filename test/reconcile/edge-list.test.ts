@@ -121,6 +121,8 @@ describe("one list per real manager", () => {
         "two NSXManager objects naming one manager (in two namespaces, one URL written another way) list it once per interval, not once each",
       b: team("team-b", "HTTPS://NSX.example:443/"),
       lists: 1,
+      // the shared list was read with the other's credentials: this check sends its own, on the pool list
+      pools: 1,
     },
     {
       name: "OtherTrust",
@@ -128,14 +130,16 @@ describe("one list per real manager", () => {
         "a client that verifies the manager with another CA reaches, as far as it knows, another server: it lists its own",
       b: team("team-b", "https://nsx.example", { caSecretRef: { name: "nsx-creds", key: "ca.crt" } }),
       lists: 2,
+      pools: 0,
     },
     {
       name: "Unverified",
       reason: "a client that verifies nothing shares no list: what it reads may be an impostor's",
       b: team("team-b", "https://nsx.example", { insecureSkipVerify: true }),
       lists: 2,
+      pools: 0,
     },
-  ])("$name: $reason", async ({ b, lists }) => {
+  ])("$name: $reason", async ({ b, lists, pools }) => {
     const a = team("team-a", "https://nsx.example");
     const { fake, pass } = setup({
       objects: [a.manager, b.manager, a.tenant, b.tenant],
@@ -150,6 +154,25 @@ describe("one list per real manager", () => {
     // the next interval: each object's own check lists again only when its last list is its own
     await pass(a.manager);
     expect(count(fake.calls, "listEdges")).toBe(lists + 1);
+  });
+});
+
+describe("a shared list gives no authority", () => {
+  it("a check that takes another NSXManager's list still sends its own credentials: refused, it is not authenticated", async () => {
+    const a = manager({}, { namespace: "team-a" });
+    const b = manager({ url: "https://NSX.example/" }, { namespace: "team-b" });
+    const tenants = ["team-a", "team-b"].map((ns) => withOriginal(edgeTenant({}, { namespace: ns }), "old"));
+    const secret = (ns: string) => ({ ...credentials(), metadata: { name: "nsx-creds", namespace: ns } });
+    const { fake, pass } = setup({
+      objects: [a, b, ...tenants],
+      secrets: [secret("team-a"), secret("team-b")],
+    });
+    await pass(a);
+    fake.faults.listPools = [apiError(401, "GET", "/api/2.0/services/ipam/pools/scope/globalroot-0")];
+    const refused = await pass(b);
+    expect(count(fake.calls, "listEdges"), "the list was shared").toBe(1);
+    expect(condition(refused, "Ready")?.reason).toBe("Unauthorized");
+    expect((refused.status as NSXManagerStatus).authenticated).toBe(false);
   });
 });
 
