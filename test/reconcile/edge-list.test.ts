@@ -148,6 +148,7 @@ describe("one list per real manager", () => {
     await pass(a.manager);
     const checked = await pass(b.manager);
     expect(count(fake.calls, "listEdges")).toBe(lists);
+    expect(count(fake.calls, "listPools"), "each check sends its own credentials").toBe(pools);
     expect(condition(checked, "Ready")?.message, "the check still reports the list").toContain(
       "1 edge listed",
     );
