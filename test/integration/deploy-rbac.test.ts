@@ -9,7 +9,7 @@
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { GROUP, VERSION } from "../../src/api/types.ts";
-import { createTestNamespace, describeWithControlPlane, kubectl } from "../controlplane/testing.ts";
+import { createTestNamespace, describeWithOwnControlPlane, kubectl } from "../controlplane/testing.ts";
 import { reconcileAsServiceAccount } from "./deploy-scenario.ts";
 import {
   INSTALL,
@@ -350,7 +350,9 @@ const ACCESS_CASES: readonly AccessCase[] = [
   },
 ];
 
-describeWithControlPlane("RBAC of deploy/: the operator's ServiceAccount", (cp) => {
+// a control plane of its own: the install is cluster-wide, and its operator would reconcile every
+// other file's objects (and they its), as one in a cluster does
+await describeWithOwnControlPlane("RBAC of deploy/: the operator's ServiceAccount", (cp) => {
   const admin = cp.makeKubeConfig();
   let temp: TempDir;
   let sa: ServiceAccountAccess;
