@@ -1,6 +1,6 @@
 /**
- * The shape of src/, checked by `npm run lint` (depcruise), rule by folder: the layers README.md's
- * Development section describes, and no cycles. Each rule names the folder that may not import,
+ * The shape of src/, checked by `npm run lint` (depcruise), rule by folder: the layers
+ * docs/architecture.md describes, and no cycles. Each rule names the folder that may not import,
  * and what; most are written as "only these", so a new folder is forbidden until a rule allows it.
  */
 /** @type {import("dependency-cruiser").IConfiguration} */

@@ -107,7 +107,7 @@ export interface ResourceWatchOptions {
    * cap of the delay while the API server gives no answer at all (refused, reset, timed out), or
    * refuses the request with 401 or 403 (a restarted server does until it has loaded its
    * authenticators and RBAC, about a second): an attempt costs such a server nothing, and the
-   * watch is back within this long of it (and listed a moment later: within the 5 s the README
+   * watch is back within this long of it (and listed a moment later: within the 5 s docs/cli.md
    * promises, with room for a loaded machine); default 3000
    */
   quickMaxBackoffMs?: number;

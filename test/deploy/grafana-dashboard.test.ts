@@ -43,7 +43,7 @@ const expr = (panel: string, refId = "A") =>
   promql(queries.find((q) => q.panel === panel && q.refId === refId)?.expr ?? `missing ${panel} ${refId}`);
 
 describe("the Grafana dashboard", () => {
-  it("answers what the README says it answers", () => {
+  it("answers what docs/metrics.md says it answers", () => {
     expect(dashboard.panels.filter((p) => p.type !== "row").map((p) => p.title)).toEqual([
       "Pool usage",
       "Stray addresses",

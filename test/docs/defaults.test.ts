@@ -1,5 +1,5 @@
 /**
- * Defaults that prose restates (the chart's values, the README) are the values of the one
+ * Defaults that prose restates (the chart's values, docs/cli.md) are the values of the one
  * constant that holds them; the CRDs' defaults are checked in test/api/crd-types.test.ts.
  */
 import { readFileSync } from "node:fs";
@@ -28,8 +28,8 @@ describe("defaults said in prose", () => {
     },
     {
       name: "ImportScope",
-      reason: "the README's import section names the pool scope a spec defaults to",
-      file: "README.md",
+      reason: "the import section of docs/cli.md names the pool scope a spec defaults to",
+      file: "docs/cli.md",
       said: /`--scope` \(default\s+`([^`]+)`\)/,
       want: SPEC_DEFAULTS.poolScope,
     },

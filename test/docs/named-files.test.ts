@@ -1,7 +1,7 @@
 /**
  * Prose that names a file keeps naming one that exists: the module header of every file in src/
  * (its first comment block) and the paths README.md and docs/ give under src/, test/ and docs/.
- * README's Development section lists the folders of src/ as they are.
+ * docs/architecture.md's section on the folders lists the folders of src/ as they are.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -93,8 +93,8 @@ describe("paths in README.md and docs/", () => {
   });
 });
 
-describe("README.md's Development section", () => {
-  const section = /^## Development\n([\s\S]*?)^## /m.exec(read("README.md"))?.[1] ?? "";
+describe("docs/architecture.md's folders", () => {
+  const section = /^## The folders\n([\s\S]*?)^## /m.exec(read("docs/architecture.md"))?.[1] ?? "";
   const tree = /```text\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
 
   it("lists every folder of src/, and no other", () => {

@@ -1,7 +1,10 @@
 /**
  * Keeps README.md and docs/ in step with the code: every condition reason, Event reason, metric,
- * client default and CLI command and flag that the code defines is documented, nothing is
- * documented that the code does not define, and every relative link (and its #anchor) resolves.
+ * client default and CLI command and flag that the code defines is documented (in the README or a
+ * page of docs/: the README is the short way in, docs/ the reference), nothing is documented that
+ * the code does not define, and every relative link (and its #anchor) resolves, in those and in
+ * the READMEs of deploy/, gitops/, examples/, bench/ and src/simulator/. The README opens with
+ * the two commands that set everything up, and CI runs its test command.
  */
 import { COMMANDS } from "../../src/cli/commands.ts";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -21,6 +24,25 @@ const README = "README.md";
 const DOCS = readdirSync(join(ROOT, "docs"))
   .filter((n) => n.endsWith(".md"))
   .map((n) => `docs/${n}`);
+/** The README and docs/ as one text: what a reader can find, wherever it moved. */
+const DOCUMENTED = [README, ...DOCS].map(read).join("\n");
+/** The READMEs kept beside what they describe, which link into docs/ and back. */
+const FOLDER_READMES = [
+  "deploy/README.md",
+  "gitops/README.md",
+  "examples/README.md",
+  "bench/README.md",
+  "src/simulator/README.md",
+];
+
+/** The commands of a shell line: `npm ci && npm test` → ["npm ci", "npm test"]; a comment dropped. */
+function commandsOf(line: string): string[] {
+  return line
+    .replace(/#.*$/, "")
+    .split("&&")
+    .map((c) => c.trim())
+    .filter((c) => c !== "");
+}
 
 /** The rows (cells) of the first table after the heading `heading` in a Markdown text. */
 function tableAfter(text: string, heading: string): string[][] {
@@ -139,25 +161,53 @@ describe("docs/client.md", () => {
 
 describe("README.md", () => {
   const text = read(README);
+  const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
 
   it("opens with the two set-up commands", () => {
-    const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
     expect(firstBlock).toContain("npm ci && npm start");
     expect(firstBlock).toContain("npm ci && npm test");
   });
 
-  it("shows only Event reasons of EVENT_REASONS in its `kubectl get events` sample", () => {
-    const sample = /\$ kubectl get events\n([\s\S]*?)```/.exec(text)?.[1] ?? "";
-    const shown = sample
+  it("has its test command run by CI (.ci/run), command by command", () => {
+    const testLine = firstBlock.split("\n").find((line) => /\bnpm test\b/.test(line)) ?? "";
+    const commands = commandsOf(testLine);
+    expect(commands).toEqual(["npm ci", "npm test"]);
+    const ciLines = read(".ci/run")
       .split("\n")
-      .slice(1) // the header
-      .filter((line) => line.trim() !== "")
-      .map((line) => line.trim().split(/\s+/)[2]);
-    expect(shown.length).toBeGreaterThan(0);
-    for (const reason of shown) expect(EVENT_REASONS, reason).toContain(reason);
+      .map((line) => line.trim())
+      .filter((line) => !line.startsWith("#"));
+    for (const command of commands) {
+      const run = ciLines.some((line) => line === command || line.startsWith(`${command} `));
+      expect(run, `.ci/run does not run "${command}"`).toBe(true);
+    }
   });
 
-  it("says plainly that creating an IPPoolAllocations enables releases, and how to start in Observe", () => {
+  it("names every command the CLI registers (the ways to run it)", async () => {
+    for (const command of await registeredCommands()) {
+      const mentioned = new RegExp(`nsxv-operator (-- )?${command.name()}\\b`).test(text);
+      expect(mentioned, `nsxv-operator ${command.name()} is not in the README`).toBe(true);
+    }
+  });
+});
+
+describe("README.md and docs/", () => {
+  const text = DOCUMENTED;
+
+  it("show only Event reasons of EVENT_REASONS in their `kubectl get events` samples", () => {
+    const samples = [...text.matchAll(/\$ kubectl get events\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    expect(samples.length).toBeGreaterThan(0);
+    for (const sample of samples) {
+      const shown = sample
+        .split("\n")
+        .slice(1) // the header
+        .filter((line) => line.trim() !== "")
+        .map((line) => line.trim().split(/\s+/)[2]);
+      expect(shown.length).toBeGreaterThan(0);
+      for (const reason of shown) expect(EVENT_REASONS, reason).toContain(reason);
+    }
+  });
+
+  it("say plainly that creating an IPPoolAllocations enables releases, and how to start in Observe", () => {
     expect(text).toContain("**Creating one enables releases.**");
     expect(text).toMatch(/managementPolicy: Observe +# strays appear in status\.stray/);
     const crd = parse(read("crds/nsxv.io_ippoolallocations.yaml")) as {
@@ -171,19 +221,20 @@ describe("README.md", () => {
   it("documents every command the CLI registers, with each of its long flags", async () => {
     for (const command of await registeredCommands()) {
       const mentioned = new RegExp(`nsxv-operator (-- )?${command.name()}\\b`).test(text);
-      expect(mentioned, `nsxv-operator ${command.name()} is not in the README`).toBe(true);
+      expect(mentioned, `nsxv-operator ${command.name()} is not in the README or docs/`).toBe(true);
       for (const option of command.options) {
         if (option.long === undefined) continue;
-        expect(text.includes(option.long), `${command.name()} ${option.long} is not in the README`).toBe(
-          true,
-        );
+        expect(
+          text.includes(option.long),
+          `${command.name()} ${option.long} is not in the README or docs/`,
+        ).toBe(true);
       }
     }
   });
 });
 
 describe("relative links", () => {
-  const files = [README, ...DOCS];
+  const files = [README, ...DOCS, ...FOLDER_READMES];
   const links = files.flatMap((file) =>
     [...withoutCode(read(file)).matchAll(/\]\(([^)\s]+)\)/g)]
       .map((m) => m[1] as string)
@@ -191,8 +242,9 @@ describe("relative links", () => {
       .map((target) => ({ file, target })),
   );
 
-  it("are found in README.md and docs/", () => {
-    expect(links.length).toBeGreaterThan(10);
+  it("are found in README.md, docs/ and the folders' READMEs", () => {
+    expect(links.filter((l) => l.file === README).length).toBeGreaterThan(10);
+    expect(links.length).toBeGreaterThan(100);
   });
 
   it.each(links)("$file → $target", ({ file, target }) => {

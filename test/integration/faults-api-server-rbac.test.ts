@@ -2,7 +2,7 @@
  * The operator as the install's own ServiceAccount across a kube-apiserver restart during which
  * its RBAC is missing: the watches see no answer while the server is down, then 403 (as a
  * restarted server answers until it has loaded RBAC, here stretched by deleting the binding), and
- * /readyz must be green within the 5 s the README promises of the grant being back. Before the
+ * /readyz must be green within the 5 s docs/cli.md promises of the grant being back. Before the
  * watches told a refusal from other errors, the failures counted while the server was down made
  * the first 403 wait 16 to 30 s (27 s measured).
  */
@@ -24,7 +24,7 @@ import {
 } from "./deploy-support.ts";
 import { Resources, condition } from "./operator-harness.ts";
 
-/** the README's promise: a retry within 3 s, then the list and the watch (measured 2.7 to 3.5 s) */
+/** docs/cli.md's promise: a retry within 3 s, then the list and the watch (measured 2.7 to 3.5 s) */
 const BACK_WITHIN_MS = 5_000;
 
 // a control plane of its own: the file restarts kube-apiserver and removes a cluster-wide binding

@@ -719,7 +719,7 @@ describe("pool status across passes", () => {
     const enforced = passWith("Enforce", 2, later.status, at(11 * MINUTE));
     expect(
       enforced.actions.map((a) => a.ip),
-      "README: the grace period counts from the firstSeen that Observe recorded",
+      "docs/resources.md: the grace period counts from the firstSeen that Observe recorded",
     ).toEqual(["10.0.0.7", "10.0.0.8"]);
   });
 
