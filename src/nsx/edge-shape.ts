@@ -104,16 +104,43 @@ const WATCHED: ReadonlySet<string> = new Set([
   ),
 ]);
 
+function childPath(parent: string, name: string): string {
+  return parent === "" ? name : `${parent}/${name}`;
+}
+
+/**
+ * Per WATCHED path, the paths of its children that the shape looks at, by name: a rule's path is
+ * looked up, not built (and hashed again) for every rule of an edge.
+ */
+const WATCHED_CHILDREN: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
+  [...WATCHED].map((parent) => [
+    parent,
+    new Map(
+      [...WATCHED, ...COUNTED, ...TEXTS]
+        .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
+        .map((path) => [path.split("/").at(-1) ?? "", path]),
+    ),
+  ]),
+);
+
 /**
  * Hears the tokenizer and keeps what the shape needs: the paths of WATCHED elements' children,
- * two texts. Heard in the edge's own parse (EdgeDocument.parse) or alone (edgeShapeOf).
+ * two texts. Heard in the edge's own parse (EdgeDocument.parse) or alone (edgeShapeOf). Most of an
+ * edge (its rules) lies below elements it does not watch: there it only counts how deep it is,
+ * allocating nothing.
  */
 export class ShapeReader implements XmlSink {
-  /** per open element: its path from `<edge>` ("" for `<edge>`, undefined where nothing is watched), and whether it holds elements */
-  readonly #open: { path: string | undefined; hasChildren: boolean }[] = [];
+  /** the path from `<edge>` of each open element down to the deepest one with a path ("" for `<edge>`) */
+  readonly #paths: string[] = [];
+  /** open elements below the last of #paths: nothing there is named */
+  #unnamedDepth = 0;
+  /** the open direct child of `<edge>` holds an element */
+  #childHoldsElements = false;
   #text: string | undefined;
   readonly #elements = new Set<string>();
   readonly #sections = new Set<string>();
+  /** members of the counted lists, put in shape.counts at the end (a Map is quick to count in) */
+  readonly #counts = new Map<string, number>();
   readonly shape: EdgeShape = {
     type: undefined,
     elements: this.#elements,
@@ -122,22 +149,35 @@ export class ShapeReader implements XmlSink {
     vnicIndexes: [],
   };
 
-  start(text: string, nameStart: number, nameLength: number): void {
-    const parent = this.#open.at(-1);
-    if (parent !== undefined) parent.hasChildren = true;
-    const depth = this.#open.length;
-    const watched = parent?.path !== undefined && WATCHED.has(parent.path);
-    const name = watched ? text.slice(nameStart, nameStart + nameLength) : "";
-    const path = parent === undefined ? "" : watched ? childPath(parent.path, name) : undefined;
-    this.#open.push({ path, hasChildren: false });
-    if (path !== undefined && depth > 0) this.#visit(path, depth === 1 || parent?.path === "features");
+  start(text: string, nameStart: number, nameLength: number): boolean {
+    const paths = this.#paths;
+    const depth = paths.length + this.#unnamedDepth;
+    if (depth === 2) this.#childHoldsElements = true;
+    if (depth === 0) {
+      paths.push("");
+      return true;
+    }
+    const parent = paths[depth - 1] as string;
+    const children = this.#unnamedDepth === 0 ? WATCHED_CHILDREN.get(parent) : undefined;
+    if (children === undefined) {
+      // nothing below an element the shape does not name concerns it
+      this.#unnamedDepth++;
+      return false;
+    }
+    const name = text.slice(nameStart, nameStart + nameLength);
+    const path = children.get(name) ?? childPath(parent, name);
+    paths.push(path);
+    if (depth === 1) this.#childHoldsElements = false;
+    this.#visit(path, depth === 1 || parent === "features");
+    // below a direct child of <edge> the shape still asks whether it holds elements
+    return depth === 1 || WATCHED.has(path) || TEXTS.has(path);
   }
 
   /** an element at a path the shape looks at; `listed`: a direct child of `<edge>` or `<features>` */
   #visit(path: string, listed: boolean): void {
     if (listed) this.#elements.add(path);
     if (listed && path.startsWith("features/")) this.#sections.add(path);
-    if (COUNTED.has(path)) this.shape.counts[path] = (this.shape.counts[path] ?? 0) + 1;
+    if (COUNTED.has(path)) this.#counts.set(path, (this.#counts.get(path) ?? 0) + 1);
     if (TEXTS.has(path)) this.#text = "";
   }
 
@@ -148,27 +188,26 @@ export class ShapeReader implements XmlSink {
   }
 
   end(): void {
-    const open = this.#open.pop();
-    const path = open?.path;
-    if (path !== undefined && this.#text !== undefined && TEXTS.has(path)) {
+    if (this.#unnamedDepth > 0) {
+      this.#unnamedDepth--;
+      return;
+    }
+    const path = this.#paths.pop() as string;
+    if (this.#text !== undefined && TEXTS.has(path)) {
       if (path === "type") this.shape.type = this.#text.trim();
       else this.shape.vnicIndexes.push(this.#text.trim());
       this.#text = undefined;
     }
-    if (this.#open.length === 1 && open?.hasChildren === true && path !== undefined) this.#sections.add(path);
-    if (this.#open.length === 0) {
+    const depth = this.#paths.length;
+    if (depth === 1 && this.#childHoldsElements) this.#sections.add(path);
+    if (depth === 0) {
+      this.shape.counts = Object.fromEntries(this.#counts);
       this.shape.sections = [...this.#sections]
         .filter((section) => section.length <= MAX_SECTION_CHARS)
         .sort()
         .slice(0, MAX_SECTIONS);
     }
   }
-}
-
-/** the path of a child from its parent's ("" for `<edge>`); undefined below an element without one */
-function childPath(parent: string | undefined, name: string): string | undefined {
-  if (parent === undefined) return undefined;
-  return parent === "" ? name : `${parent}/${name}`;
 }
 
 /** The shape of an edge document, in one pass of the tokenizer; throws NsxResponseError as parsing does. */

@@ -179,11 +179,15 @@ export interface ParseOptions {
 /**
  * What a reading hears besides (or instead of) a tree: each element's start and end and its
  * character data, as positions in the text, so that a sink pays only for the names and text it
- * reads (a 24 KB edge has 1600 elements).
+ * reads (a 24 KB edge has 1600 elements), and hears nothing of what it says does not concern it.
  */
 export interface XmlSink {
-  /** an element opens; its name is `text.slice(nameStart, nameStart + nameLength)` */
-  start(text: string, nameStart: number, nameLength: number): void;
+  /**
+   * an element opens; its name is `text.slice(nameStart, nameStart + nameLength)`. `false`: what
+   * is inside it (elements, text) does not concern the sink, which then hears only its end
+   * (everything inside is still checked)
+   */
+  start(text: string, nameStart: number, nameLength: number): boolean | void;
   /** character data at `text[start, end)` as written: decodeXmlText it, but inside CDATA (`cdata`) */
   text(text: string, start: number, end: number, cdata: boolean): void;
   end(): void;
@@ -208,6 +212,10 @@ class Tokenizer {
   readonly #unkeptLengths: number[] = [];
   readonly #keepDepth: number;
   readonly #sink: XmlSink | undefined;
+  /** elements open, kept or not */
+  #depth = 0;
+  /** the depth of the element inside which the sink hears nothing (its start said so); -1: none */
+  #quietAt = -1;
   #root: XmlElement | undefined;
   /** a root element was read (kept or not) */
   #sawRoot = false;
@@ -220,10 +228,6 @@ class Tokenizer {
     this.#what = what;
     this.#sink = options.sink;
     this.#keepDepth = options.materializeDepth ?? (options.sink !== undefined ? -1 : Infinity);
-  }
-
-  #depth(): number {
-    return this.#stack.length + this.#unkeptStarts.length;
   }
 
   run(): XmlDocument | undefined {
@@ -265,7 +269,7 @@ class Tokenizer {
 
   /** appends text[pos, end) as a leaf where it belongs, and moves past it */
   #leaf(kind: XmlLeafKind, end: number): void {
-    if (kind === "cdata") this.#sink?.text(this.#text, this.#pos + 9, end - 3, true);
+    if (kind === "cdata" && this.#quietAt === -1) this.#sink?.text(this.#text, this.#pos + 9, end - 3, true);
     if (this.#unkeptStarts.length > 0) {
       this.#pos = end;
       return;
@@ -289,7 +293,7 @@ class Tokenizer {
 
   #characterData(end: number): void {
     const pos = this.#pos;
-    if (this.#depth() === 0) {
+    if (this.#depth === 0) {
       if (!WHITESPACE.test(this.#text.slice(pos, end))) this.#fail(pos, "text outside the root element");
     } else {
       // the next `]]>` and `&` found once, not searched for in every text: most text has neither
@@ -297,7 +301,7 @@ class Tokenizer {
       if (this.#nextCdataEnd < end) this.#fail(this.#nextCdataEnd, "']]>' in text");
       if (this.#nextAmpersand < pos) this.#nextAmpersand = indexOrEnd(this.#text, "&", pos);
       if (this.#nextAmpersand < end) this.#checkReferences(this.#text.slice(pos, end), pos);
-      this.#sink?.text(this.#text, pos, end, false);
+      if (this.#quietAt === -1) this.#sink?.text(this.#text, pos, end, false);
     }
     if (this.#unkeptStarts.length > 0) {
       this.#pos = end;
@@ -342,7 +346,7 @@ class Tokenizer {
       return this.#leaf("comment", end + 3);
     }
     if (text.startsWith("<![CDATA[", pos)) {
-      if (this.#depth() === 0) this.#fail(pos, "CDATA section outside the root element");
+      if (this.#depth === 0) this.#fail(pos, "CDATA section outside the root element");
       const end = text.indexOf("]]>", pos + 9);
       if (end === -1) this.#fail(pos, "unterminated CDATA section");
       return this.#leaf("cdata", end + 3);
@@ -371,7 +375,7 @@ class Tokenizer {
     START_TAG.lastIndex = this.#pos;
     const m = START_TAG.exec(this.#text);
     if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
-    const depth = this.#depth();
+    const depth = this.#depth;
     this.#opening(depth);
     const selfClosing = m[3] === "/";
     if (depth > this.#keepDepth) {
@@ -394,12 +398,13 @@ class Tokenizer {
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(element);
     else this.#root = element;
-    this.#sink?.start(this.#text, this.#pos + 1, m[1].length);
+    this.#heardStart(this.#pos + 1, m[1].length, selfClosing);
     this.#pos += m[0].length;
     if (!selfClosing) {
       this.#stack.push(element);
       this.#contentStarts.push(this.#pos);
-    } else this.#sink?.end();
+      this.#depth++;
+    }
   }
 
   /**
@@ -419,7 +424,7 @@ class Tokenizer {
     const selfClosing = c === SLASH;
     if (selfClosing) c = text.charCodeAt(++i);
     if (c !== GT) return false;
-    this.#opening(this.#depth());
+    this.#opening(this.#depth);
     this.#openUnkept(start, nameEnd - start, selfClosing);
     this.#pos = i + 1;
     return true;
@@ -436,11 +441,27 @@ class Tokenizer {
 
   /** an element checked but not kept, its name at text[start, start + length): the sink, if any, hears it open (and close, when empty) */
   #openUnkept(start: number, length: number, selfClosing: boolean): void {
-    this.#sink?.start(this.#text, start, length);
+    this.#heardStart(start, length, selfClosing);
     if (!selfClosing) {
       this.#unkeptStarts.push(start);
       this.#unkeptLengths.push(length);
-    } else this.#sink?.end();
+      this.#depth++;
+    }
+  }
+
+  /** the sink hears an element open at the current depth, unless it is inside one the sink said is not its concern */
+  #heardStart(start: number, length: number, selfClosing: boolean): void {
+    const sink = this.#sink;
+    if (sink === undefined || this.#quietAt !== -1) return;
+    const listening = sink.start(this.#text, start, length);
+    if (selfClosing) sink.end();
+    else if (listening === false) this.#quietAt = this.#depth;
+  }
+
+  /** the sink hears the element that closed (now at depth #depth) end, unless it is inside one it is deaf to */
+  #heardEnd(): void {
+    if (this.#quietAt === this.#depth) this.#quietAt = -1;
+    if (this.#quietAt === -1) this.#sink?.end();
   }
 
   /** the name of the unkept element at this index of the stack; undefined when there is none */
@@ -475,7 +496,8 @@ class Tokenizer {
       if (end === -1) this.#mismatch(this.#unkeptName(unkept));
       this.#unkeptStarts.pop();
       this.#unkeptLengths.pop();
-      this.#sink?.end();
+      this.#depth--;
+      this.#heardEnd();
       this.#pos = end + 1;
       return;
     }
@@ -486,7 +508,8 @@ class Tokenizer {
     if (open === undefined || end === -1) this.#mismatch(open?.name);
     if (open.partial) open.children = [{ kind: "raw", raw: text.slice(contentStart, this.#pos) }];
     open.endTag = text.slice(this.#pos, end + 1);
-    this.#sink?.end();
+    this.#depth--;
+    this.#heardEnd();
     this.#pos = end + 1;
   }
 

@@ -116,3 +116,49 @@ describe("the shape heard in the edge's parse", () => {
     );
   });
 });
+
+describe("the shape of a known edge", () => {
+  // every kind of thing the shape reads, with what it must not read beside each
+  const xml =
+    `<?xml version="1.0"?><edge><id>edge-9</id><version>3</version><tenant>t</tenant>` +
+    `<vnics><vnic><index> 0 </index><name>a</name><addressGroups><addressGroup><index>7</index></addressGroup></addressGroups></vnic>` +
+    `<vnic><index><![CDATA[1]]></index></vnic><vnic><label>no index</label></vnic></vnics>` +
+    `<appliances><appliance><index>5</index></appliance></appliances><cliSettings/><emptySection></emptySection>` +
+    `<features><firewall><firewallRules><firewallRule><id>1</id><firewallRule>nested, not counted</firewallRule></firewallRule>` +
+    `<firewallRule/><other/></firewallRules></firewall><nat><natRules><natRule/></natRules></nat><syslog/></features>` +
+    `<type>gateway&#83;ervices</type><description>d</description></edge>`;
+  const want = {
+    type: "gatewayServices",
+    elements: [
+      "appliances",
+      "cliSettings",
+      "description",
+      "emptySection",
+      "features",
+      "features/firewall",
+      "features/nat",
+      "features/syslog",
+      "id",
+      "tenant",
+      "type",
+      "version",
+      "vnics",
+    ],
+    // direct children of <edge> that hold elements, and every child of <features>
+    sections: ["appliances", "features", "features/firewall", "features/nat", "features/syslog", "vnics"],
+    counts: {
+      "vnics/vnic": 3,
+      "features/firewall/firewallRules/firewallRule": 2,
+      "features/nat/natRules/natRule": 1,
+    },
+    vnicIndexes: ["0", "1"],
+  };
+
+  it("is what the edge's own parse hears", () => {
+    expect(plain(EdgeDocument.parse(xml).shape())).toEqual(want);
+  });
+
+  it("is what a reading of the text alone gives", () => {
+    expect(plain(edgeShapeOf(xml))).toEqual(want);
+  });
+});

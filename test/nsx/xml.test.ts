@@ -8,6 +8,8 @@ import {
   parseXmlDocument,
   parseXmlObject,
   serializeXml,
+  walkXml,
+  type XmlSink,
 } from "../../src/nsx/xml.ts";
 
 const BILLION_LAUGHS = `<?xml version="1.0"?>
@@ -378,5 +380,61 @@ describe("parseXmlObject", () => {
     const options = Object.freeze({ arrays: Object.freeze(["b"]) });
     expect(parseXmlObject("<a><b>1</b></a>", "x", options)).toEqual({ a: { b: ["1"] } });
     expect(options.arrays).toEqual(["b"]);
+  });
+});
+
+describe("a sink that says what does not concern it", () => {
+  /** records what it hears; an element named skip... is not its concern inside */
+  function recorder(): XmlSink & { heard: string[] } {
+    const heard: string[] = [];
+    return {
+      heard,
+      start(text, start, length) {
+        const name = text.slice(start, start + length);
+        heard.push(`<${name}>`);
+        return !name.startsWith("skip");
+      },
+      text(text, start, end) {
+        heard.push(text.slice(start, end));
+      },
+      end() {
+        heard.push("end");
+      },
+    };
+  }
+
+  it("hears the element's start and end, nothing inside it, and all that comes after", () => {
+    const sink = recorder();
+    walkXml("<a>x<skip>y<b>z</b><skip2/></skip><skip3/><c>w</c></a>", "test body", sink);
+    expect(sink.heard).toEqual(["<a>", "x", "<skip>", "end", "<skip3>", "end", "<c>", "w", "end", "end"]);
+  });
+
+  it("hears a CDATA section only outside such an element", () => {
+    const sink = recorder();
+    walkXml("<a><skip><![CDATA[in]]></skip><![CDATA[out]]></a>", "test body", sink);
+    expect(sink.heard).toEqual(["<a>", "<skip>", "end", "out", "end"]);
+  });
+
+  it.each([
+    { reason: "a mismatched end tag", text: "<a><skip><b></c></skip></a>", message: /<\/c> closes <b>/ },
+    {
+      reason: "an undefined entity",
+      text: "<a><skip><b>&x;</b></skip></a>",
+      message: /undefined entity reference &x;/,
+    },
+    { reason: "a DOCTYPE", text: "<a><skip><!DOCTYPE x></skip></a>", message: /DOCTYPE/ },
+    {
+      reason: "a character XML cannot carry",
+      text: "<a><skip>\u0001</skip></a>",
+      message: /U\+1 not allowed/,
+    },
+    {
+      reason: "a repeated attribute",
+      text: '<a><skip><b x="1" x="2"/></skip></a>',
+      message: /attribute x repeated/,
+    },
+    { reason: "an element left open", text: "<a><skip><b></skip></a>", message: /<\/skip> closes <b>/ },
+  ])("still refuses what is inside it: $reason", ({ text, message }) => {
+    expect(() => walkXml(text, "test body", recorder())).toThrow(message);
   });
 });
