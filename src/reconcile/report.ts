@@ -115,9 +115,7 @@ const DRIFT_REASONS: ReadonlySet<string> = new Set(["Drifted", "ReleasesPending"
 
 export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: Draft): ReconcileReport {
   const current = object?.status;
-  const changed =
-    draft.status !== undefined &&
-    JSON.stringify(canonical(draft.status)) !== JSON.stringify(canonical(current ?? {}));
+  const changed = draft.status !== undefined && !sameJson(draft.status, current ?? {});
   const changes = draft.changes ?? { tenantCorrections: [], releases: [] };
   const events = [...(draft.events ?? [])];
   const wasDrifted = DRIFT_REASONS.has(findCondition(current?.conditions, "Ready")?.reason ?? "");
@@ -181,16 +179,29 @@ export function changeEvent(action: Action): ReconcileEvent {
       };
 }
 
-/** JSON with object keys sorted and undefined dropped, so that key order does not count as a change */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => [k, canonical(v)]),
-  );
+/**
+ * Whether two statuses are the same as JSON: key order does not count as a change, and a key
+ * whose value is undefined is as absent (an array's undefined item is JSON's null). Compared in
+ * place: every pass asks, and copies sorted for the question would be garbage.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    keys++;
+  }
+  for (const key in y) if (Object.hasOwn(y, key) && y[key] !== undefined) keys--;
+  return keys === 0;
 }
 
 /**

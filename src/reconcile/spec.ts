@@ -111,8 +111,21 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
   };
 }
 
+/**
+ * The config of each spec already resolved: every dependent's pass resolves its manager's, and a
+ * spec is replaced, never changed in place (a store put, a watch event). Frozen: shared by them all.
+ */
+const MANAGER_CONFIGS = new WeakMap<NSXManager["spec"], ManagerConfig>();
+
 export function resolveManager(object: NSXManager): ManagerConfig {
-  const { spec } = object;
+  const known = MANAGER_CONFIGS.get(object.spec);
+  if (known !== undefined) return known;
+  const config = resolveManagerSpec(object.spec);
+  MANAGER_CONFIGS.set(object.spec, Object.freeze(config));
+  return config;
+}
+
+function resolveManagerSpec(spec: NSXManager["spec"]): ManagerConfig {
   let url: URL;
   try {
     url = new URL(spec.url);

@@ -12,7 +12,15 @@ export type WithDefaults<D extends object, O extends object> = Omit<O, keyof D> 
 
 /** A copy without the keys whose value is undefined, so that objects compare and print cleanly. */
 export function omitUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (v === undefined) continue;
+    // an own "__proto__" key (parsed JSON may have one) stays a key: assigned, it would set the prototype
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else copy[key] = v;
+  }
+  return copy as T;
 }
 
 /** `options` over `defaults`, a new object; a key of `options` that is undefined keeps the default. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock, realClock, withTimeout } from "../../src/util/clock.ts";
+import { formatTime, FakeClock, realClock, withTimeout } from "../../src/util/clock.ts";
 
 describe("FakeClock", () => {
   it("fires timers in due order, each at its due time", async () => {
@@ -70,5 +70,28 @@ describe("withTimeout", () => {
   it("works with the real clock", async () => {
     const result = await withTimeout(realClock, new Promise<string>(() => {}), 5, "fallback");
     expect(result).toBe("fallback");
+  });
+});
+
+describe("formatTime", () => {
+  it.each([
+    {
+      reason: "milliseconds dropped",
+      time: Date.UTC(2026, 10, 26, 16, 1, 9, 999),
+      want: "2026-11-26T16:01:09Z",
+    },
+    {
+      reason: "a Date as a number",
+      time: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+      want: "2026-01-02T03:04:05Z",
+    },
+    { reason: "the epoch", time: 0, want: "1970-01-01T00:00:00Z" },
+    {
+      reason: "a year past 9999 keeps its sign and six digits",
+      time: Date.UTC(10000, 0, 1),
+      want: "+010000-01-01T00:00:00Z",
+    },
+  ])("$reason", ({ time, want }) => {
+    expect(formatTime(time)).toBe(want);
   });
 });

@@ -105,4 +105,16 @@ describe("omitUndefined", () => {
     expect(result).toStrictEqual(want);
     expect(Object.keys(result)).toEqual(Object.keys(want));
   });
+
+  it("keeps an own __proto__ key of parsed JSON a key, never the copy's prototype", () => {
+    const value = JSON.parse('{"a": 1, "__proto__": {"polluted": true}, "b": null}') as Record<
+      string,
+      unknown
+    >;
+    const result = omitUndefined(value) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    expect(result["polluted"]).toBeUndefined();
+    expect(Object.keys(result)).toEqual(["a", "__proto__", "b"]);
+    expect(Object.getOwnPropertyDescriptor(result, "__proto__")?.value).toEqual({ polluted: true });
+  });
 });
