@@ -139,8 +139,12 @@ export function invalidXmlChar(text: string): { codePoint: string; index: number
   return { codePoint: `U+${hex}`, index: found.index };
 }
 
+/** a character escapeXmlText replaces: most text has none, and a test is cheaper than a replace */
+const TO_ESCAPE = /[&<>\r]/;
+
 /** Escapes text content; `\r` too, so that it survives the reader's line-end normalisation. */
 export function escapeXmlText(text: string): string {
+  if (!TO_ESCAPE.test(text)) return text;
   return text.replace(/[&<>\r]/g, (c) =>
     c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&#13;",
   );

@@ -113,7 +113,8 @@ export function pagedEdgeList(listings: readonly EdgeListing[], query: EdgeListQ
   ]);
 }
 
-/** edge-2 before edge-10: numbers inside ids and names compare as numbers */
-function compareNatural(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
-}
+/**
+ * edge-2 before edge-10: numbers inside ids and names compare as numbers. One collator for every
+ * comparison: `localeCompare` with options builds one per call, most of what a page of 1000 cost.
+ */
+const compareNatural = new Intl.Collator("en", { numeric: true }).compare;

@@ -162,6 +162,11 @@ function ordered(sent: EdgeModel, reference: EdgeModel | undefined, isRoot: bool
   const attributes = attributesInOrder(sent.attributes, reference?.attributes ?? []);
   if (sent.children.length === 0) return { ...sent, attributes };
   const referenceChildren = reference?.children ?? [];
+  if (sameNames(sent.children, referenceChildren)) {
+    // what a client that changes nothing sends: each child takes the place it has, by position
+    const children = sent.children.map((c, i) => ordered(c, referenceChildren[i], false));
+    return { ...sent, attributes, children };
+  }
   const positions = new Map<string, number[]>();
   referenceChildren.forEach((c, i) => {
     const list = positions.get(c.name);
@@ -182,6 +187,13 @@ function ordered(sent: EdgeModel, reference: EdgeModel | undefined, isRoot: bool
   });
   placed.sort((a, b) => a.key[0] - b.key[0] || a.key[1] - b.key[1] || a.key[2] - b.key[2]);
   return { ...sent, attributes, children: placed.map((p) => ordered(p.child, p.counterpart, false)) };
+}
+
+/** the same names in the same order */
+function sameNames(a: readonly EdgeModel[], b: readonly EdgeModel[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]?.name !== b[i]?.name) return false;
+  return true;
 }
 
 /** the reference position a child without counterpart follows; -1: first */

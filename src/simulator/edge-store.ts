@@ -2,8 +2,10 @@
  * The edges as a manager stores them: each as its model, answered in one format of the manager's
  * own (settings `prettyXml` and `edgeSummaryInEdge`) whatever a client sent or the state file
  * wrote, with its serialized text cached per version (a GET of a 5 MB edge costs no
- * serialization) and its summary computed from what is stored. A StoredEdge is never changed:
- * every change stores a new one, so a reader holding one sees one version whole.
+ * serialization; the text is what is kept: a model takes seven times its memory) and its summary
+ * computed from what is stored. A StoredEdge is never changed: every change stores a new one, so
+ * a reader holding one sees one version whole. What is read of a version only sometimes (its
+ * parsed document, its UTF-8 bytes) is made when first read: a PUT pays for neither.
  */
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { child, edgeModelOf, renderEdgeModel, replaceChild, type EdgeModel } from "./edge-model.ts";
@@ -13,11 +15,11 @@ import type { ManagerIdentity } from "./manager.ts";
 export interface StoredEdge {
   readonly id: string;
   readonly version: number;
-  /** the document a GET answers, parsed */
+  /** the document a GET answers, parsed (when first read) */
   readonly doc: EdgeDocument;
   /** doc's text, rendered once when stored */
   readonly text: string;
-  /** text as UTF-8, what a GET sends */
+  /** text as UTF-8, what a GET sends (made when first read) */
   readonly bytes: Buffer;
   /** what the paged list and /summary show of this version */
   readonly listing: EdgeListing;
@@ -103,9 +105,35 @@ export class EdgeStore {
     const shown = format.summaryInEdge ? { ...config, children: [...config.children] } : config;
     if (format.summaryInEdge) replaceChild(shown, "edgeSummary", listing.summary);
     const text = renderEdgeModel(shown, { pretty: format.pretty });
-    const doc = EdgeDocument.parse(text);
-    return { id: doc.id, version: doc.version ?? 1, doc, text, bytes: Buffer.from(text, "utf8"), listing };
+    let doc: EdgeDocument | undefined;
+    let bytes: Buffer | undefined;
+    const parsed = (): EdgeDocument => (doc ??= EdgeDocument.parse(text));
+    // <id> and <version> are leaves in every edge the simulator keeps; the parse decides otherwise
+    const id = child(config, "id");
+    const version = child(config, "version");
+    const leaf = (field: EdgeModel | undefined) => field?.children.length === 0 && field.text !== undefined;
+    return {
+      id: leaf(id) ? (id?.text ?? "") : parsed().id,
+      version: (leaf(version) ? versionOf(version?.text) : parsed().version) ?? 1,
+      get doc() {
+        return parsed();
+      },
+      text,
+      get bytes() {
+        bytes ??= Buffer.from(text, "utf8");
+        return bytes;
+      },
+      listing,
+    };
   }
+}
+
+/** `<version>`'s text as EdgeDocument reads it: a non-negative safe integer, else undefined */
+function versionOf(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  if (trimmed === undefined || !/^[0-9]+$/.test(trimmed)) return undefined;
+  const version = Number(trimmed);
+  return Number.isSafeInteger(version) ? version : undefined;
 }
 
 function withoutSummary(model: EdgeModel): EdgeModel {
