@@ -37,8 +37,13 @@ function childText(parent: unknown, name: string): string | undefined {
 }
 
 /** Parses `text` and returns the content of its root, refusing any other root element. */
-function readRoot(text: string, what: string, rootName: string, arrays: readonly string[]): unknown {
-  const parsed = parseXmlObject(text, what, { arrays });
+function readRoot(
+  text: string,
+  what: string,
+  rootName: string,
+  options: { arrays: readonly string[]; only?: Record<string, readonly string[]> },
+): unknown {
+  const parsed = parseXmlObject(text, what, options);
   const roots = Object.keys(parsed);
   if (roots.length !== 1 || roots[0] !== rootName) {
     throw new NsxResponseError(`${what}: root element is <${roots.join("><")}>, expected <${rootName}>`);
@@ -149,27 +154,33 @@ function parsePool(element: unknown, index: number): IpPool {
 
 /** `<ipamAddressPools>` with zero, one or many `<ipamAddressPool>` children. */
 export function parsePoolList(xml: string): IpPool[] {
-  const root = readRoot(xml, POOLS_WHAT, "ipamAddressPools", ["ipamAddressPool", "ipRangeDto"]);
+  const root = readRoot(xml, POOLS_WHAT, "ipamAddressPools", { arrays: ["ipamAddressPool", "ipRangeDto"] });
   return elements(root, "ipamAddressPool").map(parsePool);
 }
 
 const EDGES_WHAT = "edge list";
+
+/** the EdgeSummary fields read as text, by the `<edgeSummary>` child each comes from */
+const SUMMARY_TEXT_FIELDS = {
+  name: "name",
+  tenant: "tenantId",
+  datacenterMoid: "datacenterMoid",
+  datacenterName: "datacenterName",
+  edgeType: "edgeType",
+  vsmUuid: "vsmUuid",
+} as const;
+
+/** every child of `<edgeSummary>` readEdgeSummary reads: only these are built (a summary has a hundred) */
+const SUMMARY_ELEMENTS = ["objectId", "id", "revision", ...Object.values(SUMMARY_TEXT_FIELDS)];
 
 function readEdgeSummary(element: unknown, label: string): EdgeSummary {
   const fields = new FieldReader(element, label);
   const id = fields.optionalString("objectId") ?? fields.requiredString("id");
   if (!isEdgeId(id)) fields.fail("objectId", `is not edge-<n>: ${JSON.stringify(id.slice(0, 60))}`);
   const summary: EdgeSummary = { id };
-  const optional = {
-    name: fields.optionalString("name"),
-    tenant: fields.optionalString("tenantId"),
-    datacenterMoid: fields.optionalString("datacenterMoid"),
-    datacenterName: fields.optionalString("datacenterName"),
-    edgeType: fields.optionalString("edgeType"),
-    vsmUuid: fields.optionalString("vsmUuid"),
-  };
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) summary[key as keyof typeof optional] = value;
+  for (const [key, name] of Object.entries(SUMMARY_TEXT_FIELDS)) {
+    const value = fields.optionalString(name);
+    if (value !== undefined) summary[key as keyof typeof SUMMARY_TEXT_FIELDS] = value;
   }
   const revision = fields.optionalNumber("revision");
   if (revision !== undefined) summary.revision = revision;
@@ -178,12 +189,19 @@ function readEdgeSummary(element: unknown, label: string): EdgeSummary {
 
 /** One edge's `<edgeSummary>` (GET /api/4.0/edges/{id}/summary). */
 export function parseEdgeSummary(xml: string): EdgeSummary {
-  return readEdgeSummary(readRoot(xml, "edge summary", "edgeSummary", []), "edge summary");
+  const root = readRoot(xml, "edge summary", "edgeSummary", {
+    arrays: [],
+    only: { edgeSummary: SUMMARY_ELEMENTS },
+  });
+  return readEdgeSummary(root, "edge summary");
 }
 
 /** `<pagedEdgeList><edgePage><pagingInfo/>` and zero, one or many `<edgeSummary>`. */
 export function parseEdgePage(xml: string): EdgePage {
-  const root = readRoot(xml, EDGES_WHAT, "pagedEdgeList", ["edgeSummary"]);
+  const root = readRoot(xml, EDGES_WHAT, "pagedEdgeList", {
+    arrays: ["edgeSummary"],
+    only: { edgeSummary: SUMMARY_ELEMENTS },
+  });
   const page = isObject(root) ? root["edgePage"] : undefined;
   const paging = new FieldReader(
     isObject(page) ? page["pagingInfo"] : undefined,
@@ -224,7 +242,7 @@ function parseAllocation(element: unknown, index: number): Allocation {
 
 /** `<allocatedIpAddresses>` with zero, one or many `<allocatedIpAddress>` children. */
 export function parseAllocationList(xml: string): Allocation[] {
-  const root = readRoot(xml, ALLOCATIONS_WHAT, "allocatedIpAddresses", ["allocatedIpAddress"]);
+  const root = readRoot(xml, ALLOCATIONS_WHAT, "allocatedIpAddresses", { arrays: ["allocatedIpAddress"] });
   return elements(root, "allocatedIpAddress").map(parseAllocation);
 }
 
@@ -317,7 +335,7 @@ const EXPIRY_ELEMENTS = ["expiresOn", "validTo", "expiry"];
 
 /** `<authToken><value>JWT</value><expiresOn>epoch ms</expiresOn></authToken>` (NSX 6.4). */
 export function parseAuthToken(xml: string): AuthToken {
-  const root = readRoot(xml, "auth token", "authToken", []);
+  const root = readRoot(xml, "auth token", "authToken", { arrays: [] });
   const value = childText(root, "value");
   if (value === undefined || value === "") throw new NsxResponseError("auth token: <value> is missing");
   // the element's name differs between sources (expiresOn, validTo); any of them, in epoch ms

@@ -612,6 +612,11 @@ export function walkXml(text: string, what: string, sink: XmlSink): void {
 export interface XmlObjectOptions {
   /** names of elements that are always arrays, also when they occur once; absent ones stay absent */
   arrays?: readonly string[];
+  /**
+   * element name → the only children kept in its value: the others are checked as thoroughly but
+   * not built (a page of a thousand edge summaries, each mostly what the reader never looks at)
+   */
+  only?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -629,7 +634,8 @@ export function parseXmlObject(
   what: string,
   options: XmlObjectOptions = {},
 ): Record<string, unknown> {
-  const builder = new ObjectBuilder(new Set(options.arrays ?? []));
+  const only = new Map(Object.entries(options.only ?? {}).map(([name, kept]) => [name, new Set(kept)]));
+  const builder = new ObjectBuilder(new Set(options.arrays ?? []), only);
   new Tokenizer(text, what, { sink: builder }).run();
   return builder.result;
 }
@@ -638,20 +644,32 @@ interface Frame {
   name: string;
   text: string;
   object: Record<string, unknown> | undefined;
+  /** not part of the value (`only`): the tokenizer tells nothing of its inside, its end is dropped */
+  skipped?: true;
 }
 
 /** Builds parseXmlObject's value as the tokenizer reads, with no tree in between. */
 class ObjectBuilder implements XmlSink {
   readonly #arrays: ReadonlySet<string>;
+  readonly #only: ReadonlyMap<string, ReadonlySet<string>>;
   readonly #frames: Frame[] = [];
   result: Record<string, unknown> = {};
 
-  constructor(arrays: ReadonlySet<string>) {
+  constructor(arrays: ReadonlySet<string>, only: ReadonlyMap<string, ReadonlySet<string>>) {
     this.#arrays = arrays;
+    this.#only = only;
   }
 
-  start(text: string, nameStart: number, nameLength: number): void {
-    this.#frames.push({ name: text.slice(nameStart, nameStart + nameLength), text: "", object: undefined });
+  start(text: string, nameStart: number, nameLength: number): boolean {
+    const name = text.slice(nameStart, nameStart + nameLength);
+    const parent = this.#frames.at(-1);
+    const kept = parent === undefined ? undefined : this.#only.get(parent.name);
+    if (kept !== undefined && !kept.has(name)) {
+      this.#frames.push({ name, text: "", object: undefined, skipped: true });
+      return false;
+    }
+    this.#frames.push({ name, text: "", object: undefined });
+    return true;
   }
 
   text(text: string, start: number, end: number, cdata: boolean): void {
@@ -663,6 +681,7 @@ class ObjectBuilder implements XmlSink {
 
   end(): void {
     const frame = this.#frames.pop() as Frame;
+    if (frame.skipped) return;
     const trimmed = frame.text.trim();
     let value: unknown = trimmed;
     if (frame.object !== undefined) {

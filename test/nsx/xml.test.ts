@@ -381,6 +381,55 @@ describe("parseXmlObject", () => {
     expect(parseXmlObject("<a><b>1</b></a>", "x", options)).toEqual({ a: { b: ["1"] } });
     expect(options.arrays).toEqual(["b"]);
   });
+
+  describe("only: the children kept of an element", () => {
+    const only = { s: ["id", "name"] };
+    const cases = [
+      {
+        name: "kept and dropped",
+        text: "<l><s><id>1</id><big><x>a</x><x>b</x></big><name> n </name></s><s><id>2</id></s></l>",
+        want: { l: { s: [{ id: "1", name: "n" }, { id: "2" }] } },
+        reason: "children not listed are not in the value; listed ones read as without `only`",
+      },
+      {
+        name: "only elements named s",
+        text: "<l><big>text</big><s><big>no</big><id>1</id></s></l>",
+        want: { l: { big: "text", s: [{ id: "1" }] } },
+        reason: "a name outside `only` keeps all its children",
+      },
+      {
+        name: "a kept field with elements",
+        text: "<l><s><name><first>a</first></name></s></l>",
+        want: { l: { s: [{ name: { first: "a" } }] } },
+        reason: "what a kept child holds is built whole: a reader can tell it is not text",
+      },
+      {
+        name: "a kept field twice",
+        text: "<l><s><id>1</id><skip/><id>2</id></s></l>",
+        want: { l: { s: [{ id: ["1", "2"] }] } },
+        reason: "a field given twice stays visible to the reader that refuses it",
+      },
+      {
+        name: "only dropped children",
+        text: "<l><s><big>x</big> t </s></l>",
+        want: { l: { s: ["t"] } },
+        reason: "its own text as without the dropped child",
+      },
+    ];
+    it.each(cases)("$name: $reason", ({ text, want }) => {
+      expect(parseXmlObject(text, "edge list", { arrays: ["s"], only })).toEqual(want);
+    });
+
+    it.each([
+      { inside: "<x>a</y>", why: /<\/y>/ },
+      { inside: "<x>&undefined;</x>", why: /undefined entity reference &undefined;/ },
+      { inside: "<![CDATA[a]]> ]]>", why: /']]>' in text/ },
+      { inside: "<!DOCTYPE x>", why: /DOCTYPE declarations are refused/ },
+    ])("what it drops is still checked: $inside", ({ inside, why }) => {
+      const text = `<l><s><id>1</id><big>${inside}</big></s></l>`;
+      expect(() => parseXmlObject(text, "edge list", { arrays: ["s"], only })).toThrow(why);
+    });
+  });
 });
 
 describe("a sink that says what does not concern it", () => {
