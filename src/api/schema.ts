@@ -161,7 +161,7 @@ export class ResourceValidator {
   validate(kind: Kind, object: unknown): { value: unknown; issues: FieldIssue[] } {
     const validator = this.#kinds.get(kind);
     if (validator === undefined) throw new CrdError(`no CRD loaded for kind ${kind}`);
-    const value = pruneNulls(structuredClone(object));
+    const value = copyWithoutNulls(object);
     const validate = validator.validate();
     const issues = validate(value) ? [] : (validate.errors ?? []).map((e) => issueOf(e, value));
     // like the API server, rules are not evaluated on values that already failed the schema
@@ -205,18 +205,27 @@ function bindRule(
   return { path, spec, counterpart };
 }
 
-/** The API server prunes null fields before defaulting (none of ours is nullable). */
-function pruneNulls(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    for (const item of value) pruneNulls(item);
-  } else if (typeof value === "object" && value !== null) {
-    const record = value as Record<string, unknown>;
-    for (const [key, child] of Object.entries(record)) {
-      if (child === null) delete record[key];
-      else pruneNulls(child);
-    }
+/**
+ * A copy of the object without its null fields: the API server prunes them before defaulting
+ * (none of ours is nullable); a list's items stay, null or not. Plain objects and arrays (what a
+ * manifest parses to) are copied here in one walk; anything else as structuredClone copies it.
+ */
+function copyWithoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyWithoutNulls);
+  if (typeof value !== "object" || value === null) return value;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = (value as Record<string, unknown>)[key];
+    if (child === null) continue;
+    // defined, not assigned: a `__proto__` key stays a key, never the copy's prototype
+    if (key === "__proto__") {
+      const field = { value: copyWithoutNulls(child), enumerable: true, writable: true, configurable: true };
+      Object.defineProperty(copy, key, field);
+    } else copy[key] = copyWithoutNulls(child);
   }
-  return value;
+  return copy;
 }
 
 interface Instance {
@@ -224,10 +233,22 @@ interface Instance {
   value: unknown;
 }
 
+/** each schema path's steps (`spec.allowed[*]` → spec, allowed, [*]), split once: every object walks them */
+const PATH_STEPS = new Map<string, readonly string[]>();
+
+function stepsOf(schemaPath: string): readonly string[] {
+  let steps = PATH_STEPS.get(schemaPath);
+  if (steps === undefined) {
+    steps = schemaPath.match(/[^.[\]]+|\[\*\]/g) ?? [];
+    PATH_STEPS.set(schemaPath, steps);
+  }
+  return steps;
+}
+
 /** The values at a schema path (`spec.allowed[*]`) in an object, with their concrete paths. */
 function instancesAt(root: unknown, schemaPath: string): Instance[] {
   let found: Instance[] = [{ path: [], value: root }];
-  for (const token of schemaPath.match(/[^.[\]]+|\[\*\]/g) ?? []) {
+  for (const token of stepsOf(schemaPath)) {
     const next: Instance[] = [];
     for (const { path, value } of found) {
       if (token === "[*]") {

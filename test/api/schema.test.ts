@@ -34,6 +34,38 @@ describe("ResourceValidator", () => {
     });
   });
 
+  it("prunes null fields before defaulting, keeps a list's null items, and leaves the input alone", () => {
+    const input = objectFor({ name: "", reason: "", kind: "IPPoolAllocations" }) as Record<string, unknown>;
+    input["metadata"] = { ...(input["metadata"] as object), labels: null };
+    const spec = input["spec"] as Record<string, unknown>;
+    spec["release"] = null;
+    spec["allowed"] = ["10.0.0.1", null];
+    const before = structuredClone(input);
+    const { value, issues } = validator.validate("IPPoolAllocations", input);
+    expect(input, "the input as it was").toEqual(before);
+    const metadata = (value as { metadata: object }).metadata;
+    expect(Object.hasOwn(metadata, "labels"), "a null field is absent").toBe(false);
+    // a null release is pruned, then defaulted like an absent one
+    expect((value as { spec: { release: unknown } }).spec.release).toEqual({
+      maxPerSync: 10,
+      minStrayAge: "5m",
+    });
+    // a null item is a value of the list, refused by its schema (the API server: must be of type string)
+    expect(issues.map((i) => i.field)).toEqual(["spec.allowed[1]"]);
+  });
+
+  it("copies a __proto__ key as a key: never the copy's prototype", () => {
+    const input = JSON.parse(
+      '{"apiVersion":"nsxv.io/v1alpha1","kind":"EdgeTenant","metadata":{"name":"x","__proto__":{"polluted":true}},"spec":{"managerRef":{"name":"nsx"},"edgeId":"edge-1","tenant":"t"}}',
+    ) as Record<string, unknown>;
+    const { value, issues } = validator.validate("EdgeTenant", input);
+    const metadata = (value as { metadata: object }).metadata;
+    expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
+    expect(Object.hasOwn(metadata, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect(issues).toEqual([]);
+  });
+
   it("fills defaults inside an object it defaulted itself", () => {
     const { value } = validator.validate(
       "NSXManager",
