@@ -20,6 +20,7 @@ import { referenceBuild, type ReferenceBuild } from "./lib/reference-build.ts";
 import { atLeast, atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";
 import { median } from "./lib/stats.ts";
+import { processCpuSeconds } from "./lib/process-cpu.ts";
 import { totalsByRoute } from "../test/support/calls.ts";
 
 export interface CliCostOptions {
@@ -65,12 +66,17 @@ interface Build {
   cli: string | undefined;
 }
 
+/** One run of a build, and the CPU the simulator spent answering it (undefined where /proc cannot tell). */
+type Run = CliRun & { simulatorCpuMs?: number | undefined };
+
 /** Every run of one case, by build label. */
-type Runs = Map<string, CliRun[]>;
+type Runs = Map<string, Run[]>;
 
 /** A manager with its edges, the manifests that name each, and the builds that run against it. */
 interface Fixture {
   control: SimulatorControl;
+  /** the simulator's process */
+  pid: number;
   file: string;
   edges: number;
   builds: Build[];
@@ -100,7 +106,7 @@ export async function benchCliCost(options: CliCostOptions): Promise<BenchResult
 
 /** `cases` against a simulator of `edges` edges, all as declared, named by the manifests in `file` */
 async function withManager(
-  fixture: Omit<Fixture, "control">,
+  fixture: Omit<Fixture, "control" | "pid">,
   o: CliCostOptions,
   cases: (f: Fixture) => Promise<void>,
 ): Promise<void> {
@@ -113,7 +119,7 @@ async function withManager(
       maxConcurrentRequests: o.efficiency.concurrency,
       requestsPerSecond: 1000,
     });
-    await cases({ ...fixture, control: sim.control });
+    await cases({ ...fixture, control: sim.control, pid: sim.pid });
   } finally {
     await sim.close();
   }
@@ -159,6 +165,7 @@ async function cpuCase(result: ResultBuilder, f: Fixture, o: CliCostOptions): Pr
     target: atMost(ratio, o.targets.cpuRatio),
   });
   addMedians(result, label, runs, "wall");
+  addSimulatorCpu(result, label, runs);
   result.detail(label, detailsOf(runs));
 }
 
@@ -201,6 +208,7 @@ async function efficiencyCase(result: ResultBuilder, f: Fixture, o: CliCostOptio
       ...(build.cli === undefined ? { target: atLeast(efficiency, o.targets.efficiency) } : {}),
     });
   }
+  addSimulatorCpu(result, label, runs);
   result.detail(label, { ...detailsOf(runs), calls: Object.fromEntries(calls), boundMs });
 }
 
@@ -211,7 +219,7 @@ async function efficiencyCase(result: ResultBuilder, f: Fixture, o: CliCostOptio
 async function alternate(
   builds: readonly Build[],
   rounds: number,
-  step: (build: Build) => Promise<CliRun>,
+  step: (build: Build) => Promise<Run>,
 ): Promise<Runs> {
   const runs: Runs = new Map(builds.map((b) => [b.label, []]));
   for (let round = 0; round < rounds; round++) {
@@ -225,16 +233,22 @@ async function alternate(
  * Edges edge-1..N drifted out of band, then `apply` by `build`, which must correct each of them:
  * exit 0, one PUT per edge. The run, and the manager calls it made.
  */
-async function correct(f: Fixture, build: Build): Promise<CliRun & { calls: Record<string, number> }> {
+async function correct(f: Fixture, build: Build): Promise<Run & { calls: Record<string, number> }> {
   const { edges } = f;
   await drift(f.control, edges);
   await f.control.resetCounters();
+  const simulatorBefore = processCpuSeconds(f.pid);
   const run = await cli(["apply", "-f", f.file], [0], build);
+  const simulatorAfter = processCpuSeconds(f.pid);
+  const simulatorCpuMs =
+    simulatorBefore === undefined || simulatorAfter === undefined
+      ? undefined
+      : (simulatorAfter - simulatorBefore) * 1000;
   const calls = totalsByRoute(await f.control.counters());
   if ((calls["putEdge"] ?? 0) !== edges) {
     throw new Error(`apply by ${build.label} made ${calls["putEdge"] ?? 0} PUTs, not ${edges}`);
   }
-  return { ...run, calls };
+  return { ...run, calls, simulatorCpuMs };
 }
 
 /** edge-1..N given another tenant through the simulator's control API, 32 at a time */
@@ -272,6 +286,18 @@ function addMedians(
     if (options.besides === true && build === "this build") continue;
     const values = what === "wall" ? wallsOf(runs, build) : cpusOf(runs, build);
     result.add({ case: label, metric: `${what}, ${build} (median)`, value: median(values), unit: "ms" });
+  }
+}
+
+/**
+ * What the simulator spent answering each build's runs (median): the CLI waits on it, so a wall
+ * time above the CLI's own CPU is the simulator's (one thread, the CLI on the other core).
+ */
+function addSimulatorCpu(result: ResultBuilder, label: string, runs: Runs): void {
+  for (const [build, list] of runs) {
+    const cpus = list.flatMap((r) => (r.simulatorCpuMs === undefined ? [] : [r.simulatorCpuMs]));
+    if (cpus.length === 0) continue;
+    result.add({ case: label, metric: `simulator CPU, ${build} (median)`, value: median(cpus), unit: "ms" });
   }
 }
 

@@ -36,12 +36,18 @@ smokeTest([
       label.startsWith("plan")
         ? ["wall, this build (median)", "CPU, this build (median)", "load average (1 min) before"]
         : label.includes("no added latency")
-          ? ["CPU, this build (median)", "CPU, this build / reference", "wall, this build (median)"]
+          ? [
+              "CPU, this build (median)",
+              "CPU, this build / reference",
+              "wall, this build (median)",
+              "simulator CPU, this build (median)",
+            ]
           : [
               "manager calls",
               "ideal bound (2N+1 calls x L / C)",
               "wall, this build (median)",
               "efficiency, this build",
+              "simulator CPU, this build (median)",
             ],
   },
   {
