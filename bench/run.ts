@@ -19,6 +19,14 @@ import {
   CLIENT_THROUGHPUT_FULL,
   CLIENT_THROUGHPUT_QUICK,
 } from "./client-throughput.ts";
+import {
+  benchCeiling,
+  benchCeilingApiServer,
+  CEILING_APISERVER_FULL,
+  CEILING_APISERVER_QUICK,
+  CEILING_FULL,
+  CEILING_QUICK,
+} from "./ceiling.ts";
 import { benchCliCost, CLI_COST_FULL, CLI_COST_QUICK } from "./cli-cost.ts";
 import { benchCliFootprint, CLI_FOOTPRINT_FULL, CLI_FOOTPRINT_QUICK } from "./cli-footprint.ts";
 import { benchConvergence, CONVERGENCE_FULL, CONVERGENCE_QUICK } from "./convergence.ts";
@@ -116,6 +124,18 @@ const BENCHMARKS: readonly Benchmark[] = [
     byDefault: true,
     run: (quick) => benchFleetInterval(quick ? FLEET_INTERVAL_QUICK : FLEET_INTERVAL_FULL),
     limitMs: { quick: 5 * MINUTE, full: 20 * MINUTE },
+  },
+  {
+    name: "ceiling",
+    byDefault: true,
+    run: (quick) => benchCeiling(quick ? CEILING_QUICK : CEILING_FULL),
+    limitMs: { quick: 5 * MINUTE, full: 25 * MINUTE },
+  },
+  {
+    name: "ceiling-apiserver",
+    byDefault: true,
+    run: (quick) => benchCeilingApiServer(quick ? CEILING_APISERVER_QUICK : CEILING_APISERVER_FULL),
+    limitMs: { quick: 8 * MINUTE, full: 20 * MINUTE },
   },
   {
     name: "manifest-input",

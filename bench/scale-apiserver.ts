@@ -170,7 +170,7 @@ function params(kind: NsxvObject["kind"]) {
   return { group: GROUP, version: VERSION, namespace: NAMESPACE, plural: PLURALS[kind] };
 }
 
-async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
+export async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
   const run = promisify(execFile);
   const files = (await readdir(CRD_DIR)).filter((f) => f.startsWith("nsxv.io_")).map((f) => join(CRD_DIR, f));
   await run(kubectl, [
@@ -192,7 +192,11 @@ async function installCrds(kubectl: string, kubeconfig: string): Promise<void> {
 }
 
 /** The Secret, then every object; a 429 or 5xx (storage still initialising) is retried a few times. */
-async function createAll(kc: KubeConfig, objects: readonly NsxvObject[], concurrency: number): Promise<void> {
+export async function createAll(
+  kc: KubeConfig,
+  objects: readonly NsxvObject[],
+  concurrency: number,
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const { metadata, stringData } = credentialsSecret();

@@ -206,7 +206,7 @@ export function reportScale(
  * The manifests, `perFile` documents to a file, the Secret first. With `changeFirstEdge`, EdgeTenant
  * edge-1 gets CHANGED_TENANT and only the file that holds it is written again.
  */
-async function writeManifests(
+export async function writeManifests(
   dir: string,
   objects: readonly NsxvObject[],
   perFile: number,

@@ -4,7 +4,8 @@
  * objects from a MemorySource, a DirectorySource or a KubernetesSource. Protocol over IPC,
  * parent → child: a ScaleChildStart, then "change" (memory source: set CHANGED_TENANT on
  * EdgeTenant edge-1, as a watch event would deliver it), "reload" (directory source: time one
- * reading of every manifest), "report", "stop". Child → parent: { synced }, { changed },
+ * reading of every manifest), "report" (with a full GC: the last), "figures" (without), "stop".
+ * Child → parent: { started } (epoch ms, the operator started), { synced }, { changed },
  * { reloaded }, { report }, or { error }.
  */
 import { createRequire } from "node:module";
@@ -22,6 +23,8 @@ const { peakRssBytes } = createRequire(import.meta.url)("./peak-rss.cjs") as { p
 
 /** epoch ms at which the source announced EdgeTenant edge-1 after the first pass */
 let changeEmittedAtMs: number | undefined;
+/** statuses the source stored */
+let statusWrites = 0;
 
 /** the largest V8 heap and off-heap (Buffers) seen, sampled: what a peak RSS is made of */
 const peaks = { heapTotalBytes: 0, externalBytes: 0 };
@@ -37,6 +40,7 @@ setInterval(() => {
  * forces one (`collect`), so that none counts in a later peak.
  */
 function report(op: RunningOperator, collect: boolean): ScaleChildReport {
+  const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
   const maxRssBytes = peakRssBytes();
   // started with --expose-gc by the parent
@@ -52,6 +56,8 @@ function report(op: RunningOperator, collect: boolean): ScaleChildReport {
     heapSizeLimitBytes: getHeapStatistics().heap_size_limit,
     changeEmittedAtMs,
     reconciled: op.probe.reconciled,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    statusWrites,
     errors: op.probe.errors.slice(0, 10),
   };
 }
@@ -119,6 +125,7 @@ function watched(source: DesiredStateSource, isFirstPassDone: () => boolean): De
     notReady: () => source.notReady(),
     writeStatus: async (ref, status) => {
       const outcome = await source.writeStatus(ref, status);
+      if (outcome === "written") statusWrites++;
       firstStatuses.written(ref);
       return outcome;
     },
@@ -148,7 +155,9 @@ async function main(start: ScaleChildStart): Promise<void> {
     // one manager: every worker is its own (the bulkhead keeps managers from stalling each other)
     concurrencyPerManager: start.concurrency,
     syncIntervalMs: start.syncIntervalMs,
+    ...(start.fullReadIntervalMs !== undefined ? { fullReadIntervalMs: start.fullReadIntervalMs } : {}),
   });
+  process.send?.({ started: performance.timeOrigin + performance.now() });
   const ok = await Promise.race([
     (managers === undefined ? op.probe.whenReconciled(objects) : firstStatuses.whenWritten(objects)).then(
       () => true,
@@ -168,6 +177,8 @@ async function main(start: ScaleChildStart): Promise<void> {
       void source.reload().then(() => process.send?.({ reloaded: performance.now() - t }));
     } else if (message === "report") {
       process.send?.({ report: report(op, true) });
+    } else if (message === "figures") {
+      process.send?.({ figures: report(op, false) });
     } else if (message === "stop") {
       void op.stop().finally(() => process.exit(0));
     }

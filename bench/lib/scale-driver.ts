@@ -37,11 +37,8 @@ export interface ScaleRun {
   after: ScaleChildReport;
 }
 
-/** Starts the operator child on `start` (the `node` of `execPath`, default this one's) and waits for its first pass. */
-export async function startScaleChild(
-  start: ScaleChildStart,
-  execPath?: string,
-): Promise<{ child: ChildProcess; synced: ScaleSynced }> {
+/** Forks the operator child (the `node` of `execPath`, default this one's) and sends it `start`. */
+export function forkScaleChild(start: ScaleChildStart, execPath?: string): ChildProcess {
   const child = fork(CHILD, [], {
     execArgv: [
       "--expose-gc",
@@ -50,8 +47,17 @@ export async function startScaleChild(
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     ...(execPath !== undefined ? { execPath } : {}),
   });
+  child.send(start);
+  return child;
+}
+
+/** Starts the operator child on `start` and waits for its first pass. */
+export async function startScaleChild(
+  start: ScaleChildStart,
+  execPath?: string,
+): Promise<{ child: ChildProcess; synced: ScaleSynced }> {
+  const child = forkScaleChild(start, execPath);
   try {
-    child.send(start);
     return { child, synced: await next<ScaleSynced>(child, "synced", start.syncTimeoutMs + 60_000) };
   } catch (error) {
     await stopChild(child);
@@ -100,13 +106,20 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** polls the simulator's counters every 5 ms until a PUT is counted: its time, or undefined after timeoutMs */
-export async function waitForPut(control: SimulatorControl, timeoutMs: number): Promise<number | undefined> {
+/**
+ * polls the simulator's counters every 5 ms until more than `since` PUTs are counted: its time, or
+ * undefined after timeoutMs
+ */
+export async function waitForPut(
+  control: SimulatorControl,
+  timeoutMs: number,
+  since = 0,
+): Promise<number | undefined> {
   const deadline = now() + timeoutMs;
   while (now() < deadline) {
     const counters = await control.counters();
     const puts = Object.values(counters["putEdge"] ?? {}).reduce((a, b) => a + b, 0);
-    if (puts > 0) return now();
+    if (puts > since) return now();
     await sleep(5);
   }
   return undefined;

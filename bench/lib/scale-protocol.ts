@@ -1,4 +1,7 @@
-/** The messages between the scale benchmarks (scale.ts, scale-apiserver.ts) and their operator child. */
+/**
+ * The messages between the scale benchmarks (scale.ts, scale-apiserver.ts, fleet-interval.ts,
+ * ceiling.ts) and their operator child.
+ */
 import type { FleetOptions, ManagerCaps } from "./fixtures.ts";
 
 export type ScaleSource =
@@ -26,6 +29,8 @@ export interface ScaleChildStart {
   managers?: { urls: string[]; edgeSyncInterval: string };
   /** give up waiting for the first pass after this long */
   syncTimeoutMs: number;
+  /** the operator's --full-read-interval; default the operator's (1 h) */
+  fullReadIntervalMs?: number;
 }
 
 export interface ScaleChildReport {
@@ -45,6 +50,10 @@ export interface ScaleChildReport {
   /** epoch ms at which the source announced the changed object (EdgeTenant edge-1), if it did */
   changeEmittedAtMs: number | undefined;
   reconciled: number;
+  /** user + system CPU seconds the child used so far */
+  cpuSeconds: number;
+  /** statuses the source stored so far */
+  statusWrites: number;
   errors: string[];
 }
 

@@ -90,7 +90,13 @@ export class OperatorProbe {
 
 export type BenchOperatorOptions = Pick<
   OperatorOptions,
-  "source" | "concurrency" | "concurrencyPerManager" | "clientOptions" | "reconciler" | "syncIntervalMs"
+  | "source"
+  | "concurrency"
+  | "concurrencyPerManager"
+  | "clientOptions"
+  | "reconciler"
+  | "syncIntervalMs"
+  | "fullReadIntervalMs"
 >;
 
 export interface RunningOperator {
