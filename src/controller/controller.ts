@@ -11,7 +11,7 @@ import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
 import type { ControllerMetrics, ReconcileResultLabel, RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
-import type { WorkQueue } from "./workqueue.ts";
+import type { AddOptions, WorkQueue } from "./workqueue.ts";
 import { withDefaults } from "../util/options.ts";
 
 /** The part of pino's logger the controller uses; a pino Logger fits as is. */
@@ -38,8 +38,13 @@ export interface Result<T = string> {
    * resync interval: a failing object is never left alone longer than a healthy one)
    */
   maxBackoffMs?: number;
-  /** other items this outcome says need a pass now (a manager to check after its dependent was refused) */
+  /** other items this outcome says need a pass now (a manager to check after its dependent was refused), as events */
   also?: readonly T[];
+  /**
+   * the priority of this item's requeue or retry (AddOptions); default 0, an event's. Routine
+   * come-backs (a resync, a safety net's read) take LOW_PRIORITY, so they wait behind events.
+   */
+  priority?: number;
 }
 
 /**
@@ -136,9 +141,12 @@ export class Controller<T = string> {
     return [...this.#inFlight];
   }
 
-  /** Items a source says need a pass: the one way into the queue besides an outcome. */
-  enqueue(items: Iterable<T>): void {
-    for (const item of items) this.#queue.add(item);
+  /**
+   * Items a source says need a pass: the one way into the queue besides an outcome. Events at the
+   * default priority; what every item gets at a start, at LOW_PRIORITY.
+   */
+  enqueue(items: Iterable<T>, options: AddOptions = {}): void {
+    for (const item of items) this.#queue.add(item, options);
   }
 
   /** Every item the queue hands out, each reconciled at once; resolves when the queue is done and they finished. */
@@ -186,14 +194,14 @@ export class Controller<T = string> {
       const { error } = result;
       const traits: FailureTraits = typeof error === "object" && error !== null ? error : {};
       if (traits.terminal === true) q.forget(item);
-      else q.addRateLimited(item, { maxDelayMs: result.maxBackoffMs });
+      else q.addRateLimited(item, { maxDelayMs: result.maxBackoffMs, priority: result.priority });
       this.#logFailure(item, error, traits);
       return "error";
     }
     const { requeueAfterMs } = result;
     q.forget(item);
     if (requeueAfterMs !== undefined && requeueAfterMs >= 0) {
-      q.addAfter(item, requeueAfterMs);
+      q.addAfter(item, requeueAfterMs, { priority: result.priority });
       return "requeue_after";
     }
     return "success";

@@ -12,6 +12,13 @@
  * group whose items hang or crawl (a manager that never answers, or answers just under its
  * timeout) holds at most its share, and however many groups do, every other group still gets an
  * item out at once: the items out are at most maxInFlight plus one per group.
+ *
+ * Priorities, as controller-runtime's priority queue has them: each add may carry one (higher goes
+ * first, default 0); an item waiting with a lower one is raised (and counts as queued then), a
+ * pending delayed add keeps the highest of its priorities with the soonest of its times. So events
+ * (a change, a new object) at the default go ahead of bulk work queued at LOW_PRIORITY (start-up,
+ * resyncs), within a group and across groups: `get` hands out the highest priority first, the
+ * oldest of that priority among the groups that may have one more.
  */
 import type { Clock, Timer } from "../util/clock.ts";
 import { realClock } from "../util/clock.ts";
@@ -19,6 +26,14 @@ import type { QueueMetrics, RuntimeMetrics } from "./metrics.ts";
 import { nopMetrics } from "./metrics.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { ExponentialBackoff } from "./rate-limiter.ts";
+
+/** The priority of bulk work (start-up, resyncs, safety-net reads): behind every event (default 0). */
+export const LOW_PRIORITY = -100;
+
+export interface AddOptions {
+  /** higher goes first; default 0 */
+  priority?: number | undefined;
+}
 
 export interface WorkQueueOptions<T> {
   /** label of the queue's metrics; the controller's name */
@@ -67,13 +82,15 @@ export class WorkQueue<T = string> {
   #inFlightCount = 0;
 
   /**
-   * keys ready to hand out, per group, each in insertion order (a Set is an ordered FIFO without
-   * duplicates); a group is present only while it has keys
+   * keys ready to hand out, per group, by priority (highest first), each level in insertion order
+   * (a Set is an ordered FIFO without duplicates); a group is present only while it has keys
    */
-  readonly #ready = new Map<string, Set<string>>();
+  readonly #ready = new Map<string, Level[]>();
   #readyCount = 0;
-  /** when each ready key was queued: the oldest head of the groups under their cap goes first */
+  /** when each ready key was queued: the oldest head of the highest priority goes first */
   readonly #queuedSeq = new Map<string, number>();
+  /** the priority of each key that needs processing (ready, or re-added while processing) */
+  readonly #priorityOf = new Map<string, number>();
   #seq = 0;
   /** the group of each key ready or being processed, as read when it was queued */
   readonly #groupOfKey = new Map<string, string>();
@@ -84,7 +101,7 @@ export class WorkQueue<T = string> {
   readonly #processing = new Set<string>();
   readonly #addedAtMs = new Map<string, number>();
   readonly #startedAtMs = new Map<string, number>();
-  readonly #delayed = new Map<string, { dueMs: number; timer: Timer }>();
+  readonly #delayed = new Map<string, { dueMs: number; priority: number; timer: Timer }>();
   #waiters: ((item: T | undefined) => void)[] = [];
   #idleWaiters: (() => void)[] = [];
   #shuttingDown = false;
@@ -100,12 +117,21 @@ export class WorkQueue<T = string> {
     this.#maxInFlightPerGroup = positiveCap(options.name, "maxInFlightPerGroup", options.maxInFlightPerGroup);
   }
 
-  /** Marks the item for processing; a no-op when it is already waiting or after shutdown. */
-  add(item: T): void {
+  /**
+   * Marks the item for processing at `priority`; when it already waits, only raises its priority
+   * (a no-op at the same or a lower one); a no-op after shutdown.
+   */
+  add(item: T, options: AddOptions = {}): void {
     const key = this.#keyOf(item);
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    if (this.#shuttingDown) return;
+    const priority = options.priority ?? 0;
+    if (this.#dirty.has(key)) {
+      if (priority > (this.#priorityOf.get(key) ?? 0)) this.#raise(key, priority);
+      return;
+    }
     this.#items.set(key, item);
     this.#dirty.add(key);
+    this.#priorityOf.set(key, priority);
     this.#addedAtMs.set(key, this.#clock.now());
     this.#metrics.added();
     if (!this.#processing.has(key)) this.#enqueue(key);
@@ -113,27 +139,32 @@ export class WorkQueue<T = string> {
 
   /**
    * Adds the item after `delayMs`. When it already has a pending delayed add, the sooner of the
-   * two wins (a resync timer never postpones an earlier retry, nor the other way round).
+   * two times wins (a resync timer never postpones an earlier retry, nor the other way round), with
+   * the higher of the two priorities.
    */
-  addAfter(item: T, delayMs: number): void {
+  addAfter(item: T, delayMs: number, options: AddOptions = {}): void {
     if (this.#shuttingDown) return;
     if (delayMs <= 0) {
-      this.add(item);
+      this.add(item, options);
       return;
     }
     const key = this.#keyOf(item);
     const dueMs = this.#clock.now() + delayMs;
+    let priority = options.priority ?? 0;
     const pending = this.#delayed.get(key);
     if (pending !== undefined) {
+      pending.priority = Math.max(pending.priority, priority);
       if (pending.dueMs <= dueMs) return;
+      priority = pending.priority;
       pending.timer.cancel();
     }
     this.#items.set(key, item);
     const timer = this.#clock.setTimer(delayMs, () => {
+      const due = this.#delayed.get(key);
       this.#delayed.delete(key);
-      this.add(item);
+      this.add(item, { priority: due?.priority ?? priority });
     });
-    this.#delayed.set(key, { dueMs, timer });
+    this.#delayed.set(key, { dueMs, priority, timer });
   }
 
   /**
@@ -141,12 +172,13 @@ export class WorkQueue<T = string> {
    * this one delay (an object that resyncs every 10 s waits no longer than that for a retry); the
    * failure still counts, so the backoff goes on from where it was.
    */
-  addRateLimited(item: T, options: { maxDelayMs?: number | undefined } = {}): void {
+  addRateLimited(item: T, options: AddOptions & { maxDelayMs?: number | undefined } = {}): void {
     if (this.#shuttingDown) return;
     this.#metrics.retried();
     const delayMs = this.#limiter.when(this.#keyOf(item));
     const cap = options.maxDelayMs;
-    this.addAfter(item, cap !== undefined && cap >= 0 ? Math.min(delayMs, cap) : delayMs);
+    const priority = { priority: options.priority };
+    this.addAfter(item, cap !== undefined && cap >= 0 ? Math.min(delayMs, cap) : delayMs, priority);
   }
 
   /** Resets the item's backoff (it succeeded, or will not be retried). */
@@ -208,6 +240,7 @@ export class WorkQueue<T = string> {
       this.#ready.clear();
       this.#readyCount = 0;
       this.#queuedSeq.clear();
+      this.#priorityOf.clear();
       this.#dirty.clear();
       this.#addedAtMs.clear();
       for (const key of this.#items.keys()) {
@@ -228,13 +261,45 @@ export class WorkQueue<T = string> {
   #enqueue(key: string): void {
     const group = this.#groupOf === undefined ? "" : this.#groupOf(this.#items.get(key) as T);
     this.#groupOfKey.set(key, group);
-    let keys = this.#ready.get(group);
-    if (keys === undefined) this.#ready.set(group, (keys = new Set()));
-    keys.add(key);
+    this.#place(key, group, this.#priorityOf.get(key) ?? 0);
     this.#readyCount += 1;
-    this.#queuedSeq.set(key, this.#seq++);
     this.#metrics.depth(this.#readyCount);
     this.#dispatch();
+  }
+
+  /** Puts a ready key at the end of its priority's level in its group. */
+  #place(key: string, group: string, priority: number): void {
+    let levels = this.#ready.get(group);
+    if (levels === undefined) this.#ready.set(group, (levels = []));
+    let at = levels.findIndex((level) => level.priority <= priority);
+    if (at === -1) at = levels.length;
+    if (levels[at]?.priority !== priority) levels.splice(at, 0, { priority, keys: new Set() });
+    (levels[at] as Level).keys.add(key);
+    this.#queuedSeq.set(key, this.#seq++);
+  }
+
+  /** A key that needs processing is added again at a higher priority: it waits at that one now. */
+  #raise(key: string, priority: number): void {
+    const before = this.#priorityOf.get(key) ?? 0;
+    this.#priorityOf.set(key, priority);
+    // re-added while processing: it is queued at this priority when done
+    if (this.#processing.has(key)) return;
+    const group = this.#groupOfKey.get(key) ?? "";
+    this.#unplace(key, group, before);
+    this.#place(key, group, priority);
+    this.#dispatch();
+  }
+
+  /** Takes a ready key out of its group's level; drops the level, and the group, once empty. */
+  #unplace(key: string, group: string, priority: number): void {
+    const levels = this.#ready.get(group);
+    const at = levels?.findIndex((level) => level.priority === priority) ?? -1;
+    if (levels === undefined || at === -1) return;
+    const level = levels[at] as Level;
+    level.keys.delete(key);
+    if (level.keys.size === 0) levels.splice(at, 1);
+    if (levels.length === 0) this.#ready.delete(group);
+    this.#queuedSeq.delete(key);
   }
 
   /** Hands ready keys to waiting workers while both exist; after a shutdown with nothing left, releases the waiters. */
@@ -252,25 +317,26 @@ export class WorkQueue<T = string> {
   }
 
   /**
-   * Removes and returns the oldest ready key whose group may have one more out: under its cap,
-   * and either the queue under maxInFlight or the group with none out; O(groups).
+   * Removes and returns the ready key of the highest priority, the oldest of it, whose group may
+   * have one more out: under its cap, and either the queue under maxInFlight or the group with
+   * none out; O(groups).
    */
   #takeNext(): string | undefined {
-    let next: { key: string; group: string; seq: number } | undefined;
+    let next: { key: string; group: string; priority: number; seq: number } | undefined;
     const full = this.#inFlightCount >= this.#maxInFlight;
-    for (const [group, keys] of this.#ready) {
+    for (const [group, levels] of this.#ready) {
       const out = this.#inFlight.get(group) ?? 0;
       if (out >= this.#maxInFlightPerGroup || (full && out > 0)) continue;
+      const { priority, keys } = levels[0] as Level;
       const key = keys.values().next().value as string;
       const seq = this.#queuedSeq.get(key) ?? 0;
-      if (next === undefined || seq < next.seq) next = { key, group, seq };
+      if (next === undefined || priority > next.priority || (priority === next.priority && seq < next.seq))
+        next = { key, group, priority, seq };
     }
     if (next === undefined) return undefined;
-    const keys = this.#ready.get(next.group) as Set<string>;
-    keys.delete(next.key);
-    if (keys.size === 0) this.#ready.delete(next.group);
+    this.#unplace(next.key, next.group, next.priority);
+    this.#priorityOf.delete(next.key);
     this.#readyCount -= 1;
-    this.#queuedSeq.delete(next.key);
     this.#inFlightCount += 1;
     this.#inFlight.set(next.group, (this.#inFlight.get(next.group) ?? 0) + 1);
     this.#metrics.depth(this.#readyCount);
@@ -294,6 +360,12 @@ export class WorkQueue<T = string> {
     this.#idleWaiters = [];
     for (const resolve of idle) resolve();
   }
+}
+
+/** The ready keys of one priority in a group, in the order they were queued. */
+interface Level {
+  priority: number;
+  keys: Set<string>;
 }
 
 /** A cap option: a positive integer, or Infinity when not given. */

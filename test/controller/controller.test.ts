@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FakeClock } from "../../src/util/clock.ts";
 import type { Reconciler, Result } from "../../src/controller/controller.ts";
 import { Controller } from "../../src/controller/controller.ts";
-import { WorkQueue } from "../../src/controller/workqueue.ts";
+import { LOW_PRIORITY, WorkQueue } from "../../src/controller/workqueue.ts";
 import { deferred, recordingMetrics } from "./helpers.ts";
 
 function setup(reconcile: Reconciler, options: { concurrency?: number; shutdownTimeoutMs?: number } = {}) {
@@ -214,6 +214,49 @@ describe("Controller result mapping", () => {
       expect(withStack.map((l) => l.level)).toEqual(["debug"]);
     },
   );
+});
+
+describe("Controller priorities", () => {
+  it("a routine requeue (LOW_PRIORITY) waits behind an event due at the same time; enqueue carries its priority", async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    let holding = false;
+    const outcomes: Record<string, Result> = {
+      routine: { requeueAfterMs: 10_000, priority: LOW_PRIORITY },
+      event: { requeueAfterMs: 10_000 },
+    };
+    const { clock, controller, stop, started } = setup(
+      async (key) => {
+        seen.push(key);
+        if (key === "gate" && holding) await gate.promise;
+        return outcomes[key] ?? {};
+      },
+      { concurrency: 1 },
+    );
+    controller.enqueue(["routine"]);
+    controller.enqueue(["event"]);
+    await clock.flush();
+    // the one worker is held while both come back at 10 s, the routine one first
+    holding = true;
+    await clock.advance(5_000);
+    controller.enqueue(["gate"]);
+    await clock.advance(5_000);
+    seen.length = 0;
+    gate.resolve();
+    await clock.flush();
+    expect(seen).toEqual(["event", "routine"]);
+    // what a start queues at LOW_PRIORITY waits behind an event enqueued after it
+    holding = false;
+    seen.length = 0;
+    outcomes["routine"] = {};
+    outcomes["event"] = {};
+    controller.enqueue(["bulk-1", "bulk-2"], { priority: LOW_PRIORITY });
+    controller.enqueue(["new"]);
+    await clock.flush();
+    expect(seen).toEqual(["bulk-1", "new", "bulk-2"]);
+    stop.abort();
+    await started;
+  });
 });
 
 describe("Controller concurrency", () => {

@@ -63,8 +63,12 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   return { promise, resolve };
 }
 
-/** one step of a scripted queue case: `get` awaits a key that must be ready, `len` checks the ready count */
-export type Step = ["add", string] | ["get", string] | ["done", string] | ["len", number];
+/**
+ * one step of a scripted queue case: `add` with an optional priority, `get` awaits a key that must
+ * be ready, `len` checks the ready count
+ */
+export type Step =
+  ["add", string] | ["add", string, number] | ["get", string] | ["done", string] | ["len", number];
 
 /** Runs the steps on the queue; a failure names the case's reason and the step. */
 export async function runSteps(
@@ -74,7 +78,7 @@ export async function runSteps(
 ): Promise<void> {
   for (const [i, step] of steps.entries()) {
     const where = `${reason} (step ${i}: ${step.join(" ")})`;
-    if (step[0] === "add") queue.add(step[1]);
+    if (step[0] === "add") queue.add(step[1], { priority: step[2] });
     else if (step[0] === "done") queue.done(step[1]);
     else if (step[0] === "len") expect(queue.len(), where).toBe(step[1]);
     else expect(await queue.get(), where).toBe(step[1]);
