@@ -206,17 +206,31 @@ export class ManagerClient implements ManagerApi {
 
   /** One page of the manager's edge list (pageSize 1 to 1024; the manager's default is 256). */
   async getEdgePage(startIndex: number, pageSize: number, options?: CallOptions): Promise<EdgePage> {
-    return this.#edgePage(startIndex, pageSize, options, this.#options.maxEdgeListBytes);
+    return this.#edgePage({ startIndex, pageSize, maxBytes: this.#options.maxEdgeListBytes }, options);
   }
 
   /**
    * Every edge, following the pages until `startIndex + pageSize` reaches `totalCount`, as VMware's
    * clients do. `onPage` hears the count so far and the total, for progress on long lists. What a
    * list may cost is bounded (maxEdgeListEdges, maxEdgeListBytes, MAX_EDGE_LIST_PAGES): a manager
-   * that counts or sends more is refused with NsxResponseError, whatever it answers.
+   * that counts or sends more is refused with NsxResponseError, whatever it answers. With
+   * `pages`, a page whose bytes are those of its last complete read is not parsed again.
    */
   async listEdges(
     options: ListEdgesOptions & { onPage?: (fetched: number, total: number) => void } = {},
+  ): Promise<EdgeSummary[]> {
+    try {
+      const edges = await this.#listEdges(options);
+      options.pages?.complete();
+      return edges;
+    } catch (error) {
+      options.pages?.abandon();
+      throw error;
+    }
+  }
+
+  async #listEdges(
+    options: ListEdgesOptions & { onPage?: (fetched: number, total: number) => void },
   ): Promise<EdgeSummary[]> {
     const { maxEdgeListEdges, maxEdgeListBytes } = this.#options;
     // the manager's own default: a manager that caps pages lower is followed all the same
@@ -225,11 +239,15 @@ export class ManagerClient implements ManagerApi {
     const edges = new Map<string, EdgeSummary>();
     let bytesLeft = maxEdgeListBytes;
     for (let startIndex = 0, pages = 1; ; pages++) {
-      const page = await this.#edgePage(startIndex, pageSize, options, bytesLeft);
+      const { keep, pages: memo } = options;
+      const page = await this.#edgePage(
+        { startIndex, pageSize, maxBytes: bytesLeft, keep, pages: memo },
+        options,
+      );
       bytesLeft -= page.bytes;
       // a count no manager reaches is refused before it is followed
       if (page.totalCount > maxEdgeListEdges) throw tooManyEdges(page.totalCount, maxEdgeListEdges);
-      for (const edge of page.edges) edges.set(edge.id, options.keep?.(edge) ?? edge);
+      for (const edge of page.edges) edges.set(edge.id, edge);
       if (edges.size > maxEdgeListEdges) throw tooManyEdges(edges.size, maxEdgeListEdges);
       options.onPage?.(edges.size, page.totalCount);
       const next = startIndex + page.edges.length;
@@ -251,13 +269,15 @@ export class ManagerClient implements ManagerApi {
     return [...edges.values()];
   }
 
-  /** A page, read only up to `maxBytes` (what is left of its list's budget), with what it cost. */
+  /**
+   * A page, read only up to `maxBytes` (what is left of its list's budget), with what it cost; of
+   * each summary what `keep` keeps; taken from `pages` when its bytes are the same as there.
+   */
   async #edgePage(
-    startIndex: number,
-    pageSize: number,
+    at: Pick<ListEdgesOptions, "keep" | "pages"> & { startIndex: number; pageSize: number; maxBytes: number },
     options: CallOptions | undefined,
-    maxBytes: number,
   ): Promise<EdgePage & { bytes: number }> {
+    const { startIndex, pageSize, maxBytes, keep, pages } = at;
     if (
       !Number.isSafeInteger(startIndex) ||
       startIndex < 0 ||
@@ -275,7 +295,14 @@ export class ManagerClient implements ManagerApi {
       ...this.#get("listEdges", `/api/4.0/edges?${query}`, options),
       responseLimit: { bytes: maxBytes, what },
     };
-    return this.#read(call, ({ body }) => ({ ...parseEdgePage(body), bytes: Buffer.byteLength(body) }));
+    const parse = (body: string): EdgePage => {
+      const page = parseEdgePage(body);
+      return keep === undefined ? page : { ...page, edges: page.edges.map(keep) };
+    };
+    return this.#read(call, ({ body }) => ({
+      ...(pages === undefined ? parse(body) : pages.page(startIndex, pageSize, body, parse)),
+      bytes: Buffer.byteLength(body),
+    }));
   }
 
   async getEdgeSummary(edgeId: string, options?: CallOptions): Promise<EdgeSummary> {

@@ -80,11 +80,29 @@ export interface ManagerApi {
   listEdges(options?: ListEdgesOptions): Promise<EdgeSummary[]>;
 }
 
+/**
+ * What one edge list's pages were at its last complete read (edge-pages.ts): a page whose bytes are
+ * the same is taken from there, not parsed again.
+ */
+export interface EdgePageMemo {
+  /** the page at `startIndex` of `pageSize` whose answer is `body`: the one remembered when the bytes are the same, else `parse(body)` */
+  page(startIndex: number, pageSize: number, body: string, parse: (body: string) => EdgePage): EdgePage;
+  /** the read completed: what it read is remembered, the rest forgotten */
+  complete(): void;
+  /** the read failed: the last complete read is kept */
+  abandon(): void;
+}
+
 export interface ListEdgesOptions extends CallOptions {
   /** default 256, the manager's own */
   pageSize?: number;
   /** what of each summary to keep; default all of it */
   keep?: (summary: EdgeSummary) => EdgeSummary;
+  /**
+   * the list's pages as its last complete read saw them (kept as `keep` kept them): a page whose
+   * bytes are the same is taken from there, not parsed again; updated when this read completes
+   */
+  pages?: EdgePageMemo;
 }
 
 /**

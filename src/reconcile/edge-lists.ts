@@ -9,7 +9,10 @@
  * maxEdgeListBytes) is kept as the reason its EdgeTenants are read one by one until the next. A
  * list is kept slim, whatever the manager sent: per edge its id, revision, and its name, tenant and
  * manager UUID cut as status shows them (managerValue), so what lists cost in memory is bounded too.
+ * A page the same as at the last read of the list is not parsed again (nsx/edge-pages.ts): the
+ * cost of a list every interval follows what changed on the manager.
  */
+import { EdgePages } from "../nsx/edge-pages.ts";
 import type { CallOptions, EdgeSummary, ManagerApi } from "../nsx/types.ts";
 import { omitUndefined } from "../util/options.ts";
 import { managerValue } from "./conditions.ts";
@@ -39,6 +42,8 @@ export class EdgeListCache {
   readonly #clock: Pick<Clock, "now">;
   readonly #latest = new Map<string, EdgeListState>();
   readonly #fetching = new Map<string, Promise<EdgeList>>();
+  /** each manager's pages at its last complete read */
+  readonly #pages = new Map<string, EdgePages>();
 
   constructor(clock: Pick<Clock, "now">) {
     this.#clock = clock;
@@ -79,6 +84,12 @@ export class EdgeListCache {
     (list.byId as Map<string, EdgeSummary>).set(edgeId, { ...rest, tenant });
   }
 
+  #pagesOf(key: string): EdgePages {
+    let pages = this.#pages.get(key);
+    if (pages === undefined) this.#pages.set(key, (pages = new EdgePages()));
+    return pages;
+  }
+
   /** What the last refresh of this manager's list got; undefined when none ran. */
   latest(key: string): EdgeListState | undefined {
     return this.#latest.get(key);
@@ -86,8 +97,14 @@ export class EdgeListCache {
 
   async #fetch(key: string, api: ManagerApi, call: CallOptions, fetchedFor?: string): Promise<EdgeList> {
     try {
-      // slim as the pages come: a list never holds more of the manager's strings than it keeps
-      const edges = await api.listEdges({ ...call, pageSize: EDGE_LIST_PAGE_SIZE, keep: slim });
+      // slim as the pages come: a list never holds more of the manager's strings than it keeps;
+      // a page the same as at the last read is taken from it, not parsed again
+      const edges = await api.listEdges({
+        ...call,
+        pageSize: EDGE_LIST_PAGE_SIZE,
+        keep: slim,
+        pages: this.#pagesOf(key),
+      });
       const list = { fetchedAtMs: this.#clock.now(), fetchedFor, byId: new Map(edges.map((e) => [e.id, e])) };
       this.#latest.set(key, { list });
       return list;

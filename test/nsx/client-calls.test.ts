@@ -6,6 +6,8 @@ import {
   type ManagerClientOptions,
 } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
+import { EdgePages } from "../../src/nsx/edge-pages.ts";
+import type { EdgeSummary } from "../../src/nsx/types.ts";
 import {
   NsxApiError,
   NsxDocumentError,
@@ -546,6 +548,62 @@ describe("listEdges against managers that page in their own way", () => {
     const bounded = client(server.url, { requestsPerSecond: 100_000, burst: 1_000, ...options });
     await expect(bounded.listEdges()).rejects.toThrow(refusal);
     expect(server.requests).toHaveLength(requests);
+  });
+
+  it("with a page memo, takes a page whose bytes are those of the last complete read from it, and parses one that changed", async () => {
+    const names = new Map([
+      [1, "e1"],
+      [2, "e2"],
+      [3, "e3"],
+    ]);
+    const pageOf = (start: number): string =>
+      page(
+        start,
+        3,
+        [start + 1, start + 2].filter((n) => n <= 3),
+      ).replace(/<name>e(\d)<\/name>/g, (_m, n: string) => `<name>${names.get(Number(n))}</name>`);
+    const server = await serve((r, res) =>
+      reply(res, 200, pageOf(Number(new URL(r.url, "http://x").searchParams.get("startIndex")))),
+    );
+    const c = client(server.url);
+    const pages = new EdgePages();
+    const keep = (summary: EdgeSummary): EdgeSummary => ({ id: summary.id, name: summary.name });
+    const first = await c.listEdges({ pageSize: 2, keep, pages });
+    const same = await c.listEdges({ pageSize: 2, keep, pages });
+    // the same objects: not parsed again (and kept as `keep` kept them)
+    expect(same[0]).toBe(first[0]);
+    expect(same[2]).toBe(first[2]);
+    names.set(3, "renamed");
+    const changed = await c.listEdges({ pageSize: 2, keep, pages });
+    expect(changed[0], "the first page is unchanged").toBe(first[0]);
+    expect(changed[2], "the second page was parsed again").toEqual({ id: "edge-3", name: "renamed" });
+    expect(server.requests).toHaveLength(6);
+  });
+
+  it("a page memo keeps the last complete read when a read fails half-way", async () => {
+    let failSecond = false;
+    const server = await serve((r, res) => {
+      const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
+      if (failSecond && start > 0) reply(res, 200, "<pagedEdgeList><broken");
+      else
+        reply(
+          res,
+          200,
+          page(
+            start,
+            3,
+            [start + 1, start + 2].filter((n) => n <= 3),
+          ),
+        );
+    });
+    const c = client(server.url);
+    const pages = new EdgePages();
+    const first = await c.listEdges({ pageSize: 2, pages });
+    failSecond = true;
+    await expect(c.listEdges({ pageSize: 2, pages })).rejects.toThrow();
+    failSecond = false;
+    const again = await c.listEdges({ pageSize: 2, pages });
+    expect(again[2], "the second page still remembered from the complete read").toBe(first[2]);
   });
 
   it("names the summary and the field that cannot be read", async () => {
