@@ -105,6 +105,8 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   const recording = record
     ? "the tenant it carries now is recorded first (status.originalTenant)"
     : undefined;
+  // what a read shows, never a list's summary (cut as status shows it): a list's drift is read first
+  const recordedNow = record && input.observed.via === "read";
   const hold = input.secretsHold;
   const awaitingHold =
     drift !== undefined && why === undefined && !record && hold !== undefined && !hold.held;
@@ -115,7 +117,7 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
   const withheld: Withheld<SetTenantAction>[] =
     drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
   // the first record of an original stays: a later pass that only adds the finalizer keeps it
-  const recorded = original ?? (record ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
+  const recorded = original ?? (recordedNow ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
   // the list's summary decides nothing it would write: a correction (or its record) is planned on
   // a read; and when the last pass saw drift it meant to correct (it recorded the original first,
   // or its write failed), a list that lags must not call it settled: a read does
@@ -124,14 +126,14 @@ export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAc
     !awaitingHold &&
     ((drift !== undefined && why === undefined) ||
       (policyWithholds === undefined && sawDriftToCorrect(input)));
-  const pending = record
+  const pending = recordedNow
     ? `the original tenant ${quote(drift?.from)} is recorded; the correction follows`
     : holding;
   return {
     actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
     withheld,
     observeFully,
-    requeueAfterMs: record ? AT_ONCE_MS : awaitingHold ? HOLD_WAIT_MS : undefined,
+    requeueAfterMs: recordedNow ? AT_ONCE_MS : awaitingHold ? HOLD_WAIT_MS : undefined,
     settle: (results, failure) => ({
       ...settle(
         input,

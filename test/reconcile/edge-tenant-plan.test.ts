@@ -456,6 +456,31 @@ describe("planEdgeTenant: the original tenant, recorded before the first write a
       ).toEqual(want.events);
   });
 
+  it("never records an original from the edge list: its drift asks for a read, and a read that fails leaves nothing recorded", () => {
+    const object = edgeTenant({ deletionPolicy: "Restore" });
+    const plan = planEdgeTenant(
+      edgePlanInput({
+        object,
+        // the list's summary keeps a tenant cut as status shows it: never what a restore writes back
+        observed: { ...observed("legacy"), via: "list", observedAtMs: T0.getTime() },
+        previous: undefined,
+        now: T0,
+        recordsOriginal: true,
+        finalizerPresent: false,
+      }),
+    );
+    expect(plan.observeFully, "a read decides").toBe(true);
+    const failure: Failure = { reason: "Unreachable", message: "GET /api/4.0/edges/edge-1: HTTP 503" };
+    const settled = plan.settle({ done: [], dropped: [], refused: [] }, failure);
+    const status = settled.status as EdgeTenantStatus;
+    expect(status.originalTenant, "nothing recorded").toBeUndefined();
+    expect(status.originalTenantOf).toBeUndefined();
+    expect(status.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "Drifted",
+    });
+  });
+
   it("drops edgeVersion after a correction: the manager raised it, and only the next read tells by how much", () => {
     const plan = planEdgeTenant(
       edgePlanInput({ object: edgeTenant(), observed: observed("red"), previous, now: T0 }),
