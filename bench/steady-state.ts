@@ -2,13 +2,10 @@
  * Steady-state economy: the manager calls of one resync pass when everything is in sync. The
  * fleet is converged by a first pass of the Operator (drifted edges, strays), then a second pass
  * over every object, with the statuses the first one wrote, is counted per route. Ideal, and the
- * target: the edge list's pages, a GET only for the edges whose safety-net full read fell due
- * between the passes (computed from their statuses, as the reconciler decides it), one allocation
- * list per IPPoolAllocations, one pool list per manager and scope; zero writes.
+ * target: the edge list's pages, no GET (a new operator counts each edge's safety-net full read from
+ * its first look at it), one allocation list per IPPoolAllocations, one pool list per manager and
+ * scope; zero writes.
  */
-import type { EdgeTenant } from "../src/api/types.ts";
-import { fullReadDue, phaseOf } from "../src/reconcile/edge-tenant.ts";
-import { RECONCILER_DEFAULTS } from "../src/reconcile/reconciler.ts";
 import { DRIFTED_TENANT, minimalSteadyStateCalls, sum, type FleetOptions } from "./lib/fixtures.ts";
 import { startFleetRun } from "./lib/fleet-run.ts";
 import { exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
@@ -44,12 +41,10 @@ export async function benchSteadyState(options: SteadyStateBenchOptions): Promis
       timeoutMs: options.timeoutMs,
       changes: fleet.edges + fleet.pools * fleet.straysPerPool,
     });
-    const converged = run.source.store.list("EdgeTenant") as EdgeTenant[];
     const steady = await run.pass({ timeoutMs: options.timeoutMs });
     const label = `${fleet.edges} EdgeTenants, ${fleet.pools} IPPoolAllocations, 1 manager`;
-    // due by the end of the pass: a pass that read one due only at its end is not counted as excess
-    const due = fullReadsDue(converged, Date.now());
-    const ideal = minimalSteadyStateCalls(fleet, due);
+    // a new operator counts each object's full read from its first look at it: none is due in its first pass
+    const ideal = minimalSteadyStateCalls(fleet, 0);
     const writes = WRITES.reduce((n, route) => n + (steady.calls[route] ?? 0), 0);
     const add = (metric: string, value: number, unit: string, want?: number) =>
       result.add({
@@ -66,7 +61,6 @@ export async function benchSteadyState(options: SteadyStateBenchOptions): Promis
       fleet.edges + fleet.pools * fleet.straysPerPool,
     );
     add("edge list pages per pass", steady.calls["listEdges"] ?? 0, "calls", ideal["listEdges"]);
-    add("full reads due (safety net)", due, "edges");
     add("getEdge per pass", steady.calls["getEdge"] ?? 0, "calls", ideal["getEdge"]);
     add("listAllocations per pass", steady.calls["listAllocations"] ?? 0, "calls", ideal["listAllocations"]);
     add("listPools per pass", steady.calls["listPools"] ?? 0, "calls", ideal["listPools"]);
@@ -79,7 +73,6 @@ export async function benchSteadyState(options: SteadyStateBenchOptions): Promis
       elapsedMs: converge.elapsedMs,
     });
     result.detail("steady", {
-      fullReadsDue: due,
       calls: steady.calls,
       ideal,
       errors: steady.errors.slice(0, 10),
@@ -91,15 +84,9 @@ export async function benchSteadyState(options: SteadyStateBenchOptions): Promis
   result.note(
     "A first Operator pass converges the fleet; a second Operator over the same source (statuses kept; " +
       "its 30 s pool-list cache and its edge list empty, as after a restart) is counted per route by the simulator. " +
-      "Its EdgeTenants, read in full moments ago, are decided by the edge list; the safety net reads in full those " +
-      "whose full read fell due at their phase of fullReadInterval (1 h) between the passes, usually none.",
+      "Its EdgeTenants are decided by the edge list; the safety net reads none of them in full: an operator counts " +
+      "each object's next full read (at its phase of fullReadInterval, 1 h) from its first look at it, so that a " +
+      "start never bunches them.",
   );
   return result.build();
-}
-
-/** The EdgeTenants whose safety-net full read is due at `nowMs`, from the statuses the converging pass wrote. */
-function fullReadsDue(edgeTenants: readonly EdgeTenant[], nowMs: number): number {
-  const intervalMs = RECONCILER_DEFAULTS.fullReadIntervalMs;
-  return edgeTenants.filter((o) => fullReadDue(o.status?.lastFullReadTime, nowMs, intervalMs, phaseOf(o)))
-    .length;
 }

@@ -1,7 +1,9 @@
 /**
  * The operator: a desired-state source (Kubernetes or a directory) feeds keys into a work queue,
  * the controller's workers run `reconcile` (the same createReconciler as the CLI), and each
- * report goes to the source's status sink, its event recorder and the metrics. Every replica
+ * report goes to the source's status sink, its event recorder and the metrics. Events (what the
+ * source says changed, what a pass wakes) go ahead of bulk work: the start's pass over everything
+ * and the routine come-backs (resyncs, safety-net reads) wait at LOW_PRIORITY. Every replica
  * follows the source (a warm standby, ready as soon as it is listed); with leader election only
  * the leader runs the workers, so only it calls managers and writes. `start(signal)` resolves
  * "stopped" after a graceful shutdown within `shutdownTimeoutMs` (no new work; in-flight
@@ -27,7 +29,7 @@ import {
   ProbeServer,
   type BoundAddress,
 } from "../controller/probes.ts";
-import { WorkQueue } from "../controller/workqueue.ts";
+import { LOW_PRIORITY, WorkQueue } from "../controller/workqueue.ts";
 import { ManagerClient, type ManagerClientOptions } from "../nsx/client.ts";
 import { insecureTransport } from "../nsx/client-options.ts";
 import {
@@ -340,7 +342,8 @@ export class Operator {
       controller.enqueue(concernedBy(change, everything)),
     );
     try {
-      controller.enqueue(everything().map(refOf));
+      // start-up work: what the source says from now on (a change, a new object) goes first
+      controller.enqueue(everything().map(refOf), { priority: LOW_PRIORITY });
       this.#logger.info({ controller: this.#name, queued: queue.len() }, "controller started");
       await controller.start(signal);
     } finally {
@@ -411,7 +414,9 @@ export class Operator {
     }
     const { outcome } = report;
     if (outcome.type === "failed") return { error: outcome.error, maxBackoffMs: outcome.maxBackoffMs, also };
-    return outcome.requeueAfterMs === undefined ? { also } : { requeueAfterMs: outcome.requeueAfterMs, also };
+    if (outcome.requeueAfterMs === undefined) return { also };
+    const priority = outcome.routine === true ? { priority: LOW_PRIORITY } : {};
+    return { requeueAfterMs: outcome.requeueAfterMs, also, ...priority };
   }
 
   /**

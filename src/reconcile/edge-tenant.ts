@@ -13,15 +13,23 @@
  */
 import { createHash } from "node:crypto";
 import { managerOfLabel, managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
-import { RESTORE_FINALIZER, SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
+import {
+  RESTORE_FINALIZER,
+  SKIP_RESTORE_ANNOTATION,
+  type EdgeTenant,
+  type EdgeTenantStatus,
+} from "../api/types.ts";
 import type { EdgeDocument } from "../nsx/edge-document.ts";
 import { NsxIncompleteEdgeError } from "../nsx/errors.ts";
 import type { ManagerApi, CallOptions } from "../nsx/types.ts";
 import type { ManagerConnection } from "./connections.ts";
+import type { EdgeList } from "./edge-lists.ts";
 import { decidingRead, doubted, rememberedOf, rememberedShapeOf, type KnownOfEdge } from "./edge-shapes.ts";
+import { listShows } from "./edge-list-plan.ts";
 import { planEdgeTenant, type EdgeObservation } from "./edge-tenant-plan.ts";
 import { hasNsxCode, ReconcileError } from "./errors.ts";
-import type { PassContext, PassHandler } from "./kind.ts";
+import type { Failure } from "./conditions.ts";
+import type { KindPlan, PassContext, PassHandler, Settled } from "./kind.ts";
 import type { RestoreTenantAction, SetTenantAction } from "./plan.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
 import { isPaused } from "./policy.ts";
@@ -57,28 +65,62 @@ export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation
     return { ...observationOf(target.config.edgeId, target.document), via: "read" };
   },
   plan(target, observed, ctx) {
-    const { object } = ctx;
-    return planEdgeTenant({
-      config: target.config,
-      manager: { name: target.config.managerName, url: target.connection.url },
-      observed,
-      previous: object.status,
-      now: ctx.now,
-      generation: ctx.generation,
-      writesBlockedBy: ctx.writesBlockedBy,
-      // only a run that keeps status and writes records before it writes: not plan, not a one-shot apply
-      recordsOriginal: ctx.state.oneShot === undefined && ctx.state.mode === "apply",
-      finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
-      statusLost: ctx.statusLost,
-      listedTenant: target.listed,
-      secretsHold: target.secretsHold,
-    });
+    const plan = planEdgeTenantFor(target, observed, ctx);
+    return {
+      ...plan,
+      settle: (results, failure) => followed(plan.settle(results, failure), target, ctx, failure),
+    };
   },
   execute: (action, target, ctx) => writeTenant(target, action.edgeId, action.to, ctx),
   rereadOn: { NSX_ERR_CONFLICT: "retry" },
   targetOf: (action) => action.edgeId,
   describe: (action) => `PUT edge ${action.edgeId}`,
 };
+
+function planEdgeTenantFor(
+  target: EdgeTarget,
+  observed: EdgeObservation,
+  ctx: PassContext<EdgeTenant>,
+): KindPlan<SetTenantAction> {
+  const { object } = ctx;
+  return planEdgeTenant({
+    config: target.config,
+    manager: { name: target.config.managerName, url: target.connection.url },
+    observed,
+    previous: object.status,
+    now: ctx.now,
+    generation: ctx.generation,
+    writesBlockedBy: ctx.writesBlockedBy,
+    // only a run that keeps status and writes records before it writes: not plan, not a one-shot apply
+    recordsOriginal: ctx.state.oneShot === undefined && ctx.state.mode === "apply",
+    finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
+    statusLost: ctx.statusLost,
+    listedTenant: target.listed,
+    secretsHold: target.secretsHold,
+  });
+}
+
+/**
+ * A pass that leaves the object as the manager's edge list shows its edge (in sync, or an Observe
+ * object's drift as status reports it) needs no come-back of its own: the manager's check reads
+ * the list every interval, counts it observed, and wakes it when its edge changes. It comes back
+ * when its safety-net read falls due. A one-shot run keeps no come-back.
+ */
+function followed(
+  settled: Settled,
+  target: EdgeTarget,
+  ctx: PassContext<EdgeTenant>,
+  failure: Failure | undefined,
+): Settled {
+  const { state } = ctx;
+  const status = settled.status as EdgeTenantStatus | undefined;
+  if (failure !== undefined || status === undefined || state.oneShot !== undefined) return settled;
+  const list = state.edgeLists.latest(target.connection.sharedKey)?.list;
+  const summary = list?.byId.get(target.config.edgeId);
+  if (summary === undefined || !listShows({ ...ctx.object, status }, summary)) return settled;
+  const followedForMs = Math.max(0, nextFullReadMs(ctx, status.lastFullReadTime) - ctx.now.getTime());
+  return { ...settled, followedForMs };
+}
 
 /** What a restore found before reading the edge: nothing to do (and why), or where to write. */
 interface RestoreTarget {
@@ -177,14 +219,9 @@ async function fromEdgeList(
   ctx: PassContext<EdgeTenant>,
 ): Promise<EdgeObservation | undefined> {
   if (safetyNetReadDue(ctx)) return undefined;
-  await awaitFirstEdgeList(target, ctx);
-  const { state } = ctx;
-  const list = state.edgeLists.latest(target.connection.sharedKey)?.list;
-  const nowMs = ctx.now.getTime();
-  if (list === undefined || nowMs - list.fetchedAtMs > state.staleAfterMs(target.config.syncIntervalMs))
-    return undefined;
-  const summary = list.byId.get(target.config.edgeId);
-  if (summary === undefined) return undefined;
+  const list = await recentEdgeList(target, ctx);
+  const summary = list?.byId.get(target.config.edgeId);
+  if (list === undefined || summary === undefined) return undefined;
   return {
     edgeId: target.config.edgeId,
     name: summary.name,
@@ -196,49 +233,66 @@ async function fromEdgeList(
 }
 
 /**
- * An operator that starts (or takes the lease) over EdgeTenants read in full lately queues them
- * all with their manager: without this, each would find no list yet and GET its edge, N calls
- * where the list's pages do. So an object that the list could spare a read waits for the
- * manager's list when none has been fetched since the start, joining the fetch in flight (or
- * starting it; the cache shares one fetch). A failed fetch is the manager's pass to report: the
- * object reads its edge. An object whose full read is due reads anyway: fromEdgeList asks that first.
+ * The manager's edge list, recent for this object (within two of its sync intervals), or
+ * undefined: its last fetch failed (the manager's check tries again; each object reads its edge
+ * meanwhile), or a fetch now fails. An operator that starts (or takes the lease) over thousands of
+ * EdgeTenants queues them all with their manager, and a queue may take longer to drain than the
+ * list stays recent: without a list each would GET its edge, N calls where the list's pages do. So
+ * an object that finds none yet, or one grown old, joins the fetch in flight or starts one (the
+ * cache shares one fetch); one whose full read is due reads anyway: fromEdgeList asks that first.
  */
-async function awaitFirstEdgeList(target: EdgeTarget, ctx: PassContext<EdgeTenant>): Promise<void> {
+async function recentEdgeList(
+  target: EdgeTarget,
+  ctx: PassContext<EdgeTenant>,
+): Promise<EdgeList | undefined> {
   const { state } = ctx;
   const { sharedKey, api } = target.connection;
+  const latest = state.edgeLists.latest(sharedKey);
+  if (latest?.error !== undefined) return undefined;
+  const recent = (list: EdgeList | undefined) =>
+    list !== undefined &&
+    ctx.now.getTime() - list.fetchedAtMs <= state.staleAfterMs(target.config.syncIntervalMs);
+  if (recent(latest?.list)) return latest?.list;
   // a one-shot run reconciles its managers first: their lists are there, or failed
-  if (state.oneShot !== undefined || state.edgeLists.latest(sharedKey) !== undefined) return;
-  await state.edgeLists.refresh(sharedKey, api, { signal: ctx.signal }).catch(() => undefined);
+  if (state.oneShot !== undefined) return undefined;
+  const fetched = await state.edgeLists
+    .refresh(sharedKey, api, { signal: ctx.signal })
+    .catch(() => undefined);
+  return recent(fetched) ? fetched : undefined;
 }
 
 /**
  * This object's full read is due now: in a one-shot run only when asked (--full-read: every edge;
  * otherwise one pass takes the list for what it shows, and says so), in the operator once per
- * fullReadInterval. An object never read in full counts from its creation: thousands created at
- * once are first read in full spread over the interval too, not all on their first pass.
+ * fullReadInterval, counted from its last full read or from when this replica first looked at it,
+ * whichever is later: thousands of objects the operator starts over (or that are created at once)
+ * are read in full spread over the next interval, each at its phase, never all on their first
+ * pass, however long ago their last full read was.
  */
 function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
-  const { state, object } = ctx;
+  const { state } = ctx;
   if (state.oneShot !== undefined) return state.oneShot.fullRead === true;
-  const since = object.status?.lastFullReadTime ?? object.metadata.creationTimestamp;
-  return fullReadDue(since, ctx.now.getTime(), state.fullReadIntervalMs, phaseOf(object));
+  return ctx.now.getTime() >= nextFullReadMs(ctx, ctx.object.status?.lastFullReadTime);
+}
+
+/** When the object's next full read falls due, after the last one (`lastFullRead`, RFC 3339) and this replica's first look. */
+export function nextFullReadMs(ctx: PassContext<EdgeTenant>, lastFullRead: string | undefined): number {
+  const { state, object } = ctx;
+  // status keeps it to the second: the read was within the second it names, counted to its end
+  const lastMs = lastFullRead === undefined ? NaN : Date.parse(lastFullRead) + 999;
+  const firstLookMs = state.trackedSinceMs(refOf(object), ctx.now.getTime());
+  const sinceMs = Number.isFinite(lastMs) ? Math.max(lastMs, firstLookMs) : firstLookMs;
+  return fullReadDueAfter(sinceMs, state.fullReadIntervalMs, phaseOf(object));
 }
 
 /**
- * Whether the safety net's full read is due: each object reads its edge once per interval, at its
- * own phase of the interval (so that thousands of edges are read spread over it, not at once).
- * `lastFullRead` undefined (nor a creation time to count from): due.
+ * When the safety net's full read falls due after one at `sinceMs`: each object reads its edge
+ * once per interval, at its own phase of the interval (so that thousands of edges are read spread
+ * over it, not at once): the first moment of its phase after `sinceMs`.
  */
-export function fullReadDue(
-  lastFullRead: string | undefined,
-  nowMs: number,
-  intervalMs: number,
-  phase: number,
-): boolean {
-  const lastMs = lastFullRead === undefined ? NaN : Date.parse(lastFullRead);
-  if (!Number.isFinite(lastMs)) return true;
-  const cycle = (ms: number) => Math.floor((ms - phase * intervalMs) / intervalMs);
-  return cycle(nowMs) > cycle(lastMs);
+export function fullReadDueAfter(sinceMs: number, intervalMs: number, phase: number): number {
+  const offsetMs = phase * intervalMs;
+  return offsetMs + (Math.floor((sinceMs - offsetMs) / intervalMs) + 1) * intervalMs;
 }
 
 /** A fixed fraction of the interval per object, from its namespace and name: when in each interval its full read is due. */

@@ -65,6 +65,17 @@ export interface Settled {
   finalized?: boolean;
   /** other objects this observation says need a pass now (the EdgeTenants a manager's edge list shows drifted) */
   wake?: ObjectRef[];
+  /**
+   * other objects this observation observed as well, and when (the EdgeTenants a manager's edge
+   * list shows as their status says, when the list was read): their Ready is as recent as that
+   */
+  alsoObserved?: { refs: ObjectRef[]; atMs: number };
+  /**
+   * another observation follows the object and wakes it when what it observes changes (an
+   * EdgeTenant's: its manager's edge list): it needs no resync, nor a check of Ready's staleness,
+   * of its own; it comes back after this long only (its safety-net read)
+   */
+  followedForMs?: number;
   /** facts worth a debug line, nothing a person must act on (a summary the read did not confirm) */
   notes?: string[];
   /** when the observation settled here was made, when not now (the manager's edge list was read earlier) */

@@ -35,9 +35,9 @@ import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeList, EdgeListState, ListReuse } from "./edge-lists.ts";
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
-import type { PassContext, PassHandler } from "./kind.ts";
+import type { PassContext, PassHandler, Settled } from "./kind.ts";
 import type { SecretFinalizerChange } from "./report.ts";
-import { REFUSED_CREDENTIALS, type ReconcilerState } from "./state.ts";
+import { liveEdgeTenants, REFUSED_CREDENTIALS, type ReconcilerState } from "./state.ts";
 import { secretNamesOf } from "./routing.ts";
 import { omitUndefined } from "../util/options.ts";
 import { resolveManager } from "./spec.ts";
@@ -82,7 +82,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   async prepare(ctx) {
     resolveManager(ctx.object);
     const dependents = ctx.state.dependentsOf(ctx.object);
-    const edgeTenants = ctx.state.liveEdgeTenantsOf(ctx.object);
+    const edgeTenants = liveEdgeTenants(dependents);
     const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
     const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
@@ -155,12 +155,12 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
             },
           ]
         : [];
-    const wake = edgeList === undefined ? [] : edgeTenantsToWake(target.edgeTenants, edgeList);
+    const fromList = listVerdict(target, edgeList);
     return {
       actions: [],
       withheld: [],
       requeueAfterMs: target.resyncMs,
-      settle: () => ({ status: status(), events, wake }),
+      settle: () => ({ status: status(), events, ...fromList }),
     };
   },
   execute: noActions,
@@ -168,6 +168,20 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   targetOf: () => "",
   describe: () => "",
 };
+
+/**
+ * What the list tells the manager's EdgeTenants: those to wake now, and those it shows as their
+ * status says, observed when it was read.
+ */
+function listVerdict(
+  target: ManagerTarget,
+  edgeList: EdgeListState | undefined,
+): Pick<Settled, "wake" | "alsoObserved"> {
+  if (edgeList === undefined) return { wake: [] };
+  const { wake, shown } = edgeTenantsToWake(target.edgeTenants, edgeList);
+  const fetchedAtMs = edgeList.list?.fetchedAtMs;
+  return fetchedAtMs === undefined ? { wake } : { wake, alsoObserved: { refs: shown, atMs: fetchedAtMs } };
+}
 
 /**
  * The manager's edge list, fetched now (or one another NSXManager naming the same manager fetched

@@ -81,6 +81,11 @@ interface KindHandler<T extends NsxvObject> {
   reconcile: RunPass<T>;
   /** Ready is the kind's own check (the NSXManager): a failure sets Ready=False with its reason */
   readyFollowsFailure?: boolean;
+  /**
+   * the kind's resync is how changes are found (the NSXManager's check reads the edge list that
+   * wakes its EdgeTenants): it goes ahead of routine work like an event, never behind a start's
+   */
+  resyncFindsChanges?: boolean;
   /** what a failure tells of the object besides conditions (the NSXManager: reachable, authenticated) */
   failureFacts?: (error: unknown) => Partial<ObjectStatus>;
   /**
@@ -135,6 +140,7 @@ const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>
   NSXManager: {
     reconcile: pass(nsxManagerPass),
     readyFollowsFailure: true,
+    resyncFindsChanges: true,
     failureFacts: managerFacts,
     remember: recordCredentials,
     waitBeforeCall: refusedCredentialsWaitMs,
@@ -247,8 +253,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     const failure = failureOf(run, doing);
     const rememberedMs = handler.remember?.(object, run.error, state, ctx.now.getTime()) ?? Infinity;
     const settled = run.latest?.settle(run.results, failure);
-    // a plan was made on an observation: the manager was seen (now, or when its edge list was read)
-    if (run.latest !== undefined) state.observed(refOf(object), settled?.observedAtMs ?? ctx.now.getTime());
+    if (run.latest !== undefined) recordObservations(ctx, settled);
     const events: ReconcileEvent[] = [...run.results.done.map(changeEvent), ...(settled?.events ?? [])];
     let status = settled?.status;
     if (failure !== undefined) {
@@ -261,8 +266,9 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       events.unshift(...fromSpec.events);
     }
     const wake = [...(settled?.wake ?? []), ...(handler.wakesOnReadyChange?.(object, status, state) ?? [])];
-    // come back before the next resync when Ready's kept observation would go stale first
-    const comeBackMs = Math.min(resyncOf(object), staleCheckInMs(ctx, status ?? object.status), rememberedMs);
+    const routineMs = routineComeBackMs(ctx, status, failure === undefined ? settled : undefined);
+    const comeBackMs = Math.min(routineMs, rememberedMs);
+    const requeueAfterMs = Math.min(comeBackMs, run.latest?.requeueAfterMs ?? Infinity);
     const draft: Draft = {
       status,
       events,
@@ -270,10 +276,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       planned: run.planned,
       ...settledFacts(settled),
       ...(wake.length > 0 ? { wake } : {}),
-      outcome: {
-        type: "done",
-        requeueAfterMs: Math.min(comeBackMs, run.latest?.requeueAfterMs ?? Infinity),
-      },
+      outcome: { type: "done", requeueAfterMs, ...routineOf(handler, requeueAfterMs === routineMs) },
     };
     if (failure === undefined) return draft;
     const manager = await managerToCheck(object, failure);
@@ -281,9 +284,30 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     // a Conflict is settled by the other object going away, which queues this one again
     if (failure.reason === "Conflict") {
       if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
-      draft.outcome = { type: "done", requeueAfterMs: comeBackMs };
+      draft.outcome = { type: "done", requeueAfterMs: comeBackMs, ...routineOf(handler, true) };
     } else draft.outcome = { type: "failed", error: failure, maxBackoffMs: comeBackMs };
     return draft;
+  }
+
+  /**
+   * A plan was made on an observation: the manager was seen (now, or when its edge list was read),
+   * and so were the other objects that observation showed as their status says.
+   */
+  function recordObservations(ctx: PassContext, settled: Settled | undefined): void {
+    const nowMs = ctx.now.getTime();
+    state.observed(refOf(ctx.object), settled?.observedAtMs ?? nowMs);
+    const also = settled?.alsoObserved;
+    for (const ref of also?.refs ?? []) state.observed(ref, also?.atMs ?? nowMs);
+  }
+
+  /**
+   * The routine come-back of a pass: when another observation follows the object (its manager's
+   * list: `settled` of a pass that went through), only when its own due work is (the safety net's
+   * read); else at its resync, or before it when Ready's kept observation would go stale first.
+   */
+  function routineComeBackMs(ctx: PassContext, status: ObjectStatus | undefined, settled?: Settled): number {
+    const { object } = ctx;
+    return settled?.followedForMs ?? Math.min(resyncOf(object), staleCheckInMs(ctx, status ?? object.status));
   }
 
   /**
@@ -418,7 +442,7 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       status: { ...previous, observedGeneration: ctx.generation, conditions },
       outcome: {
         type: "done",
-        ...(staleInMs !== undefined ? { requeueAfterMs: Math.max(0, staleInMs) + 1 } : {}),
+        ...(staleInMs !== undefined ? { requeueAfterMs: Math.max(0, staleInMs) + 1, routine: true } : {}),
       },
     };
   }
@@ -431,6 +455,11 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
   function resyncOf(object: NsxvObject): number {
     return state.resync(intervalOf(object));
   }
+}
+
+/** A come-back that is the routine one (resync, staleness, safety net) waits behind events, but for a kind whose resync finds changes. */
+function routineOf(handler: KindHandler<NsxvObject>, isRoutine: boolean): { routine?: true } {
+  return isRoutine && handler.resyncFindsChanges !== true ? { routine: true } : {};
 }
 
 /** What the settled plan tells besides status and events: the pool, the finalizer, whom to wake, notes, dropped actions. */

@@ -16,9 +16,18 @@ export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 /**
  * How a pass ended: done (come back after requeueAfterMs, or only when the object changes), or
  * failed (retried after a backoff that never exceeds maxBackoffMs, the object's resync interval).
+ * A retry comes back as an event; a routine come-back behind events.
  */
 export type Outcome =
-  | { type: "done"; requeueAfterMs?: number | undefined }
+  | {
+      type: "done";
+      requeueAfterMs?: number | undefined;
+      /**
+       * the come-back is routine (a resync, the safety net's read, Ready's staleness check): it
+       * waits behind events (a change, a new object, drift a manager's list shows)
+       */
+      routine?: boolean | undefined;
+    }
   | { type: "failed"; error: ReconcileError; maxBackoffMs: number };
 
 export interface TenantCorrection {

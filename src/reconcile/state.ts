@@ -103,7 +103,7 @@ export class ReconcilerState {
   readonly edgeLists: EdgeListCache;
   /** object key → when its last successful observation was (what a stale Ready is judged by) */
   readonly #observedAtMs = new Map<string, number>();
-  /** object key → when this replica first looked at it (an earlier observation counts from then) */
+  /** object key → when this replica first looked at it (an earlier observation, and a full read, count from then) */
   readonly #trackedSinceMs = new Map<string, number>();
   /** NSXManager key → the credentials its manager refused, while they are not accepted */
   readonly #refusals = new Map<string, Refusal>();
@@ -113,6 +113,10 @@ export class ReconcilerState {
   readonly #jitterFraction: number;
   readonly #random: () => number;
   readonly #poolLists: PoolListCache;
+  /** who names which NSXManager, and the store revision it was built at (dependentsOf) */
+  #dependentRefs: { revision: string; byManager: Map<string, ObjectRef[]> } | undefined;
+  /** NSXManager key → its check interval, and the store revision it was worked out at */
+  readonly #checkIntervals = new Map<string, { revision: string; ms: number | undefined }>();
   /** the conflict index per kind and the store revision it was built at */
   readonly #indexes = new Map<DependentKind, { revision: string; index: Promise<ConflictIndex> }>();
   /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
@@ -162,9 +166,12 @@ export class ReconcilerState {
    * and one that cannot be confirmed is stale within the same bound.
    */
   observedOrTrackedSinceMs(ref: ObjectRef, nowMs: number): number {
+    return this.#observedAtMs.get(objectKey(ref)) ?? this.trackedSinceMs(ref, nowMs);
+  }
+
+  /** When this replica first looked at the object (`nowMs` on the first call). */
+  trackedSinceMs(ref: ObjectRef, nowMs: number): number {
     const key = objectKey(ref);
-    const observed = this.#observedAtMs.get(key);
-    if (observed !== undefined) return observed;
     const tracked = this.#trackedSinceMs.get(key);
     if (tracked !== undefined) return tracked;
     this.#trackedSinceMs.set(key, nowMs);
@@ -177,6 +184,7 @@ export class ReconcilerState {
     this.#trackedSinceMs.delete(objectKey(ref));
     this.#refusals.delete(objectKey(ref));
     this.#restored.delete(objectKey(ref));
+    this.#checkIntervals.delete(objectKey(ref));
   }
 
   /** This replica wrote `tenant` back to `edgeId` for the object being deleted. */
@@ -337,24 +345,59 @@ export class ReconcilerState {
    */
   dependentsOf(manager: NSXManager): (EdgeTenant | IPPoolAllocations)[] {
     const key = objectKey(refOf(manager));
-    const serves = (object: NsxvObject): boolean => {
+    const serves = (object: NsxvObject): boolean =>
+      allowsNamespace(manager, refOf(object).namespace, this.namespaceLabels);
+    const named = this.#namedBy()?.get(key);
+    const objects: NsxvObject[] = [];
+    for (const ref of named ?? []) {
+      const object = this.store.get(ref);
+      // a store that answers later: listed below
+      if (object instanceof Promise) return this.#dependentsListed(key, serves);
+      if (object !== undefined && serves(object)) objects.push(object);
+    }
+    return named === undefined
+      ? this.#dependentsListed(key, serves)
+      : (objects as (EdgeTenant | IPPoolAllocations)[]);
+  }
+
+  /** dependentsOf by a look at every dependent, when the store keeps no revisions or answers later */
+  #dependentsListed(
+    key: string,
+    serves: (object: NsxvObject) => boolean,
+  ): (EdgeTenant | IPPoolAllocations)[] {
+    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter((object) => {
       const ref = managerRefOf(object);
-      return (
-        ref !== undefined &&
-        objectKey(ref) === key &&
-        allowsNamespace(manager, refOf(object).namespace, this.namespaceLabels)
-      );
-    };
-    return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter(serves) as (
-      EdgeTenant | IPPoolAllocations
-    )[];
+      return ref !== undefined && objectKey(ref) === key && serves(object);
+    }) as (EdgeTenant | IPPoolAllocations)[];
+  }
+
+  /**
+   * NSXManager key → the refs of the dependents that name it, built again only when the store's
+   * revision of the dependent kinds moves (a manager's check runs every interval over thousands of
+   * them; a status write leaves it as it is); undefined without revisions.
+   */
+  #namedBy(): Map<string, ObjectRef[]> | undefined {
+    const revisions = DEPENDENT_KINDS.map((kind) => this.store.revision?.(kind));
+    if (revisions.includes(undefined)) return undefined;
+    const revision = revisions.join("/");
+    if (this.#dependentRefs?.revision === revision) return this.#dependentRefs.byManager;
+    const byManager = new Map<string, ObjectRef[]>();
+    for (const kind of DEPENDENT_KINDS)
+      for (const object of this.store.list(kind)) {
+        const named = managerRefOf(object);
+        if (named === undefined) continue;
+        const key = objectKey(named);
+        let refs = byManager.get(key);
+        if (refs === undefined) byManager.set(key, (refs = []));
+        refs.push(refOf(object));
+      }
+    this.#dependentRefs = { revision, byManager };
+    return byManager;
   }
 
   /** The EdgeTenants that name this NSXManager and are not being deleted: whose edges its list shows. */
   liveEdgeTenantsOf(manager: NSXManager): EdgeTenant[] {
-    return this.dependentsOf(manager).filter(
-      (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
-    );
+    return liveEdgeTenants(this.dependentsOf(manager));
   }
 
   /**
@@ -362,10 +405,23 @@ export class ReconcilerState {
    * EdgeTenants, undefined for the default. Its Ready goes stale by the same interval.
    */
   checkIntervalMs(manager: NSXManager): number | undefined {
-    const intervals = this.liveEdgeTenantsOf(manager)
-      .map((o) => syncIntervalMsOf(o))
-      .filter((ms) => ms !== undefined);
-    return intervals.length === 0 ? undefined : Math.min(...intervals);
+    // asked several times a pass: kept while no spec, manager or namespace moves
+    const revision = [
+      ...DEPENDENT_KINDS.map((kind) => this.store.revision?.(kind)),
+      this.store.revision?.("NSXManager"),
+      this.store.namespaceLabels === undefined ? 0 : this.store.namespacesRevision?.(),
+    ];
+    const at = revision.includes(undefined) ? undefined : revision.join("/");
+    const key = objectKey(refOf(manager));
+    const kept = this.#checkIntervals.get(key);
+    if (at !== undefined && kept?.revision === at) return kept.ms;
+    let ms: number | undefined;
+    for (const object of this.liveEdgeTenantsOf(manager)) {
+      const interval = syncIntervalMsOf(object);
+      if (interval !== undefined) ms = Math.min(ms ?? Infinity, interval);
+    }
+    if (at !== undefined) this.#checkIntervals.set(key, { revision: at, ms });
+    return ms;
   }
 
   /** The pools of a scope, shared by every object of the manager until the list expires. */
@@ -414,6 +470,13 @@ export class ReconcilerState {
     }
     return ids;
   }
+}
+
+/** The EdgeTenants among a manager's dependents that are not being deleted. */
+export function liveEdgeTenants(dependents: readonly NsxvObject[]): EdgeTenant[] {
+  return dependents.filter(
+    (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
+  );
 }
 
 /**

@@ -19,7 +19,7 @@ import { READ_BOUNDS, ReadLedger, type ReadBounds } from "../api/manifest-files.
 import { isManifestFile, loadManifests, type ManifestError, type SkippedFile } from "../api/manifests.ts";
 import { namespacedName, objectKey, parseObjectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ResourceValidator } from "../api/schema.ts";
-import { API_VERSION, type NsxvObject, type Secret } from "../api/types.ts";
+import { API_VERSION, perKind, type Kind, type NsxvObject, type Secret } from "../api/types.ts";
 import { nopLogger, type Logger } from "../controller/controller.ts";
 import type { EventRecorder } from "../controller/events.ts";
 import { SyncedLatch } from "../controller/synced-latch.ts";
@@ -110,6 +110,8 @@ export class DirectorySource implements DesiredStateSource {
   #lastErrors = "";
   /** the store's revision: every read of the manifests may change any kind (a status write does not) */
   #revision = 0;
+  /** the keys of each kind's objects (those being deleted included) at a revision */
+  #keysByKind: { revision: number; byKind: Record<Kind, string[]> } | undefined;
   /** until the first read of the manifests is applied: objects then new to the memory had their status lost, if it was */
   #firstLoad = true;
   /** the read in progress, if any: reads apply one after another, so an older read never lands over a newer one */
@@ -146,7 +148,7 @@ export class DirectorySource implements DesiredStateSource {
         const entry = this.#objects.get(objectKey(ref));
         return entry === undefined ? this.#deleting(objectKey(ref)) : this.#view(entry.value);
       },
-      list: (kind) => this.#all().filter((o) => o.kind === kind),
+      list: (kind) => this.#list(kind),
       getSecret: (namespace, name) => this.#secrets.get(`${namespace}/${name}`)?.value,
       revision: () => this.#revision,
       writesBlockedBy: (ref) => {
@@ -509,11 +511,27 @@ export class DirectorySource implements DesiredStateSource {
     else remembered.annotations = annotations;
   }
 
-  /** Every object as the reconciler sees it, those being deleted included. */
-  #all(): NsxvObject[] {
-    const live = [...this.#objects.values()].map((e) => this.#view(e.value));
-    const deleting = [...this.#memory.objects.keys()].flatMap((key) => this.#deleting(key) ?? []);
-    return [...live, ...deleting];
+  /**
+   * Every object of the kind as the reconciler sees it, those being deleted included; which keys
+   * are of which kind is worked out once per read of the manifests (an NSXManager's list, asked on
+   * every pass, costs its few objects, not a look at thousands of others).
+   */
+  #list(kind: Kind): NsxvObject[] {
+    if (this.#keysByKind?.revision !== this.#revision) {
+      const byKind = perKind((): string[] => []);
+      for (const [key, { value }] of this.#objects) byKind[value.kind].push(key);
+      // only a read of the manifests sets deletedAt: an object gone since is skipped below
+      for (const [key, remembered] of this.#memory.objects) {
+        const ref = parseObjectKey(key);
+        if (remembered.deletedAt !== undefined && ref !== undefined && !this.#objects.has(key))
+          byKind[ref.kind].push(key);
+      }
+      this.#keysByKind = { revision: this.#revision, byKind };
+    }
+    return this.#keysByKind.byKind[kind].flatMap((key) => {
+      const entry = this.#objects.get(key);
+      return entry === undefined ? (this.#deleting(key) ?? []) : [this.#view(entry.value)];
+    });
   }
 
   /** An object removed from the files while holding finalizers, rebuilt from memory with its deletionTimestamp. */

@@ -69,7 +69,6 @@ smokeTest([
     run: () => benchSteadyState({ fleet: tinyFleet(4, 2, 1), timeoutMs: 30_000 }),
     metrics: [
       "edge list pages per pass",
-      "full reads due (safety net)",
       "getEdge per pass",
       "listAllocations per pass",
       "listPools per pass",

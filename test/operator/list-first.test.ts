@@ -13,7 +13,7 @@ import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { callsOf } from "../support/calls.ts";
 import { edgeRef, objects, operatorHarness } from "./harness.ts";
-import { advance } from "../support/operator-time.ts";
+import { advance, metricSum, settle } from "../support/operator-time.ts";
 import { waitFor } from "../support/wait.ts";
 import { MemorySource } from "../support/memory-source.ts";
 
@@ -60,34 +60,71 @@ function quietStart(source: MemorySource, spanMs: number): number {
 
 const statusOf = (source: MemorySource, name: string) =>
   source.statusOf(edgeRef(name)) as EdgeTenant["status"];
-const all = (source: MemorySource) =>
-  Array.from({ length: EDGES }, (_, i) => statusOf(source, `edge-${i + 1}`));
+const all = (source: MemorySource, count = EDGES) =>
+  Array.from({ length: count }, (_, i) => statusOf(source, `edge-${i + 1}`));
 const readyAll = (source: MemorySource) =>
   all(source).every((s) => s?.conditions?.find((c) => c.type === "Ready")?.status === "True");
 
 describe("list-first observation in the operator", () => {
   const { run, simulator } = operatorHarness();
 
-  it("in steady state reads list pages and no edge, and says so in status", async () => {
+  it("started with no status, observes from the list: no edge read; in steady state no pass of its own and no status write", async () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
     const clock = new FakeClock(quietStart(source, 5 * STEP_MS));
     const { registry } = run(source, { clock });
-    // each edge's first pass reads it in full (its first safety-net read)
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
+    await settle(registry);
+    expect(callsOf(sim).getEdge ?? 0, "the start reads no edge: the list shows each one").toBe(0);
     sim.state.counters.reset();
+    const writes = source.writes.length;
+    const passes = await metricSum(registry, "controller_runtime_reconcile_total");
     for (let i = 0; i < 3; i++) await advance(clock, registry, STEP_MS);
     const seen = callsOf(sim);
     expect(seen.getEdge ?? 0, "no edge read in steady state").toBe(0);
     expect(seen.putEdge ?? 0).toBe(0);
     expect(seen.listEdges, "one list per interval").toBeGreaterThanOrEqual(3);
     expect(seen.listEdges).toBeLessThanOrEqual(4);
+    // one page per check: EDGES edges
+    const checks = seen.listEdges ?? 0;
+    expect(
+      (await metricSum(registry, "controller_runtime_reconcile_total")) - passes,
+      "the manager's checks only: an EdgeTenant the list shows in sync has no pass of its own",
+    ).toBe(checks);
+    expect(source.writes.length - writes, "nothing a reader sees changed: no status written").toBe(0);
     for (const status of all(source)) {
       expect(status?.observedVia).toBe("EdgeList");
-      expect(status?.lastFullReadTime, "the first pass's full read").toBeDefined();
+      expect(
+        status?.lastFullReadTime,
+        "no full read yet: the safety net's falls due within the hour",
+      ).toBeUndefined();
+      expect(status?.conditions?.find((c) => c.type === "Ready")?.status, "kept: the list observes it").toBe(
+        "True",
+      );
     }
   });
 
+  it("a spec changed during the start is acted on ahead of the start's passes still queued", async () => {
+    const many = 30;
+    const sim = await simulator(Array.from({ length: many }, () => "blue"));
+    // no list to observe from: each pass of the start reads its edge, 40 ms a read
+    await control(sim, "POST", "faults", { kind: "status", status: 403, route: "listEdges" });
+    await control(sim, "POST", "faults", { kind: "latency", latencyMs: 40, route: "getEdge" });
+    const wanted = Object.fromEntries(Array.from({ length: many }, (_, i) => [`edge-${i + 1}`, "blue"]));
+    const source = new MemorySource(objects(sim.url, wanted));
+    // one reconcile at a time: the start's passes wait in the queue one behind another
+    run(source, { concurrency: 1, concurrencyPerManager: 1 });
+    const looked = () => all(source, many).filter((s) => s?.observedGeneration !== undefined).length;
+    await waitFor("the start's first passes", () => looked() >= 2);
+    const last = source.store.get(edgeRef(`edge-${many}`)) as EdgeTenant;
+    source.change({
+      ...last,
+      metadata: { ...last.metadata, generation: 2 },
+      spec: { ...last.spec, tenant: "green" },
+    });
+    await waitFor("the changed spec applied", () => statusOf(source, `edge-${many}`)?.lastCorrectionTime);
+    expect(looked(), "most of the start still queued when the change was acted on").toBeLessThan(many / 2);
+  });
   it("finds drift a frozen list hides at the edge's full read, and reads before it writes", async () => {
     const fullReadMs = 60_000;
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));

@@ -8,9 +8,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
-import type { EdgeTenant, EdgeTenantStatus, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
+import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
-import { fullReadDue } from "../../src/reconcile/edge-tenant.ts";
+import { fullReadDueAfter } from "../../src/reconcile/edge-tenant.ts";
 import {
   apiError,
   count,
@@ -30,7 +30,9 @@ const HOUR = 60 * MINUTE;
 
 /** An NSXManager and one EdgeTenant (tenant "blue", original recorded) on a fake whose edge-1 carries `tenant`. */
 function fleet(tenant: string, deps: Parameters<typeof setup>[0]["deps"] = {}) {
-  const object = withOriginal(edgeTenant(), "old");
+  const original = withOriginal(edgeTenant(), "old");
+  // looked at before: a list wakes it (one not looked at yet is queued by its arrival)
+  const object = { ...original, status: { ...original.status, observedGeneration: 1 } };
   const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant, version: 7 }) } });
   const harness = setup({ objects: [manager(), object], fake, deps });
   const tenantPass = () => harness.pass(harness.store.get(refOf(object)) as EdgeTenant);
@@ -179,14 +181,18 @@ describe("a shared list gives no authority", () => {
 
 describe("an EdgeTenant's pass takes the list first", () => {
   it("in sync as the list shows it: no call at all", async () => {
-    const { fake, pass, tenantPass } = fleet("blue");
+    const { fake, pass, tenantPass, store, object } = fleet("blue");
     await pass(manager());
-    await tenantPass(); // its first pass reads in full (no full read recorded yet)
+    await tenantPass();
     const calls = fake.calls.length;
-    const report = await tenantPass();
+    await tenantPass();
     expect(fake.calls.slice(calls), "no call: the list saw it").toEqual([]);
-    expect(condition(report, "Ready")).toMatchObject({ status: "True", reason: "InSync" });
-    expect((report.status ?? {}) as EdgeTenantStatus).toMatchObject({ observedVia: "EdgeList" });
+    const status = (store.get(refOf(object)) as EdgeTenant).status;
+    expect(status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "True",
+      reason: "InSync",
+    });
+    expect(status).toMatchObject({ observedVia: "EdgeList" });
   });
 
   it("drifted as the list shows it: exactly GET + PUT, the GET being the pre-write read", async () => {
@@ -267,15 +273,17 @@ describe("an EdgeTenant's pass takes the list first", () => {
   it("the pass after the original is recorded reads again: a list that lags does not undo what a read saw", async () => {
     const object = edgeTenant(); // no original yet: the first correction records it, then writes
     const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: "red", version: 8 }) } });
-    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "blue", revision: 7 }]]);
     const { pass, store } = setup({ objects: [manager(), object], fake });
     const tenantPass = () => pass(store.get(refOf(object)) as EdgeTenant);
     await pass(manager());
     const recording = await tenantPass();
-    expect(fake.calls.at(-1), "its first pass reads in full, and records before it writes").toBe(
+    expect(fake.calls.at(-1), "the list shows drift: it reads in full, and records before it writes").toBe(
       "getEdge edge-1",
     );
     expect(recording.status).toMatchObject({ originalTenant: "red", observedTenant: "red" });
+    // the next list lags: it shows the edge as it was before, with the wanted tenant
+    fake.state.staleSummaries = new Map([["edge-1", { id: "edge-1", tenant: "blue", revision: 7 }]]);
+    await pass(manager());
     const calls = fake.calls.length;
     const report = await tenantPass();
     expect(fake.calls.slice(calls), "the list says blue, the last read said red: read, then write").toEqual([
@@ -315,14 +323,29 @@ describe("an EdgeTenant's pass takes the list first", () => {
     expect(condition(report, "Synced")).toMatchObject({ reason: "EdgeNotFound" });
   });
 
-  it("reads in full when the list is older than two of its sync intervals", async () => {
-    const { fake, pass, tenantPass, clock } = fleet("blue");
+  it("fetches the list again when it is older than two of its sync intervals: one fetch for all, no read each", async () => {
+    // no safety-net read falls due meanwhile
+    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: 24 * HOUR });
     await pass(manager());
     await tenantPass();
     clock.ms += 11 * MINUTE; // the default interval is 5 min
     const calls = fake.calls.length;
+    // a queue that drains for longer than the list stays recent: its objects share one fetch
+    const reports = await Promise.all([tenantPass(), tenantPass(), tenantPass()]);
+    expect(fake.calls.slice(calls)).toEqual(["listEdges"]);
+    for (const report of reports)
+      expect(report.outcome.type, "observed from the fetch they shared").toBe("done");
+  });
+
+  it("reads in full when the list fetched again fails", async () => {
+    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: 24 * HOUR });
+    await pass(manager());
     await tenantPass();
-    expect(fake.calls.slice(calls)).toEqual(["getEdge edge-1"]);
+    clock.ms += 11 * MINUTE;
+    fake.faults.listEdges = [apiError(503, "GET", "/api/4.0/edges")];
+    const calls = fake.calls.length;
+    await tenantPass();
+    expect(fake.calls.slice(calls)).toEqual(["listEdges", "getEdge edge-1"]);
   });
 
   it("a new object's first full read comes at its phase of the interval, not on its first pass", async () => {
@@ -349,21 +372,55 @@ describe("an EdgeTenant's pass takes the list first", () => {
   it("after a restart, waits for the manager's first list instead of reading an edge read in full lately", async () => {
     const { fake, pass, tenantPass, store, object } = fleet("blue");
     await pass(manager());
-    await tenantPass(); // its first pass reads in full: lastFullReadTime is set
+    await tenantPass();
     const kept = store.get(refOf(object)) as EdgeTenant;
     // a new process: the status is kept (the API server's), the lists are not
     const restarted = setup({ objects: [manager(), kept], fake });
     const calls = fake.calls.length;
     // its pass comes before the manager's: it fetches the list the manager's would
-    const report = await restarted.pass(restarted.store.get(refOf(object)) as EdgeTenant);
+    await restarted.pass(restarted.store.get(refOf(object)) as EdgeTenant);
     expect(fake.calls.slice(calls), "the list stands for the read").toEqual(["listEdges"]);
-    expect((report.status ?? {}) as EdgeTenantStatus).toMatchObject({ observedVia: "EdgeList" });
+    expect((restarted.store.get(refOf(object)) as EdgeTenant).status).toMatchObject({
+      observedVia: "EdgeList",
+    });
   });
 
-  it("after a restart, an edge never read in full is read without waiting for the list", async () => {
+  it("after a restart, an edge never read in full waits for the list too: the start reads none", async () => {
     const { fake, tenantPass } = fleet("blue");
     await tenantPass();
-    expect(fake.calls).toEqual(["getEdge edge-1"]);
+    expect(fake.calls).toEqual(["listEdges"]);
+  });
+
+  it("an operator that starts over edges whose full read is long overdue reads each at its phase of the next interval, not at the start", async () => {
+    const { clock } = setup({ objects: [] });
+    const long = new Date(clock.ms - 5 * HOUR).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const objects = Array.from({ length: 20 }, (_, i) => {
+      const object = edgeTenant({ edgeId: `edge-${i + 1}` }, { name: `edge-${i + 1}` });
+      return { ...object, status: { observedGeneration: 1, observedTenant: "blue", lastFullReadTime: long } };
+    });
+    const edges = Object.fromEntries(objects.map((o) => [o.spec.edgeId, edgeXml({ tenant: "blue" })]));
+    const fake = fakeManager({ edges });
+    const harness = setup({ objects: [manager(), ...objects], fake, deps: { fullReadIntervalMs: HOUR } });
+    const passAll = () =>
+      Promise.all(objects.map((o) => harness.pass(harness.store.get(refOf(o)) as EdgeTenant)));
+    await harness.pass(manager());
+    const reports = await passAll();
+    expect(count(fake.calls, "getEdge"), "the start reads none in full").toBe(0);
+    // each comes back when its own full read falls due: within the hour, at its phase
+    const comeBacks = reports.map((r) =>
+      r.outcome.type === "done" ? (r.outcome.requeueAfterMs ?? NaN) : NaN,
+    );
+    for (const ms of comeBacks) expect(ms).toBeLessThanOrEqual(HOUR);
+    expect(
+      new Set(comeBacks.map((ms) => Math.floor(ms / (10 * MINUTE)))).size,
+      "spread, not bunched",
+    ).toBeGreaterThan(3);
+    for (let minutes = 0; minutes < 60; minutes += 5) {
+      harness.clock.ms += 5 * MINUTE;
+      await harness.pass(manager());
+      await passAll();
+    }
+    expect(count(fake.calls, "getEdge"), "each read in full once within the interval").toBe(20);
   });
 
   it("after a restart whose first list fails, reads its edge", async () => {
@@ -395,7 +452,7 @@ describe("which EdgeTenants a list wakes", () => {
   });
   const withStatus = (object: EdgeTenant, observedTenant: string): EdgeTenant => ({
     ...object,
-    status: { observedTenant },
+    status: { observedGeneration: object.metadata.generation, observedTenant },
   });
   it.each([
     {
@@ -404,6 +461,7 @@ describe("which EdgeTenants a list wakes", () => {
       object: withStatus(edgeTenant(), "blue"),
       state: list("blue"),
       woken: false,
+      shown: true,
     },
     {
       name: "Drifted",
@@ -415,9 +473,24 @@ describe("which EdgeTenants a list wakes", () => {
     {
       name: "Absent",
       reason: "the list does not show the edge: a read confirms",
-      object: edgeTenant(),
+      object: withStatus(edgeTenant(), "blue"),
       state: list(undefined),
       woken: true,
+    },
+    {
+      name: "NotLookedAt",
+      reason:
+        "an object the operator has not looked at yet: its arrival queued it (a start's list wakes none)",
+      object: edgeTenant(),
+      state: list("red"),
+      woken: false,
+    },
+    {
+      name: "NotLookedAtDefaulted",
+      reason: "the status the API server defaults (observedGeneration -1) is not a look",
+      object: { ...edgeTenant(), status: { observedGeneration: -1 } },
+      state: list("red"),
+      woken: false,
     },
     {
       name: "ObserveUnchanged",
@@ -425,6 +498,7 @@ describe("which EdgeTenants a list wakes", () => {
       object: withStatus(edgeTenant({ managementPolicy: "Observe" }), "red"),
       state: list("red"),
       woken: false,
+      shown: true,
     },
     {
       name: "ObserveChanged",
@@ -436,7 +510,7 @@ describe("which EdgeTenants a list wakes", () => {
     {
       name: "ListFailed",
       reason: "no list: every EdgeTenant reads its edge",
-      object: edgeTenant(),
+      object: withStatus(edgeTenant(), "blue"),
       state: { error: "HTTP 403" },
       woken: true,
     },
@@ -454,20 +528,23 @@ describe("which EdgeTenants a list wakes", () => {
       state: list("red"),
       woken: false,
     },
-  ])("$name: $reason", ({ object, state, woken }) => {
-    expect(edgeTenantsToWake([object], state)).toHaveLength(woken ? 1 : 0);
+  ])("$name: $reason", ({ object, state, woken, shown = false }) => {
+    const verdict = edgeTenantsToWake([object], state);
+    expect(verdict.wake).toHaveLength(woken ? 1 : 0);
+    // shown as its status says: observed when the list was read, and no pass of its own
+    expect(verdict.shown).toHaveLength(shown ? 1 : 0);
   });
 });
 
-describe("fullReadDue", () => {
-  it("is due without a full read, and once per interval at the object's own phase", () => {
-    expect(fullReadDue(undefined, 0, HOUR, 0.5)).toBe(true);
-    const at = (minutes: number) => new Date(Date.UTC(2024, 4, 1, 0, minutes)).toISOString();
+describe("fullReadDueAfter", () => {
+  it("falls due once per interval at the object's own phase, the first moment of it after the last", () => {
     const ms = (minutes: number) => Date.UTC(2024, 4, 1, 0, minutes);
     // phase 0.5: the object's cycle turns at :30 of each hour
-    expect(fullReadDue(at(10), ms(29), HOUR, 0.5)).toBe(false);
-    expect(fullReadDue(at(10), ms(31), HOUR, 0.5)).toBe(true);
-    expect(fullReadDue(at(31), ms(89), HOUR, 0.5)).toBe(false);
-    expect(fullReadDue(at(31), ms(91), HOUR, 0.5)).toBe(true);
+    expect(fullReadDueAfter(ms(10), HOUR, 0.5)).toBe(ms(30));
+    expect(fullReadDueAfter(ms(29), HOUR, 0.5)).toBe(ms(30));
+    expect(fullReadDueAfter(ms(30), HOUR, 0.5)).toBe(ms(90));
+    expect(fullReadDueAfter(ms(31), HOUR, 0.5)).toBe(ms(90));
+    // however long ago: the next turn of its cycle after it, never one in the past
+    expect(fullReadDueAfter(ms(-600), HOUR, 0.5)).toBe(ms(-570));
   });
 });

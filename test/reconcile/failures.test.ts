@@ -31,6 +31,9 @@ const SECOND = 1_000;
 /** the default sync interval of the harness's reconciler (5 min): Ready is kept for twice that */
 const INTERVAL = 300 * SECOND;
 
+/** how often the EdgeTenant of the table reads its edge in full: each failing pass (1 s on) reads */
+const FULL_READ_MS = SECOND;
+
 const unreachable = () =>
   new NsxTransportError({ method: "GET", path: "/api", reason: "connect ECONNREFUSED", notSent: true });
 
@@ -39,7 +42,7 @@ const KINDS: Record<Kind, { object: () => NsxvObject; fail: (fake: FakeManager) 
   NSXManager: { object: () => manager(), fail: (fake) => void (fake.faults.listPools = [unreachable()]) },
   EdgeTenant: {
     object: () => withOriginal(edgeTenant({ tenant: "red" }), "red"),
-    // its edge list too: a pass read in full lately looks there first
+    // its edge list too: a pass looks there first (its full read falls due every second: FULL_READ_MS)
     fail: (fake) => void ((fake.faults.getEdge = [unreachable()]), (fake.faults.listEdges = [unreachable()])),
   },
   IPPoolAllocations: {
@@ -104,7 +107,9 @@ describe("a failure, for every kind", () => {
       allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
     });
     const others = c.kind === "NSXManager" ? [] : [manager()];
-    const { pass, clock, store } = setup({ objects: [...others, object], fake });
+    // an EdgeTenant the list shows in sync calls its manager when its safety-net read falls due
+    const deps = c.kind === "EdgeTenant" ? { fullReadIntervalMs: FULL_READ_MS } : {};
+    const { pass, clock, store } = setup({ objects: [...others, object], fake, deps });
     const first = await pass(object);
     expect(condition(first, "Ready")?.status, "observed in sync first").toBe("True");
     clock.ms += c.afterMs;
@@ -155,9 +160,10 @@ describe("a pause, the object's or its NSXManager's", () => {
         paused === "object" ? "annotation" : "its NSXManager ns/nsx",
       );
       expect(condition(recent, "Ready"), "the observation is recent").toMatchObject({ status: "True" });
-      expect(recent.outcome, "back when it goes stale").toEqual({
+      expect(recent.outcome, "back when it goes stale, behind events").toEqual({
         type: "done",
         requeueAfterMs: INTERVAL + 1,
+        routine: true,
       });
       clock.ms += INTERVAL + SECOND;
       const stale = await pass(object);

@@ -52,7 +52,7 @@ describe("a manager's strings in status", () => {
     await pass(object);
     const observed = store.get(refOf(object)) as typeof object;
     const list = { list: { fetchedAtMs: 0, byId: new Map([["edge-1", { id: "edge-1", tenant }]]) } };
-    expect(edgeTenantsToWake([observed], list)).toEqual([]);
+    expect(edgeTenantsToWake([observed], list)).toEqual({ wake: [], shown: [refOf(observed)] });
   });
 
   it("notes and a pool name over 32 KB: strays keep their grace period from pass to pass and are released", async () => {

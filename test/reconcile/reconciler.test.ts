@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { Condition, NSXManagerStatus, NsxvObject, Secret } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
+import { fullReadDueAfter, phaseOf } from "../../src/reconcile/edge-tenant.ts";
+import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { condition, iso, setup } from "./harness.ts";
 import {
   allocationIdOf,
@@ -406,11 +408,12 @@ describe("the manager's Secrets held while a restore may need them (a cluster)",
 });
 
 describe("dependents", () => {
-  it("correct the tenant, record it, and come back after the sync interval", async () => {
+  it("correct the tenant, record it, and come back only when its full read falls due: its manager's list follows it", async () => {
     const object = withOriginal(edgeTenant({ syncInterval: "1m" }), "red");
     const { fake, pass } = setup({ objects: [manager(), object] });
     const report = await pass(object);
     expect(fake.calls, "the read that decided the write is the pre-write read").toEqual([
+      "listEdges",
       "getEdge edge-1",
       "putEdge edge-1",
     ]);
@@ -422,7 +425,18 @@ describe("dependents", () => {
         message: 'tenant of edge-1 changed from "red" to "blue"',
       },
     ]);
-    expect(report.outcome).toEqual({ type: "done", requeueAfterMs: 60_000 });
+    // read in full now (status keeps the second): the next full read at its phase of the hour after it
+    const dueMs = fullReadDueAfter(
+      T0.getTime() + 999,
+      RECONCILER_DEFAULTS.fullReadIntervalMs,
+      phaseOf(object),
+    );
+    expect(report.outcome, "not the 1 min resync: the list wakes it").toEqual({
+      type: "done",
+      requeueAfterMs: dueMs - T0.getTime(),
+      routine: true,
+    });
+    await pass(manager()); // its next check lists the edges
     const again = await pass(object);
     expect(again.status, "the next pass sees the version the PUT made").toMatchObject({ edgeVersion: 8 });
     expect(again.changes.tenantCorrections).toEqual([]);
@@ -596,8 +610,11 @@ describe("dependents", () => {
     expect(find("Ready"), c.reason).toMatchObject(c.want);
     expect(find("Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
     expect(written.status?.observedGeneration, "a paused status carries observedGeneration").toBe(1);
+    // back behind events: a routine look, not a change
     expect(report.outcome).toEqual(
-      c.requeueAfterMs === undefined ? { type: "done" } : { type: "done", requeueAfterMs: c.requeueAfterMs },
+      c.requeueAfterMs === undefined
+        ? { type: "done" }
+        : { type: "done", requeueAfterMs: c.requeueAfterMs, routine: true },
     );
   });
 
@@ -729,9 +746,10 @@ describe("conflicts", () => {
       reason: "Conflict",
       message: expect.stringContaining("owned by EdgeTenant ns/a"),
     });
-    expect(report.outcome, "looked at again on the resync").toEqual({
+    expect(report.outcome, "looked at again on the resync, behind events").toEqual({
       type: "done",
       requeueAfterMs: 300_000,
+      routine: true,
     });
     expect((await pass(owner)).changes.tenantCorrections, "the owner acts").toHaveLength(1);
   });
