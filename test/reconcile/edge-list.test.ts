@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
-import { fullReadDueAfter } from "../../src/reconcile/edge-tenant.ts";
+import { fullReadDueAfter, phaseOf } from "../../src/reconcile/edge-tenant.ts";
 import {
   apiError,
   count,
@@ -533,6 +533,22 @@ describe("which EdgeTenants a list wakes", () => {
     expect(verdict.wake).toHaveLength(woken ? 1 : 0);
     // shown as its status says: observed when the list was read, and no pass of its own
     expect(verdict.shown).toHaveLength(shown ? 1 : 0);
+  });
+});
+
+describe("phaseOf", () => {
+  it("spreads a manager's edges evenly over the interval: 2000 edges every 4 h, 3 to 6 in every 30 s", () => {
+    const interval = 4 * HOUR;
+    const phases = Array.from({ length: 2000 }, (_, i) =>
+      phaseOf(edgeTenant({ edgeId: `edge-${i + 1}` }, { name: `t-${i + 1}` })),
+    );
+    const window = 30_000 / interval;
+    const counts = Array.from(
+      { length: interval / 30_000 },
+      (_, w) => phases.filter((p) => p >= w * window && p < (w + 1) * window).length,
+    );
+    expect(Math.min(...counts)).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...counts), "no clump: a hash of the names put up to 10 in one").toBeLessThanOrEqual(6);
   });
 });
 
