@@ -35,6 +35,7 @@ export interface RunFlags extends ReadBoundFlags {
   concurrencyPerManager?: number;
   syncInterval: number;
   fullReadInterval: number;
+  fullReadsPerMinute: number;
   leaderElect: boolean;
   leaderElectionId: string;
   leaderElectionNamespace?: string;
@@ -65,6 +66,7 @@ export interface RunConfig {
   concurrencyPerManager: number;
   syncIntervalMs: number;
   fullReadIntervalMs: number;
+  fullReadsPerMinute: number;
   shutdownTimeoutMs: number;
   leaderElection?: LeaseConfig;
   metricsBindAddress: string;
@@ -219,6 +221,7 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
     concurrencyPerManager: perManager,
     syncIntervalMs: flags.syncInterval,
     fullReadIntervalMs: flags.fullReadInterval,
+    fullReadsPerMinute: flags.fullReadsPerMinute,
     shutdownTimeoutMs: flags.shutdownTimeout,
     ...(flags.leaderElect
       ? {
@@ -285,6 +288,7 @@ async function startOperator(
     concurrencyPerManager: config.concurrencyPerManager,
     syncIntervalMs: config.syncIntervalMs,
     fullReadIntervalMs: config.fullReadIntervalMs,
+    fullReadsPerMinute: config.fullReadsPerMinute,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metricsBindAddress: config.metricsBindAddress,
     healthProbeBindAddress: config.healthProbeBindAddress,
@@ -351,9 +355,15 @@ function runOptions(): Option[] {
     ),
     option(
       "--full-read-interval <duration>",
-      "each edge is read in full at least this often, even while the manager's edge list shows it in sync",
+      "each edge is read in full at least this often, even while the manager's edge list shows it in sync, within --full-reads-per-minute",
       duration(1000, "1s"),
       [d.fullReadIntervalMs, "1h"],
+    ),
+    option(
+      "--full-reads-per-minute <n>",
+      "at most this many of those full reads a minute per NSXManager: one with more EdgeTenants than fit in --full-read-interval at this rate has each edge read once per EdgeTenants / n minutes instead, as its Ready message says",
+      integerAtLeast(1),
+      [d.fullReadsPerMinute],
     ),
     option(
       "--leader-elect",

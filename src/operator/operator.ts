@@ -91,6 +91,12 @@ export interface OperatorOptions {
    */
   fullReadIntervalMs?: number;
   /**
+   * at most this many safety-net full reads a minute of one NSXManager's edges: one with more
+   * EdgeTenants than fit in fullReadIntervalMs at this rate has each read once per
+   * EdgeTenants / fullReadsPerMinute minutes instead (its Ready message says so); default 8
+   */
+  fullReadsPerMinute?: number;
+  /**
    * on shutdown, how long stopping may take in all: in-flight reconciles get most of it
    * (shutdownBudget), letting go of the managers, the lease and the last Events the rest; default 30000
    */
@@ -116,6 +122,7 @@ export const OPERATOR_DEFAULTS = {
   concurrency: 4,
   syncIntervalMs: RECONCILER_DEFAULTS.defaultSyncIntervalMs,
   fullReadIntervalMs: RECONCILER_DEFAULTS.fullReadIntervalMs,
+  fullReadsPerMinute: RECONCILER_DEFAULTS.fullReadsPerMinute,
   shutdownTimeoutMs: CONTROLLER_DEFAULTS.shutdownTimeoutMs,
   metricsBindAddress: METRICS_DEFAULTS.bindAddress,
   healthProbeBindAddress: PROBE_DEFAULTS.bindAddress,
@@ -224,6 +231,7 @@ export class Operator {
       clock: this.#clock,
       defaultSyncIntervalMs: o.syncIntervalMs,
       fullReadIntervalMs: o.fullReadIntervalMs,
+      fullReadsPerMinute: o.fullReadsPerMinute,
     });
     const le = options.leaderElection;
     this.#elector =

@@ -263,11 +263,12 @@ async function recentEdgeList(
 
 /**
  * This object's full read is due now: in a one-shot run only when asked (--full-read: every edge;
- * otherwise one pass takes the list for what it shows, and says so), in the operator once per
- * fullReadInterval, counted from its last full read or from when this replica first looked at it,
- * whichever is later: thousands of objects the operator starts over (or that are created at once)
- * are read in full spread over the next interval, each at its phase, never all on their first
- * pass, however long ago their last full read was.
+ * otherwise one pass takes the list for what it shows, and says so), in the operator once per its
+ * manager's full-read cycle (full-read-schedule.ts: fullReadInterval, longer when its EdgeTenants
+ * would take more than fullReadsPerMinute), counted from its last full read or from when this
+ * replica first looked at it, whichever is later: thousands of objects the operator starts over
+ * (or that are created at once) are read in full spread over the next cycle, each at its phase,
+ * never all on their first pass, however long ago their last full read was.
  */
 function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
   const { state } = ctx;
@@ -278,28 +279,21 @@ function safetyNetReadDue(ctx: PassContext<EdgeTenant>): boolean {
 /** When the object's next full read falls due, after the last one (`lastFullRead`, RFC 3339) and this replica's first look. */
 export function nextFullReadMs(ctx: PassContext<EdgeTenant>, lastFullRead: string | undefined): number {
   const { state, object } = ctx;
+  const nowMs = ctx.now.getTime();
   // status keeps it to the second: the read was within the second it names, counted to its end
   const lastMs = lastFullRead === undefined ? NaN : Date.parse(lastFullRead) + 999;
-  const firstLookMs = state.trackedSinceMs(refOf(object), ctx.now.getTime());
+  const firstLookMs = state.trackedSinceMs(refOf(object), nowMs);
   const sinceMs = Number.isFinite(lastMs) ? Math.max(lastMs, firstLookMs) : firstLookMs;
-  return fullReadDueAfter(sinceMs, state.fullReadIntervalMs, phaseOf(object));
-}
-
-/**
- * When the safety net's full read falls due after one at `sinceMs`: each object reads its edge
- * once per interval, at its own phase of the interval (so that thousands of edges are read spread
- * over it, not at once): the first moment of its phase after `sinceMs`.
- */
-export function fullReadDueAfter(sinceMs: number, intervalMs: number, phase: number): number {
-  const offsetMs = phase * intervalMs;
-  return offsetMs + (Math.floor((sinceMs - offsetMs) / intervalMs) + 1) * intervalMs;
+  const manager = managerRefOf(object) ?? refOf(object);
+  const cycleMs = state.fullReadCycleMsOf(manager);
+  return state.fullReads.dueAtMs(refOf(object), { manager, cycleMs, phase: phaseOf(object) }, sinceMs, nowMs);
 }
 
 /** 1/φ: its multiples, taken modulo 1, fall evenly however many are taken (a Weyl sequence) */
 const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
 
 /**
- * A fixed fraction of the interval per object: when in each interval its full read is due. From
+ * A fixed fraction of the cycle per object: when in each cycle its full read is due. From
  * its edge's number (edge-<n>): the fractional part of n/φ, so that a manager's edges, numbered
  * as it creates them, are read evenly spaced over the interval (2000 edges every 4 h: 4 or 5 in any
  * 30 s, where a hash of each name clumps up to 10). An edge number past 2^31 (none a manager

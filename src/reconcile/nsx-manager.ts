@@ -30,6 +30,7 @@ import {
   type InsecureReason,
   type ReconcileEvent,
 } from "./conditions.ts";
+import { formatDuration } from "../api/duration.ts";
 import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
 import type { ManagerConnection } from "./connections.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
@@ -83,6 +84,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
     resolveManager(ctx.object);
     const dependents = ctx.state.dependentsOf(ctx.object);
     const edgeTenants = liveEdgeTenants(dependents);
+    ctx.state.countedEdgeTenants(refOf(ctx.object), edgeTenants.length);
     const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
     const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
@@ -120,7 +122,9 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
         : edgeList.list !== undefined
           ? `${edgeList.list.byId.size} edge${edgeList.list.byId.size === 1 ? "" : "s"} listed`
           : `the edge list failed (${edgeList.error}): its EdgeTenants read their edges one by one until it works`;
-    const seen = [pools, listed].filter((part) => part !== undefined).join("; ");
+    const seen = [pools, listed, fullReadsOf(target, edgeList, ctx)]
+      .filter((part) => part !== undefined)
+      .join("; ");
     const vsmUuid = observed.vsmUuid ?? previous?.vsmUuid;
     const status = (): NSXManagerStatus =>
       omitUndefined({
@@ -168,6 +172,25 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   targetOf: () => "",
   describe: () => "",
 };
+
+/**
+ * How often the safety net reads each of the manager's edges in full, when the operator runs and
+ * its list was read (EdgeTenants name it): the full-read interval, or the longer cycle its budget of reads a minute
+ * makes (full-read-schedule.ts), with why.
+ */
+function fullReadsOf(
+  target: ManagerTarget,
+  edgeList: EdgeListState | undefined,
+  ctx: PassContext<NSXManager>,
+): string | undefined {
+  const { state } = ctx;
+  // while the list fails, every EdgeTenant reads its edge at each pass: no safety net to tell of
+  if (state.oneShot !== undefined || edgeList?.list === undefined) return undefined;
+  const cycleMs = state.fullReadCycleMsOf(refOf(ctx.object));
+  const every = `each edge read in full every ${formatDuration(cycleMs)}`;
+  if (cycleMs <= state.fullReadIntervalMs) return every;
+  return `${every} (${state.fullReadsPerMinute} full reads a minute at most, over ${target.edgeTenants.length} EdgeTenants)`;
+}
 
 /**
  * What the list tells the manager's EdgeTenants: those to wake now, and those it shows as their

@@ -21,6 +21,7 @@ import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import { EdgeListCache } from "./edge-lists.ts";
+import { fullReadCycleMs, FullReadSchedule } from "./full-read-schedule.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { PoolListCache } from "./pool-lists.ts";
@@ -73,6 +74,12 @@ export interface ReconcilerOptions {
   maxAttempts?: number;
   /** every edge is read in full at least this often, whatever the edge list says; default 3600000 (1 h) */
   fullReadIntervalMs?: number;
+  /**
+   * the safety net's budget: at most this many full reads a minute of the edges of one NSXManager,
+   * on average; a manager with more EdgeTenants than fit in fullReadIntervalMs at this rate has
+   * its edges read once per fullReadCycleMs instead; default 8
+   */
+  fullReadsPerMinute?: number;
 }
 
 /** What a one-shot run (`plan`, `apply`) was asked. */
@@ -98,9 +105,12 @@ export class ReconcilerState {
   readonly maxAttempts: number;
   readonly oneShot: OneShot | undefined;
   readonly fullReadIntervalMs: number;
+  readonly fullReadsPerMinute: number;
   readonly clock: Pick<Clock, "now" | "setTimer">;
   /** each manager's edge list, as its last check read it */
   readonly edgeLists: EdgeListCache;
+  /** when each edge's next safety-net read is due */
+  readonly fullReads = new FullReadSchedule();
   /** object key → when its last successful observation was (what a stale Ready is judged by) */
   readonly #observedAtMs = new Map<string, number>();
   /** object key → when this replica first looked at it (an earlier observation, and a full read, count from then) */
@@ -115,6 +125,8 @@ export class ReconcilerState {
   readonly #poolLists: PoolListCache;
   /** who names which NSXManager, and the store revision it was built at (dependentsOf) */
   #dependentRefs: { revision: string; byManager: Map<string, ObjectRef[]> } | undefined;
+  /** NSXManager key → the live EdgeTenants its last check counted (fullReadCycleMsOf) */
+  readonly #edgeTenantCounts = new Map<string, number>();
   /** NSXManager key → its check interval, and the store revision it was worked out at */
   readonly #checkIntervals = new Map<string, { revision: string; ms: number | undefined }>();
   /** the conflict index per kind and the store revision it was built at */
@@ -129,6 +141,7 @@ export class ReconcilerState {
     this.maxAttempts = options.maxAttempts;
     this.oneShot = options.oneShot;
     this.fullReadIntervalMs = options.fullReadIntervalMs;
+    this.fullReadsPerMinute = options.fullReadsPerMinute;
     this.clock = options.clock;
     this.#defaultSyncIntervalMs = options.defaultSyncIntervalMs;
     this.#jitterFraction = options.jitterFraction;
@@ -185,6 +198,8 @@ export class ReconcilerState {
     this.#refusals.delete(objectKey(ref));
     this.#restored.delete(objectKey(ref));
     this.#checkIntervals.delete(objectKey(ref));
+    this.#edgeTenantCounts.delete(objectKey(ref));
+    this.fullReads.forget(ref);
   }
 
   /** This replica wrote `tenant` back to `edgeId` for the object being deleted. */
@@ -393,6 +408,22 @@ export class ReconcilerState {
       }
     this.#dependentRefs = { revision, byManager };
     return byManager;
+  }
+
+  /** The NSXManager's check found this many live EdgeTenants naming it (what its full-read cycle counts). */
+  countedEdgeTenants(manager: ObjectRef, count: number): void {
+    this.#edgeTenantCounts.set(objectKey(manager), count);
+  }
+
+  /**
+   * How often the safety net reads each edge of the NSXManager in full: fullReadIntervalMs, or
+   * longer when the live EdgeTenants its last check counted would take more than
+   * fullReadsPerMinute (full-read-schedule.ts). Before its first check, the interval: the
+   * schedule counts in cycles, so what falls due keeps its place when the cycle moves.
+   */
+  fullReadCycleMsOf(manager: ObjectRef): number {
+    const edgeTenants = this.#edgeTenantCounts.get(objectKey(manager)) ?? 0;
+    return fullReadCycleMs(this.fullReadIntervalMs, this.fullReadsPerMinute, edgeTenants);
   }
 
   /** The EdgeTenants that name this NSXManager and are not being deleted: whose edges its list shows. */

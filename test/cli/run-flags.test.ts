@@ -38,6 +38,7 @@ describe("run flags", () => {
       concurrencyPerManager: 2,
       syncIntervalMs: 300_000,
       fullReadIntervalMs: 3_600_000,
+      fullReadsPerMinute: 8,
       shutdownTimeoutMs: 30_000,
       metricsBindAddress: ":8080",
       healthProbeBindAddress: ":8081",
@@ -54,6 +55,7 @@ describe("run flags", () => {
       "--concurrency-per-manager=3",
       "--sync-interval=90s",
       "--full-read-interval=30m",
+      "--full-reads-per-minute=20",
       "--leader-elect",
       "--leader-election-id=ops.nsxv",
       "--leader-election-lease-duration=30s",
@@ -70,6 +72,7 @@ describe("run flags", () => {
       concurrencyPerManager: 3,
       syncIntervalMs: 90_000,
       fullReadIntervalMs: 1_800_000,
+      fullReadsPerMinute: 20,
       shutdownTimeoutMs: 60_000,
       leaderElection: {
         id: "ops.nsxv",

@@ -60,6 +60,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       concurrency: 4,
       syncIntervalMs: 300_000,
       fullReadIntervalMs: 3_600_000,
+      fullReadsPerMinute: 8,
       leaderElection: { id: "nsxv-operator", namespace: "nsxv-system" },
     });
     expect(config.source).not.toHaveProperty("namespace");
@@ -71,6 +72,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       logLevel: "debug",
       syncInterval: "1h30m",
       fullReadInterval: "20m",
+      fullReadsPerMinute: 30,
       concurrency: 8,
       concurrencyPerManager: 3,
       selector: "team in (blue, green),!legacy",
@@ -83,6 +85,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       logLevel: "debug",
       syncIntervalMs: 5_400_000,
       fullReadIntervalMs: 1_200_000,
+      fullReadsPerMinute: 30,
       concurrency: 8,
       concurrencyPerManager: 3,
       shutdownTimeoutMs: 45_000,

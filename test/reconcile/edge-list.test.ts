@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
-import { fullReadDueAfter, phaseOf } from "../../src/reconcile/edge-tenant.ts";
+import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
 import {
   apiError,
   count,
@@ -549,18 +549,5 @@ describe("phaseOf", () => {
     );
     expect(Math.min(...counts)).toBeGreaterThanOrEqual(3);
     expect(Math.max(...counts), "no clump: a hash of the names put up to 10 in one").toBeLessThanOrEqual(6);
-  });
-});
-
-describe("fullReadDueAfter", () => {
-  it("falls due once per interval at the object's own phase, the first moment of it after the last", () => {
-    const ms = (minutes: number) => Date.UTC(2024, 4, 1, 0, minutes);
-    // phase 0.5: the object's cycle turns at :30 of each hour
-    expect(fullReadDueAfter(ms(10), HOUR, 0.5)).toBe(ms(30));
-    expect(fullReadDueAfter(ms(29), HOUR, 0.5)).toBe(ms(30));
-    expect(fullReadDueAfter(ms(30), HOUR, 0.5)).toBe(ms(90));
-    expect(fullReadDueAfter(ms(31), HOUR, 0.5)).toBe(ms(90));
-    // however long ago: the next turn of its cycle after it, never one in the past
-    expect(fullReadDueAfter(ms(-600), HOUR, 0.5)).toBe(ms(-570));
   });
 });
