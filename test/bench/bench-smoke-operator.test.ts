@@ -2,6 +2,7 @@
  * The benchmarks of bench/ that run the operator in a child process or beside a frozen manager, at a tiny size (smoke.ts says what is checked).
  */
 import { benchHungManager, HUNG_MANAGER_QUICK } from "../../bench/hung-manager.ts";
+import { benchCeiling, CEILING_QUICK, CEILING_TARGETS } from "../../bench/ceiling.ts";
 import { benchFleetInterval, FLEET_INTERVAL_QUICK } from "../../bench/fleet-interval.ts";
 import { benchScale, SCALE_QUICK } from "../../bench/scale.ts";
 import { smokeTest, tinyFleet } from "./smoke.ts";
@@ -34,6 +35,37 @@ smokeTest([
       "passes (reconciles) in 2 s",
       "status writes in 2 s",
       "manager writes in steady state",
+      "drift in steady state → PUT",
+      "peak RSS",
+    ],
+    exact: { "first pass complete": 1, "manager writes in steady state": 0 },
+  },
+  {
+    name: "Ceiling",
+    reason:
+      "the ceiling's run (8 managers in full, 2 here) with the issue's targets as target columns: steady, CPU and calls in the window, drift, peak RSS",
+    run: () =>
+      benchCeiling({
+        ...CEILING_QUICK,
+        cases: [
+          { managers: 2, source: "directory", fullReadIntervalMs: 4 * 3_600_000, targets: CEILING_TARGETS },
+        ],
+        timing: {
+          ...CEILING_QUICK.timing,
+          edges: 6,
+          startDriftAtMs: 500,
+          firstWindowMs: 2_000,
+          windowStartMs: 2_000,
+          windowMs: 2_000,
+          syncTimeoutMs: 30_000,
+          putTimeoutMs: 20_000,
+        },
+      }),
+    metrics: [
+      "start → every status written",
+      "drift made 0.5 s after start → PUT",
+      "operator CPU in 2 s of steady state",
+      "manager calls in 2 s, per manager",
       "drift in steady state → PUT",
       "peak RSS",
     ],
