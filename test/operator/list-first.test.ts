@@ -125,6 +125,32 @@ describe("list-first observation in the operator", () => {
     await waitFor("the changed spec applied", () => statusOf(source, `edge-${many}`)?.lastCorrectionTime);
     expect(looked(), "most of the start still queued when the change was acted on").toBeLessThan(many / 2);
   });
+  it("a new object created during the start is acted on ahead of the start's passes still queued", async () => {
+    const many = 30;
+    const sim = await simulator([...Array.from({ length: many }, () => "blue"), "red"]);
+    // no list to observe from: each pass of the start reads its edge, 40 ms a read
+    await control(sim, "POST", "faults", { kind: "status", status: 403, route: "listEdges" });
+    await control(sim, "POST", "faults", { kind: "latency", latencyMs: 40, route: "getEdge" });
+    const wanted = Object.fromEntries(Array.from({ length: many }, (_, i) => [`edge-${i + 1}`, "blue"]));
+    const source = new MemorySource(objects(sim.url, wanted));
+    run(source, { concurrency: 1, concurrencyPerManager: 1 });
+    const looked = () => all(source, many).filter((s) => s?.observedGeneration !== undefined).length;
+    await waitFor("the start's first passes", () => looked() >= 2);
+    // edge-31 carries red: a new EdgeTenant wanting blue, like the others
+    const template = source.store.get(edgeRef("edge-1")) as EdgeTenant;
+    const name = `edge-${many + 1}`;
+    source.change({
+      ...template,
+      metadata: { ...template.metadata, name, uid: `uid-${name}`, resourceVersion: "1" },
+      spec: { ...template.spec, edgeId: name },
+      status: undefined,
+    } as EdgeTenant);
+    await waitFor("the new object corrected", () => statusOf(source, name)?.lastCorrectionTime);
+    expect(looked(), "most of the start still queued when the new object was acted on").toBeLessThan(
+      many / 2,
+    );
+  });
+
   it("finds drift a frozen list hides at the edge's full read, and reads before it writes", async () => {
     const fullReadMs = 60_000;
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
