@@ -8,8 +8,6 @@
 import { describe, expect, it } from "vitest";
 import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
 import type { RunningSimulator } from "../../src/simulator/index.ts";
-import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
-import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { callsOf } from "../support/calls.ts";
 import { edgeRef, objects, operatorHarness } from "./harness.ts";
@@ -42,22 +40,6 @@ async function control(sim: RunningSimulator, method: string, path: string, body
   return res.status === 204 ? undefined : ((await res.json()) as unknown);
 }
 
-/**
- * A start for the operator's clock at which no EdgeTenant's safety-net read falls due within
- * `spanMs`: each reads in full once an hour at a phase its name fixes, and a steady state that
- * happened to cross one would count that read.
- */
-function quietStart(source: MemorySource, spanMs: number): number {
-  const intervalMs = RECONCILER_DEFAULTS.fullReadIntervalMs;
-  const offsets = (source.store.list("EdgeTenant") as EdgeTenant[]).map((o) => phaseOf(o) * intervalMs);
-  for (let start = Date.now(); ; start += spanMs) {
-    // status keeps the time of a full read to the second: the window opens a second early
-    const from = (start - 1_000) % intervalMs;
-    const crossed = (offset: number) => (offset - from + intervalMs) % intervalMs <= spanMs + 1_000;
-    if (!offsets.some(crossed)) return start;
-  }
-}
-
 const statusOf = (source: MemorySource, name: string) =>
   source.statusOf(edgeRef(name)) as EdgeTenant["status"];
 const all = (source: MemorySource, count = EDGES) =>
@@ -71,7 +53,9 @@ describe("list-first observation in the operator", () => {
   it("started with no status, observes from the list: no edge read; in steady state no pass of its own and no status write", async () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
-    const clock = new FakeClock(quietStart(source, 5 * STEP_MS));
+    // the first full reads fall due at each edge's phase of the hour after the start: edge-5's,
+    // the earliest of edge-1 to edge-8, at 0.09 h, after the steps below
+    const clock = new FakeClock(Date.now());
     const { registry } = run(source, { clock });
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
     await settle(registry);
