@@ -6,7 +6,7 @@
  * take the edge list for what it shows (at most 20 manager calls in its first 30 s, every status
  * written within 10 s) and an out-of-band change made 3 s after the start must be corrected within
  * 10 s; then steady state is counted. Run at the defaults (--full-read-interval 1 h within
- * --full-reads-per-minute 8: a 2000-edge manager's edges each read once per 4h10m, 4 or 5 per 30 s)
+ * --full-reads-per-minute 7: a 2000-edge manager's edges each read once per 4h46m, 3 or 4 per 30 s)
  * and at 4 h.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -28,7 +28,7 @@ import { runInCaseLimit, writeManifests } from "./scale.ts";
 export interface FleetIntervalCase {
   managers: number;
   source: "memory" | "directory";
-  /** the operator's --full-read-interval; default its default (1 h, within --full-reads-per-minute 8) */
+  /** the operator's --full-read-interval; default its default (1 h, within --full-reads-per-minute 7) */
   fullReadIntervalMs?: number;
   /** run the operator in a memory cgroup with the Deployment's limit (scale.ts runInCaseLimit) */
   inDeploymentLimit?: boolean;
@@ -135,9 +135,9 @@ export async function benchFleetInterval(options: FleetIntervalOptions): Promise
       "the operator's CPU (user + system of its process), the managers' calls (the list's pages, which are the " +
       "manager's check, and the safety net's full reads, spread over --full-read-interval), passes and status " +
       "writes; then an edge changed out of band, timed to its PUT. The safety net's full reads are edges x window / " +
-      "cycle, the cycle --full-read-interval or, past --full-reads-per-minute (default 8), edges / 8 minutes: " +
+      "cycle, the cycle --full-read-interval or, past --full-reads-per-minute (default 7), edges / 7 minutes: " +
       "2000 edges at 1 h would be about 17 per 30 s, more than the 12 calls asked of a manager in 30 s with its " +
-      "list's 6 pages; within the budget, once per 4h10m, about 4 (and as many at 4 h).",
+      "list's 6 pages; within the budget, once per 4h46m, 3 or 4 (and as many at 4 h).",
   );
   return result.build();
 }

@@ -93,7 +93,7 @@ export interface OperatorOptions {
   /**
    * at most this many safety-net full reads a minute of one NSXManager's edges: one with more
    * EdgeTenants than fit in fullReadIntervalMs at this rate has each read once per
-   * EdgeTenants / fullReadsPerMinute minutes instead (its Ready message says so); default 8
+   * EdgeTenants / fullReadsPerMinute minutes instead (its Ready message says so); default 7
    */
   fullReadsPerMinute?: number;
   /**

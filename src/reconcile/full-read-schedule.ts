@@ -17,13 +17,13 @@ import { objectKey, type ObjectRef } from "../api/refs.ts";
 
 /**
  * The safety net's cycle for `edgeTenants` edges of one manager: every edge read in full once per
- * `intervalMs`, unless that takes more than `perMinute` reads a minute: then once per the time
- * `perMinute` reads a minute take to go round them all. A manager then gets its list's pages (one
- * per 1024 edges per sync interval) and at most `perMinute` full reads a minute in steady state,
- * and one with few edges is still read in full once per interval.
+ * `intervalMs`, unless that takes more than `perMinute` reads a minute: then once per the minutes
+ * `perMinute` reads a minute take to go round them all (rounded up). A manager then gets its
+ * list's pages (one per 1024 edges per sync interval) and at most `perMinute` full reads a minute
+ * in steady state, and one with few edges is still read in full once per interval.
  */
 export function fullReadCycleMs(intervalMs: number, perMinute: number, edgeTenants: number): number {
-  return Math.max(intervalMs, Math.ceil((edgeTenants / perMinute) * 60_000));
+  return Math.max(intervalMs, Math.ceil(edgeTenants / perMinute) * 60_000);
 }
 
 /** A manager's count of cycles: `cycles` at `atMs`, going on at one per `cycleMs`. */

@@ -69,7 +69,7 @@ export const RECONCILER_DEFAULTS = Object.freeze({
   poolListTtlMs: POOL_LIST_DEFAULTS.ttlMs,
   maxAttempts: 3,
   fullReadIntervalMs: 3_600_000,
-  fullReadsPerMinute: 8,
+  fullReadsPerMinute: 7,
 });
 
 export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => Promise<ReconcileReport>;

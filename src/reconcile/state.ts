@@ -77,7 +77,7 @@ export interface ReconcilerOptions {
   /**
    * the safety net's budget: at most this many full reads a minute of the edges of one NSXManager,
    * on average; a manager with more EdgeTenants than fit in fullReadIntervalMs at this rate has
-   * its edges read once per fullReadCycleMs instead; default 8
+   * its edges read once per fullReadCycleMs instead; default 7
    */
   fullReadsPerMinute?: number;
 }

@@ -38,7 +38,7 @@ describe("run flags", () => {
       concurrencyPerManager: 2,
       syncIntervalMs: 300_000,
       fullReadIntervalMs: 3_600_000,
-      fullReadsPerMinute: 8,
+      fullReadsPerMinute: 7,
       shutdownTimeoutMs: 30_000,
       metricsBindAddress: ":8080",
       healthProbeBindAddress: ":8081",

@@ -60,7 +60,7 @@ describe.skipIf(helm.path === undefined)("the chart's values", () => {
       concurrency: 4,
       syncIntervalMs: 300_000,
       fullReadIntervalMs: 3_600_000,
-      fullReadsPerMinute: 8,
+      fullReadsPerMinute: 7,
       leaderElection: { id: "nsxv-operator", namespace: "nsxv-system" },
     });
     expect(config.source).not.toHaveProperty("namespace");

@@ -140,7 +140,8 @@ describe("list-first observation in the operator", () => {
     const sim = await simulator(Array.from({ length: EDGES }, () => "blue"));
     const source = tenants(sim.url);
     const clock = new FakeClock(Date.now());
-    const { registry } = run(source, { clock, fullReadIntervalMs: fullReadMs });
+    // a budget that leaves the interval as it is: 8 edges a minute at most
+    const { registry } = run(source, { clock, fullReadIntervalMs: fullReadMs, fullReadsPerMinute: 8 });
     await waitFor("every EdgeTenant Ready", () => readyAll(source));
     await control(sim, "POST", "faults", { kind: "staleList", route: "*" });
     await control(sim, "PATCH", "edges/edge-3", { tenant: "intruder" });

@@ -52,11 +52,27 @@ describe("fullReadCycleMs", () => {
     expect(fullReadCycleMs(intervalMs, perMinute, edges)).toBe(cycleMs);
   });
 
-  it("the default budget leaves room for a 2000-edge manager's list: at most 12 calls in 30 s", () => {
+  it.each([
+    { reason: "2000 at the default budget: 286 min", edges: 2000, perMinute: 7, cycleMs: 286 * MINUTE },
+    {
+      reason: "a part of a minute rounds up: never more than the budget",
+      edges: 2001,
+      perMinute: 8,
+      cycleMs: 251 * MINUTE,
+    },
+  ])("$reason", ({ edges, perMinute, cycleMs }) => {
+    expect(fullReadCycleMs(HOUR, perMinute, edges)).toBe(cycleMs);
+  });
+
+  it("the default budget keeps a 2000-edge manager at a 10 s interval within 12 calls in any 30 s", () => {
     const perMinute = RECONCILER_DEFAULTS.fullReadsPerMinute;
-    // the list's pages, one per 1024 edges, every 10 s
-    const listPages = Math.ceil(2000 / 1024) * 3;
-    expect(listPages + Math.ceil(perMinute / 2)).toBeLessThanOrEqual(12);
+    // the list's pages, one per 1024 edges, at each check: four checks fit in 30 s at -10 % jitter
+    const listPages = Math.ceil(2000 / 1024) * 4;
+    // reads evenly spaced at 60 / perMinute s: a 30 s window holds one more than it fits whole
+    const reads = Math.floor(perMinute / 2) + 1;
+    expect(listPages + reads).toBeLessThanOrEqual(12);
+    // and it is the largest such budget
+    expect(listPages + Math.floor((perMinute + 1) / 2) + 1).toBeGreaterThan(12);
   });
 });
 
