@@ -29,6 +29,11 @@ const REFUSED = [
   { values: { syncInterval: "5 minutes" }, message: /at '\/syncInterval'/, reason: "a Go duration" },
   { values: { syncInterval: "-5m" }, message: /at '\/syncInterval'/, reason: "no negative durations" },
   { values: { fullReadInterval: "hourly" }, message: /at '\/fullReadInterval'/, reason: "a Go duration" },
+  {
+    values: { fullReadsPerMinute: 0 },
+    message: /at '\/fullReadsPerMinute'/,
+    reason: "at least one full read a minute",
+  },
   { values: { concurrency: 0 }, message: /at '\/concurrency'/, reason: "at least one reconcile at once" },
   { values: { concurrency: "4" }, message: /at '\/concurrency'/, reason: "a number, not text" },
   {
