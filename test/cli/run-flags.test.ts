@@ -159,6 +159,12 @@ describe("run flags", () => {
       reason: "a manager with no share never gets a reconcile",
     },
     {
+      name: "FullReadsPerMinuteZero",
+      args: ["--full-reads-per-minute=0"],
+      message: "'--full-reads-per-minute <n>' argument '0' is invalid. must be an integer >= 1",
+      reason: "a safety net that never reads finds nothing",
+    },
+    {
       name: "SyncIntervalUnitless",
       args: ["--sync-interval=5"],
       message: '"5" is not a duration',
