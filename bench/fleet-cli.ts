@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildCli, runBuiltCli, writeCliManifests, type CliRun } from "./lib/cli-process.ts";
 import { CREDENTIALS, DESIRED_TENANT, DRIFTED_TENANT, simulatorState, sum } from "./lib/fixtures.ts";
-import { EDGE_LIST_PAGE_SIZE } from "../src/reconcile/edge-lists.ts";
+import { EDGE_LIST_PAGE_SIZE } from "../src/reconcile/edge-tenant/edge-lists.ts";
 import { atMost, exactly, ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { totalsByRoute } from "../test/support/calls.ts";
 import { startSimulatorProcess, type SimulatorControl } from "./lib/simulator-process.ts";

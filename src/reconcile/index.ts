@@ -18,4 +18,4 @@ export { EVENT_REASONS, REASONS, type EventReason, type Reason, type ReconcileEv
 export { ReconcileError } from "./errors.ts";
 export { isPaused, SUPPORTED_COMBINATIONS, type PolicyAction } from "./policy.ts";
 export type { Action, DroppedAction, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";
-export { releaseTarget } from "./ip-pool-plan.ts";
+export { releaseTarget } from "./ip-pool/plan.ts";

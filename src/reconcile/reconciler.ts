@@ -27,9 +27,9 @@ import {
   type Failure,
   type ReconcileEvent,
 } from "./conditions.ts";
-import { edgeTenantPass, restorePass } from "./edge-tenant.ts";
+import { edgeTenantPass, restorePass } from "./edge-tenant/handler.ts";
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
-import { ipPoolPass } from "./ip-pool.ts";
+import { ipPoolPass } from "./ip-pool/handler.ts";
 import type { PassContext, PassHandler, Settled } from "./kind.ts";
 import {
   dependentsOnReadyChange,
@@ -40,10 +40,10 @@ import {
   recordCredentials,
   refusedCredentialsWaitMs,
   secretHolds,
-} from "./nsx-manager.ts";
+} from "./nsx-manager/handler.ts";
 import { runPass, type PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
-import { POOL_LIST_DEFAULTS } from "./pool-lists.ts";
+import { POOL_LIST_DEFAULTS } from "./ip-pool/pool-lists.ts";
 import type { Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
 import {

@@ -20,11 +20,11 @@ import type { Clock } from "../util/clock.ts";
 import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
-import { EdgeListCache } from "./edge-lists.ts";
+import { EdgeListCache } from "./edge-tenant/edge-lists.ts";
 import { fullReadCycleMs, FullReadSchedule } from "./full-read-schedule.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
-import { PoolListCache } from "./pool-lists.ts";
+import { PoolListCache } from "./ip-pool/pool-lists.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 import type { DesiredStateStore } from "./store.ts";
 

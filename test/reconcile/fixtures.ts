@@ -19,8 +19,8 @@ import {
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
 import type { Allocation, EdgeSummary, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
-import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant-plan.ts";
-import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool-plan.ts";
+import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant/plan.ts";
+import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool/plan.ts";
 import type { Failure } from "../../src/reconcile/conditions.ts";
 import type { KindPlan, Settled } from "../../src/reconcile/kind.ts";
 import type { Action } from "../../src/reconcile/plan.ts";

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
-import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
+import { edgeTenantsToWake } from "../../src/reconcile/edge-tenant/edge-list-plan.ts";
 import { condition, setup } from "./harness.ts";
 import {
   allocations,

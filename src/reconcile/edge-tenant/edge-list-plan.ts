@@ -11,13 +11,13 @@
  * person must act first) are left alone, and so are those the operator has not looked at yet:
  * their arrival queued them.
  */
-import { refOf, type ObjectRef } from "../api/refs.ts";
-import { UNOBSERVED_GENERATION, type EdgeTenant } from "../api/types.ts";
-import type { EdgeSummary } from "../nsx/types.ts";
-import { findCondition, managerValue } from "./conditions.ts";
+import { refOf, type ObjectRef } from "../../api/refs.ts";
+import { UNOBSERVED_GENERATION, type EdgeTenant } from "../../api/types.ts";
+import type { EdgeSummary } from "../../nsx/types.ts";
+import { findCondition, managerValue } from "../conditions.ts";
 import type { EdgeListState } from "./edge-lists.ts";
-import { allows, isPaused } from "./policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
+import { allows, isPaused } from "../policy.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
 
 export interface EdgeListVerdict {
   /** need a pass now */

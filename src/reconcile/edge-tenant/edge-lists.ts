@@ -12,11 +12,11 @@
  * A page the same as at the last read of the list is not parsed again (nsx/edge-pages.ts): the
  * cost of a list every interval follows what changed on the manager.
  */
-import { EdgePages } from "../nsx/edge-pages.ts";
-import type { CallOptions, EdgeSummary, ManagerApi } from "../nsx/types.ts";
-import { omitUndefined } from "../util/options.ts";
-import { managerValue } from "./conditions.ts";
-import type { Clock } from "../util/clock.ts";
+import { EdgePages } from "../../nsx/edge-pages.ts";
+import type { CallOptions, EdgeSummary, ManagerApi } from "../../nsx/types.ts";
+import { omitUndefined } from "../../util/options.ts";
+import { managerValue } from "../conditions.ts";
+import type { Clock } from "../../util/clock.ts";
 
 /** The largest page a manager serves: the fewest calls. */
 export const EDGE_LIST_PAGE_SIZE = 1024;

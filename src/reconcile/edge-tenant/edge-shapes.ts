@@ -10,13 +10,13 @@
  * at a higher version and agrees with the first (the edge really changed). What every edge of its
  * type must carry is the client's own check, on every PUT (nsx/edge-shape.ts).
  */
-import type { EdgeShapeStatus } from "../api/types.ts";
-import type { EdgeDocument } from "../nsx/edge-document.ts";
-import { describePath, type EdgeShape } from "../nsx/edge-shape.ts";
-import type { EdgeSummary } from "../nsx/types.ts";
-import { detached } from "../util/detached.ts";
-import { omitUndefined } from "../util/options.ts";
-import { ReconcileError } from "./errors.ts";
+import type { EdgeShapeStatus } from "../../api/types.ts";
+import type { EdgeDocument } from "../../nsx/edge-document.ts";
+import { describePath, type EdgeShape } from "../../nsx/edge-shape.ts";
+import type { EdgeSummary } from "../../nsx/types.ts";
+import { detached } from "../../util/detached.ts";
+import { omitUndefined } from "../../util/options.ts";
+import { ReconcileError } from "../errors.ts";
 
 /** What is known of an edge besides a new read of it. */
 export interface KnownOfEdge {

@@ -1,6 +1,6 @@
 /**
- * The EdgeTenant kind: two passes of the common contract (kind.ts). `edgeTenantPass` observes
- * the edge (GET), plans (edge-tenant-plan.ts) and writes the document just read with only
+ * The EdgeTenant kind: two passes of the common contract (reconcile/kind.ts). `edgeTenantPass` observes
+ * the edge (GET), plans (plan.ts) and writes the document just read with only
  * `<tenant>` changed: a correction is exactly GET + PUT, and after a 409 the shared helper reads
  * again and plans again. `restorePass` is what deleting an object that holds the restore
  * finalizer does: the same GET + PUT, back to the tenant the edge carried before the first
@@ -12,29 +12,29 @@
  * (edge-shapes.ts decides what the second read may decide).
  */
 import { createHash } from "node:crypto";
-import { managerOfLabel, managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
+import { managerOfLabel, managerRefOf, refOf, type ObjectRef } from "../../api/refs.ts";
 import {
   RESTORE_FINALIZER,
   SKIP_RESTORE_ANNOTATION,
   type EdgeTenant,
   type EdgeTenantStatus,
-} from "../api/types.ts";
-import type { EdgeDocument } from "../nsx/edge-document.ts";
-import { NsxIncompleteEdgeError } from "../nsx/errors.ts";
-import type { ManagerApi, CallOptions } from "../nsx/types.ts";
-import type { ManagerConnection } from "./connections.ts";
+} from "../../api/types.ts";
+import type { EdgeDocument } from "../../nsx/edge-document.ts";
+import { NsxIncompleteEdgeError } from "../../nsx/errors.ts";
+import type { ManagerApi, CallOptions } from "../../nsx/types.ts";
+import type { ManagerConnection } from "../connections.ts";
 import type { EdgeList } from "./edge-lists.ts";
 import { decidingRead, doubted, rememberedOf, rememberedShapeOf, type KnownOfEdge } from "./edge-shapes.ts";
 import { listShows } from "./edge-list-plan.ts";
-import { planEdgeTenant, type EdgeObservation } from "./edge-tenant-plan.ts";
-import { hasNsxCode, ReconcileError } from "./errors.ts";
-import type { Failure } from "./conditions.ts";
-import type { KindPlan, PassContext, PassHandler, Settled } from "./kind.ts";
-import type { RestoreTenantAction, SetTenantAction } from "./plan.ts";
+import { planEdgeTenant, type EdgeObservation } from "./plan.ts";
+import { hasNsxCode, ReconcileError } from "../errors.ts";
+import type { Failure } from "../conditions.ts";
+import type { KindPlan, PassContext, PassHandler, Settled } from "../kind.ts";
+import type { RestoreTenantAction, SetTenantAction } from "../plan.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
-import { isPaused } from "./policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
-import { holdsItsSecrets } from "./nsx-manager.ts";
+import { isPaused } from "../policy.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
+import { holdsItsSecrets } from "../nsx-manager/handler.ts";
 
 /** What a pass over one edge found before reading it, and the document it read last. */
 interface EdgeTarget {

@@ -13,10 +13,10 @@
  *   remembers one, its spec may not move to another edge or manager (the pass stalls with
  *   EdgeMoved); an Orphan object that moves forgets it.
  */
-import type { ObjectRef } from "../api/refs.ts";
-import type { EdgeShapeStatus, EdgeTenantStatus, OriginalTenantSource } from "../api/types.ts";
-import { formatTime } from "../util/clock.ts";
-import { boundOptional } from "../util/bounded-text.ts";
+import type { ObjectRef } from "../../api/refs.ts";
+import type { EdgeShapeStatus, EdgeTenantStatus, OriginalTenantSource } from "../../api/types.ts";
+import { formatTime } from "../../util/clock.ts";
+import { boundOptional } from "../../util/bounded-text.ts";
 import {
   failureUpdates,
   findCondition,
@@ -27,12 +27,12 @@ import {
   type ConditionUpdate,
   type Failure,
   type ReconcileEvent,
-} from "./conditions.ts";
-import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined } from "../util/options.ts";
-import type { SetTenantAction, Withheld } from "./plan.ts";
-import { allows } from "./policy.ts";
-import type { EdgeTenantConfig } from "./spec.ts";
+} from "../conditions.ts";
+import type { ActionResults, KindPlan, Settled } from "../kind.ts";
+import { omitUndefined } from "../../util/options.ts";
+import type { SetTenantAction, Withheld } from "../plan.ts";
+import { allows } from "../policy.ts";
+import type { EdgeTenantConfig } from "../spec.ts";
 
 /** The parts of the edge the planner reads. */
 export interface EdgeObservation {

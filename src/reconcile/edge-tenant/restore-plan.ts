@@ -6,15 +6,15 @@
  * nsxv.io/skip-restore annotation), when there is nothing to restore (never corrected, or the
  * original was lost), or when another live object owns that edge now; each says why in an Event.
  */
-import { formatRef, managerOfLabel, refOf, type ObjectRef } from "../api/refs.ts";
-import { SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../api/types.ts";
-import type { ReconcileEvent } from "./conditions.ts";
-import { findCondition } from "./conditions.ts";
-import type { EdgeObservation } from "./edge-tenant-plan.ts";
-import type { KindPlan } from "./kind.ts";
-import type { RestoreTenantAction } from "./plan.ts";
-import { allows, isPaused } from "./policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
+import { formatRef, managerOfLabel, refOf, type ObjectRef } from "../../api/refs.ts";
+import { SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../../api/types.ts";
+import type { ReconcileEvent } from "../conditions.ts";
+import { findCondition } from "../conditions.ts";
+import type { EdgeObservation } from "./plan.ts";
+import type { KindPlan } from "../kind.ts";
+import type { RestoreTenantAction } from "../plan.ts";
+import { allows, isPaused } from "../policy.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
 
 export type RestoreDecision =
   /** let the object go without a write, with this event */

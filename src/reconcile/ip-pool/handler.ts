@@ -1,6 +1,6 @@
 /**
- * The IPPoolAllocations kind, one pass of the common contract (kind.ts): observe the pool in its
- * scope's shared list, decide who owns it, list its allocations; plan (ip-pool-plan.ts); release
+ * The IPPoolAllocations kind, one pass of the common contract (reconcile/kind.ts): observe the pool in its
+ * scope's shared list, decide who owns it, list its allocations; plan (plan.ts); release
  * each stray due with one DELETE, guarded at the moment of the call (assertReleasable). The
  * allocation list that decided the releases is the pre-write read: a pass is one list plus the
  * DELETEs. The list is read again only when an answer says it changed under us (a 409, or "not
@@ -9,18 +9,18 @@
  * the address): an address released by someone else, or allocated again to someone new, is not
  * released, in `run` and in a one-shot `apply --release-strays` alike.
  */
-import { formatRef } from "../api/refs.ts";
-import type { IPPoolAllocations } from "../api/types.ts";
-import type { Allocation, IpPool } from "../nsx/types.ts";
-import type { Failure } from "./conditions.ts";
-import type { ConflictIndex } from "./conflicts.ts";
-import type { ManagerConnection } from "./connections.ts";
-import { hasNsxCode, ReconcileError } from "./errors.ts";
-import { assertReleasable, planIpPool, releaseTarget, type PoolObservation } from "./ip-pool-plan.ts";
-import type { PassContext, PassHandler } from "./kind.ts";
-import type { ReleaseAction } from "./plan.ts";
-import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
-import { conflictError } from "./state.ts";
+import { formatRef } from "../../api/refs.ts";
+import type { IPPoolAllocations } from "../../api/types.ts";
+import type { Allocation, IpPool } from "../../nsx/types.ts";
+import type { Failure } from "../conditions.ts";
+import type { ConflictIndex } from "../conflicts.ts";
+import type { ManagerConnection } from "../connections.ts";
+import { hasNsxCode, ReconcileError } from "../errors.ts";
+import { assertReleasable, planIpPool, releaseTarget, type PoolObservation } from "./plan.ts";
+import type { PassContext, PassHandler } from "../kind.ts";
+import type { ReleaseAction } from "../plan.ts";
+import { resolvePool, type PoolConfig, type PoolSelection } from "../spec.ts";
+import { conflictError } from "../state.ts";
 
 interface PoolTarget {
   config: PoolConfig;

@@ -9,11 +9,11 @@
  * address whose text cannot be parsed (that one address is left alone; the others are decided as
  * usual).
  */
-import type { AddressSet } from "../api/address-set.ts";
-import { formatDuration } from "../api/duration.ts";
-import { SPEC_DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../api/types.ts";
-import { formatIp, tryParseIp, type IpAddress } from "../util/ip.ts";
-import type { Allocation, IpPool } from "../nsx/types.ts";
+import type { AddressSet } from "../../api/address-set.ts";
+import { formatDuration } from "../../api/duration.ts";
+import { SPEC_DEFAULTS, type IPPoolAllocationsStatus, type StrayAddress } from "../../api/types.ts";
+import { formatIp, tryParseIp, type IpAddress } from "../../util/ip.ts";
+import type { Allocation, IpPool } from "../../nsx/types.ts";
 import {
   failureUpdates,
   findCondition,
@@ -23,14 +23,14 @@ import {
   type ConditionUpdate,
   type Failure,
   type ReconcileEvent,
-} from "./conditions.ts";
-import { formatTime } from "../util/clock.ts";
-import { ReconcileError } from "./errors.ts";
-import type { ActionResults, KindPlan, Settled } from "./kind.ts";
-import { omitUndefined } from "../util/options.ts";
-import type { DroppedAction, ReleaseAction, Withheld } from "./plan.ts";
-import { allows } from "./policy.ts";
-import type { PoolConfig } from "./spec.ts";
+} from "../conditions.ts";
+import { formatTime } from "../../util/clock.ts";
+import { ReconcileError } from "../errors.ts";
+import type { ActionResults, KindPlan, Settled } from "../kind.ts";
+import { omitUndefined } from "../../util/options.ts";
+import type { DroppedAction, ReleaseAction, Withheld } from "../plan.ts";
+import { allows } from "../policy.ts";
+import type { PoolConfig } from "../spec.ts";
 
 export interface PoolObservation {
   pool: IpPool;

@@ -5,9 +5,9 @@
  * lifetime is a parameter: the CLI keeps lists for its one pass (`ttlMs: Infinity`), the
  * operator for a short while (default 30 s) so that pool changes are seen soon enough.
  */
-import type { IpPool, ManagerApi } from "../nsx/types.ts";
-import { realClock, type Clock } from "../util/clock.ts";
-import { withDefaults } from "../util/options.ts";
+import type { IpPool, ManagerApi } from "../../nsx/types.ts";
+import { realClock, type Clock } from "../../util/clock.ts";
+import { withDefaults } from "../../util/options.ts";
 
 export interface PoolListCacheOptions {
   /** how long a fetched list is served, from when it arrived; Infinity = as long as the cache lives. Default 30000 */

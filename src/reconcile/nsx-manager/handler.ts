@@ -17,9 +17,9 @@ import {
   type EdgeTenant,
   type NSXManager,
   type NSXManagerStatus,
-} from "../api/types.ts";
-import { insecureTransport } from "../nsx/client-options.ts";
-import { NsxError } from "../nsx/errors.ts";
+} from "../../api/types.ts";
+import { insecureTransport } from "../../nsx/client-options.ts";
+import { NsxError } from "../../nsx/errors.ts";
 import {
   findCondition,
   managerValue,
@@ -29,19 +29,19 @@ import {
   type FailureReason,
   type InsecureReason,
   type ReconcileEvent,
-} from "./conditions.ts";
-import { formatDuration } from "../api/duration.ts";
-import { formatRef, refOf, type ObjectRef } from "../api/refs.ts";
-import type { ManagerConnection } from "./connections.ts";
-import { edgeTenantsToWake } from "./edge-list-plan.ts";
-import type { EdgeList, EdgeListState, ListReuse } from "./edge-lists.ts";
-import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
-import type { PassContext, PassHandler, Settled } from "./kind.ts";
-import type { SecretFinalizerChange } from "./report.ts";
-import { liveEdgeTenants, REFUSED_CREDENTIALS, type ReconcilerState } from "./state.ts";
-import { secretNamesOf } from "./routing.ts";
-import { omitUndefined } from "../util/options.ts";
-import { resolveManager } from "./spec.ts";
+} from "../conditions.ts";
+import { formatDuration } from "../../api/duration.ts";
+import { formatRef, refOf, type ObjectRef } from "../../api/refs.ts";
+import type { ManagerConnection } from "../connections.ts";
+import { edgeTenantsToWake } from "../edge-tenant/edge-list-plan.ts";
+import type { EdgeList, EdgeListState, ListReuse } from "../edge-tenant/edge-lists.ts";
+import { hasNsxCode, ObservationExpiredError, ReconcileError } from "../errors.ts";
+import type { PassContext, PassHandler, Settled } from "../kind.ts";
+import type { SecretFinalizerChange } from "../report.ts";
+import { liveEdgeTenants, REFUSED_CREDENTIALS, type ReconcilerState } from "../state.ts";
+import { secretNamesOf } from "../routing.ts";
+import { omitUndefined } from "../../util/options.ts";
+import { resolveManager } from "../spec.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
 export interface ManagerObservation {

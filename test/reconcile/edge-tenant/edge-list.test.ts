@@ -7,10 +7,10 @@
  * read before any write, and by the safety net at the latest.
  */
 import { describe, expect, it } from "vitest";
-import { refOf } from "../../src/api/refs.ts";
-import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../src/api/types.ts";
-import { edgeTenantsToWake } from "../../src/reconcile/edge-list-plan.ts";
-import { phaseOf } from "../../src/reconcile/edge-tenant.ts";
+import { refOf } from "../../../src/api/refs.ts";
+import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../../src/api/types.ts";
+import { edgeTenantsToWake } from "../../../src/reconcile/edge-tenant/edge-list-plan.ts";
+import { phaseOf } from "../../../src/reconcile/edge-tenant/handler.ts";
 import {
   apiError,
   count,
@@ -23,8 +23,8 @@ import {
   pool,
   poolAllocations,
   withOriginal,
-} from "./fixtures.ts";
-import { condition, setup } from "./harness.ts";
+} from "../fixtures.ts";
+import { condition, setup } from "../harness.ts";
 
 const HOUR = 60 * MINUTE;
 

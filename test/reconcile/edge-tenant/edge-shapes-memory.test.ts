@@ -8,10 +8,10 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { EdgeDocument } from "../../src/nsx/edge-document.ts";
-import { rememberedShapeOf } from "../../src/reconcile/edge-shapes.ts";
-import { generateEdgeXml } from "../../src/simulator/index.ts";
-import { detached } from "../../src/util/detached.ts";
+import { EdgeDocument } from "../../../src/nsx/edge-document.ts";
+import { rememberedShapeOf } from "../../../src/reconcile/edge-tenant/edge-shapes.ts";
+import { generateEdgeXml } from "../../../src/simulator/index.ts";
+import { detached } from "../../../src/util/detached.ts";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { refOf } from "../../src/api/refs.ts";
+import { refOf } from "../../../src/api/refs.ts";
 import {
   RESTORE_FINALIZER,
   type EdgeTenant,
   type EdgeTenantSpec,
   type ObjectMeta,
-} from "../../src/api/types.ts";
-import { EdgeDocument } from "../../src/nsx/edge-document.ts";
-import { NsxTransportError } from "../../src/nsx/errors.ts";
-import { apiError, count, edgeTenant, edgeXml, fakeManager, manager, withOriginal } from "./fixtures.ts";
-import { condition, iso, setup } from "./harness.ts";
-import { T0 } from "./fixtures.ts";
+} from "../../../src/api/types.ts";
+import { EdgeDocument } from "../../../src/nsx/edge-document.ts";
+import { NsxTransportError } from "../../../src/nsx/errors.ts";
+import { apiError, count, edgeTenant, edgeXml, fakeManager, manager, withOriginal } from "../fixtures.ts";
+import { condition, iso, setup } from "../harness.ts";
+import { T0 } from "../fixtures.ts";
 
 /**
  * One EdgeTenant (tenant "blue" wanted) on a fake manager whose edge-1 carries `tenant`, its

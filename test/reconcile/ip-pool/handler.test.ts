@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../src/api/types.ts";
-import type { ReconcileReport } from "../../src/reconcile/report.ts";
-import { selectPool } from "../../src/reconcile/ip-pool.ts";
+import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../../src/api/types.ts";
+import type { ReconcileReport } from "../../../src/reconcile/report.ts";
+import { selectPool } from "../../../src/reconcile/ip-pool/handler.ts";
 import {
   allocations,
   apiError,
@@ -14,8 +14,8 @@ import {
   poolAllocations,
   recordedStray,
   T0,
-} from "./fixtures.ts";
-import { condition, iso, setup } from "./harness.ts";
+} from "../fixtures.ts";
+import { condition, iso, setup } from "../harness.ts";
 
 const STRAYS = ["10.0.0.7", "10.0.0.8", "10.0.0.9"];
 

@@ -1,18 +1,22 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AddressSet } from "../../src/api/address-set.ts";
-import type { IPPoolAllocationsSpec, IPPoolAllocationsStatus, ReleasedAddress } from "../../src/api/types.ts";
-import type { IpPool } from "../../src/nsx/types.ts";
-import type { Failure } from "../../src/reconcile/conditions.ts";
+import { AddressSet } from "../../../src/api/address-set.ts";
+import type {
+  IPPoolAllocationsSpec,
+  IPPoolAllocationsStatus,
+  ReleasedAddress,
+} from "../../../src/api/types.ts";
+import type { IpPool } from "../../../src/nsx/types.ts";
+import type { Failure } from "../../../src/reconcile/conditions.ts";
 import {
   assertReleasable,
   CAPPED_REQUEUE_MS,
   planIpPool,
   releaseTarget,
   type IpPoolPlanInput,
-} from "../../src/reconcile/ip-pool-plan.ts";
-import type { KindPlan } from "../../src/reconcile/kind.ts";
-import type { ReleaseAction } from "../../src/reconcile/plan.ts";
+} from "../../../src/reconcile/ip-pool/plan.ts";
+import type { KindPlan } from "../../../src/reconcile/kind.ts";
+import type { ReleaseAction } from "../../../src/reconcile/plan.ts";
 import {
   allDone,
   allocationIdOf,
@@ -26,7 +30,7 @@ import {
   recordedStray,
   SECOND,
   T0,
-} from "./fixtures.ts";
+} from "../fixtures.ts";
 
 interface Case {
   name: string;

@@ -4,10 +4,10 @@
  * or its reason changes (not on every resync).
  */
 import { describe, expect, it } from "vitest";
-import type { NSXManager, NSXManagerSpec } from "../../src/api/types.ts";
-import { NsxTransportError } from "../../src/nsx/errors.ts";
-import { condition, setup } from "./harness.ts";
-import { manager } from "./fixtures.ts";
+import type { NSXManager, NSXManagerSpec } from "../../../src/api/types.ts";
+import { NsxTransportError } from "../../../src/nsx/errors.ts";
+import { condition, setup } from "../harness.ts";
+import { manager } from "../fixtures.ts";
 
 describe("NSXManager Insecure", () => {
   it.each([
