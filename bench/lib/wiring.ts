@@ -47,14 +47,10 @@ export class OperatorProbe {
         real.metrics.managerRequest(manager, request);
         this.requestDurationsMs.push(request.durationMs);
       },
-      edgeTenantCorrected: (count) => {
-        real.metrics.edgeTenantCorrected(count);
-        this.tenantCorrections += count;
-        this.#wake();
-      },
-      ipsReleased: (count) => {
-        real.metrics.ipsReleased(count);
-        this.releases += count;
+      changed: (list, count) => {
+        real.metrics.changed(list, count);
+        if (list === "tenantCorrections") this.tenantCorrections += count;
+        if (list === "releases") this.releases += count;
         this.#wake();
       },
     };

@@ -11,7 +11,7 @@ import { Command } from "commander";
 import { AddressSet } from "../api/address-set.ts";
 import { loadManifests } from "../api/manifests.ts";
 import { SPEC_DEFAULTS, type NsxvObject } from "../api/types.ts";
-import { isPaused } from "../reconcile/index.ts";
+import { EFFECTS, isPaused, sanctionedEdgeFields } from "../reconcile/index.ts";
 import {
   loadStateFile,
   startSimulator,
@@ -78,7 +78,10 @@ export async function runDemo(io: CliIo, options: DemoOptions = {}): Promise<num
 
   let simulator: RunningSimulator;
   try {
-    simulator = await startSimulator({ state: await loadStateFile(o.stateFile) });
+    simulator = await startSimulator({
+      state: await loadStateFile(o.stateFile),
+      sanctionedEdgeFields: sanctionedEdgeFields(EFFECTS),
+    });
   } catch (error) {
     io.stderr.write(
       `error: cannot start the simulator: ${error instanceof Error ? error.message : String(error)}\n`,

@@ -1,10 +1,12 @@
 /**
- * The text form of a pass for people, terraform-like: per object its changes (`~` a tenant, `-` a
- * release) and what became of them, one line for objects with nothing to show, and a summary
- * with counts. Colours only on a terminal, and never with NO_COLOR.
+ * The text form of a pass for people, terraform-like: per object its changes (`~` a value changed,
+ * `-` something removed: each action's line is its effect's, reconcile/effects.ts) and what became
+ * of them, one line for objects with nothing to show, and a summary with counts. Colours only on a
+ * terminal, and never with NO_COLOR.
  */
 import type { ManifestError, SkippedDocument, SkippedFile } from "../api/manifests.ts";
-import type { ChangeView, CliIo, ObjectView, PassView } from "./output.ts";
+import { EFFECTS, effectOf, type CliText, type EffectRegistry } from "../reconcile/index.ts";
+import { changesCounted, type ChangeView, type CliIo, type ObjectView, type PassView } from "./output.ts";
 
 /** Colours only on a terminal, and never when NO_COLOR is set to anything (no-color.org). */
 export function useColour(stream: { isTTY?: boolean }, env: CliIo["env"]): boolean {
@@ -34,10 +36,21 @@ function painter(colour: boolean): Painter {
   };
 }
 
-export function renderText(view: PassView, options: { colour: boolean }): string {
-  const p = painter(options.colour);
-  const lines = view.objects.flatMap((o) => objectLines(o, view.startedAtMs, p));
-  return [...lines, "", summaryLine(view, p), ""].join("\n");
+/** What the text is rendered with: colours or not, and the effects (the built-in registry but in tests of a new kind). */
+interface TextContext {
+  p: Painter;
+  effects: EffectRegistry;
+  startedAtMs: number;
+}
+
+export function renderText(view: PassView, options: { colour: boolean; effects?: EffectRegistry }): string {
+  const context = {
+    p: painter(options.colour),
+    effects: options.effects ?? EFFECTS,
+    startedAtMs: view.startedAtMs,
+  };
+  const lines = view.objects.flatMap((o) => objectLines(o, context));
+  return [...lines, "", ...summaryLines(view, context), ""].join("\n");
 }
 
 /** where an EdgeTenant's verdict came from, as its header says it */
@@ -46,7 +59,8 @@ const VIA: Record<NonNullable<ObjectView["observedVia"]>, string> = {
   Read: "(read in full)",
 };
 
-function objectLines(object: ObjectView, startedAtMs: number, p: Painter): string[] {
+function objectLines(object: ObjectView, context: TextContext): string[] {
+  const { p } = context;
   const header = [
     p.bold(`${object.kind} ${object.namespace}/${object.name}`),
     object.target && p.dim(printable(object.target)),
@@ -64,7 +78,7 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
     const message = object.kind === "EdgeTenant" || object.message === "" ? "in sync" : object.message;
     return [`${header}  ${p.green("✓")} ${printable(message)}`, ...warnings];
   }
-  const lines = [header, ...warnings, ...object.changes.map((c) => `  ${changeLine(c, startedAtMs, p)}`)];
+  const lines = [header, ...warnings, ...object.changes.map((c) => `  ${changeLine(c, context)}`)];
   if (object.error !== undefined)
     lines.push(`  ${p.red("✗")} ${p.red(object.error.reason)}: ${printable(object.error.message)}`);
   else if (object.state === "conflict")
@@ -72,86 +86,96 @@ function objectLines(object: ObjectView, startedAtMs: number, p: Painter): strin
   return lines;
 }
 
-function changeLine(change: ChangeView, startedAtMs: number, p: Painter): string {
-  // a withheld change's why reads as a sentence: "held back: rerun with --release-strays", ...
-  const why = (otherwise: string) => p.dim(printable(change.why ?? otherwise));
-  if (change.type !== "releaseAddress") {
-    const { from, to } = change;
-    const text = `tenant: ${quote(from)} → ${quote(to)}`;
-    switch (change.result) {
-      case "planned":
-        return `${p.yellow("~")} ${text}`;
-      case "done":
-        return `${p.yellow("~")} ${text}  ${p.green("corrected")}`;
-      case "observed":
-        return `${p.dim("~")} ${text}  ${p.dim("(observe only: not changed)")}`;
-      default:
-        return `${p.dim("·")} ${text}  ${why("not changed")}`;
-    }
-  }
-  const { ip, note, firstSeen } = change;
-  const noted = `${printable(ip)}  ${note === undefined ? p.dim("(no note)") : `note ${quote(note)}`}`;
+function changeLine(change: ChangeView, { p, effects, startedAtMs }: TextContext): string {
+  const line = effectOf(effects, change).cli(change);
+  const subject = line.subject.map((part) => cliText(part, p)).join("");
+  const sign = line.sign === "-" ? p.red("-") : p.yellow("~");
   switch (change.result) {
-    case "planned":
-      return `${p.red("-")} release ${noted}  ${p.dim(strayAge(firstSeen, startedAtMs))}`;
+    case "planned": {
+      const verb = line.plannedVerb === undefined ? "" : `${line.plannedVerb} `;
+      const age = line.age === undefined ? "" : `  ${p.dim(ageOf(line.age, startedAtMs))}`;
+      return `${sign} ${verb}${subject}${age}`;
+    }
     case "done":
-      return `${p.red("-")} ${noted}  ${p.green("released")}`;
+      return `${sign} ${subject}  ${p.green(line.done)}`;
     case "observed":
-      return `${p.dim("-")} ${noted}  ${p.dim("(observe only: would release)")}`;
+      return `${p.dim(line.sign)} ${subject}  ${p.dim(line.observed)}`;
     default:
-      return `${p.dim("·")} ${noted}  ${why("not released")}`;
+      // a withheld change's why reads as a sentence: "held back: rerun with --release-strays", ...
+      return `${p.dim("·")} ${subject}  ${p.dim(printable(change.why ?? line.notDone))}`;
   }
 }
 
-function strayAge(firstSeen: string, startedAtMs: number): string {
-  const ms = Date.parse(firstSeen);
-  // a pass takes a moment: anything first seen during it is "now"
-  return Number.isFinite(ms) && ms < startedAtMs - 1000 ? `stray since ${firstSeen}` : "stray now";
+function cliText(part: CliText, p: Painter): string {
+  if (typeof part === "string") return printable(part);
+  return "quoted" in part ? quote(part.quoted) : p.dim(printable(part.dim));
 }
 
-function summaryLine(view: PassView, p: Painter): string {
+function ageOf({ what, since }: { what: string; since: string }, startedAtMs: number): string {
+  const ms = Date.parse(since);
+  // a pass takes a moment: anything first seen during it is "now"
+  return Number.isFinite(ms) && ms < startedAtMs - 1000 ? `${what} since ${since}` : `${what} now`;
+}
+
+/** The summary, then a hint per change list that explains changes not made, then where verdicts came from. */
+function summaryLines(view: PassView, { p, effects }: TextContext): string[] {
   const s = view.summary;
-  const done = s.tenantCorrections + s.releases > 0;
-  const counts = `${plural(s.tenantCorrections, "tenant correction")}, ${plural(s.releases, "release")}`;
-  const failed = s.errors + s.conflicts > 0;
-  const head = p.bold(
-    view.command === "plan"
-      ? failed
-        ? `Plan incomplete: ${counts} found.`
-        : done
-          ? `Plan: ${counts}.`
-          : "No changes."
-      : done || failed
-        ? `Applied: ${counts}.`
-        : "Nothing changed.",
-  );
-  const heldStrays = view.objects.some((o) =>
-    o.changes.some((c) => c.type === "releaseAddress" && c.result === "held"),
-  );
+  const counted = changesCounted(s, effects);
+  const counts = Object.entries(effects.changeLists)
+    .map(([list, { noun }]) => plural(countOf(view, list), noun))
+    .join(", ");
+  const failures = [
+    s.conflicts > 0 ? plural(s.conflicts, "conflict") : undefined,
+    s.errors > 0 ? plural(s.errors, "error") : undefined,
+  ].filter((n) => n !== undefined);
+  const line = [p.bold(headOf(view.command, counts, { done: counted > 0, failed: failures.length > 0 }))];
   const notes = [
     s.observedOnly > 0 ? `${plural(s.observedOnly, "object")} observed only` : undefined,
     s.paused > 0 ? `${s.paused} paused` : undefined,
     s.heldBack > 0 ? `${s.heldBack} held back` : undefined,
   ].filter((n) => n !== undefined);
-  const failures = [
-    s.conflicts > 0 ? plural(s.conflicts, "conflict") : undefined,
-    s.errors > 0 ? plural(s.errors, "error") : undefined,
-  ].filter((n) => n !== undefined);
-  const line = [head, notes.length > 0 ? `${capitalize(notes.join(", "))}.` : undefined];
+  if (notes.length > 0) line.push(`${capitalize(notes.join(", "))}.`);
   if (failures.length > 0) line.push(p.red(`${capitalize(failures.join(", "))}.`));
-  const hint =
-    view.releaseStrays || !(view.command === "plan" ? s.releases > 0 : heldStrays)
-      ? undefined
-      : p.dim("Strays are released only by apply --release-strays: one pass cannot observe minStrayAge.");
   const listed =
     s.fromEdgeList === 0
-      ? undefined
-      : p.dim(
-          `${plural(s.fromEdgeList, "edge")} judged from the manager's edge list, not read: --full-read reads every edge in full.`,
-        );
-  return [line.filter((n) => n !== undefined).join(" "), hint, listed]
-    .filter((n) => n !== undefined)
-    .join("\n");
+      ? []
+      : [
+          p.dim(
+            `${plural(s.fromEdgeList, "edge")} judged from the manager's edge list, not read: --full-read reads every edge in full.`,
+          ),
+        ];
+  return [line.join(" "), ...hintsOf(view, effects).map((hint) => p.dim(hint)), ...listed];
+}
+
+function headOf(
+  command: PassView["command"],
+  counts: string,
+  { done, failed }: { done: boolean; failed: boolean },
+): string {
+  if (command === "apply") return done || failed ? `Applied: ${counts}.` : "Nothing changed.";
+  if (failed) return `Plan incomplete: ${counts} found.`;
+  return done ? `Plan: ${counts}.` : "No changes.";
+}
+
+function countOf(view: PassView, list: string): number {
+  return (view.summary as unknown as Record<string, number>)[list] ?? 0;
+}
+
+/**
+ * The hints of the change lists that have one, where such changes were not made: plan found some,
+ * or apply held some back; never with --release-strays.
+ */
+function hintsOf(view: PassView, effects: EffectRegistry): string[] {
+  if (view.releaseStrays) return [];
+  const held = new Set(
+    view.objects.flatMap((o) =>
+      o.changes.filter((c) => c.result === "held").map((c) => effectOf(effects, c).change),
+    ),
+  );
+  return Object.entries(effects.changeLists).flatMap(([list, { hint }]) => {
+    const pending = view.command === "plan" ? countOf(view, list) > 0 : held.has(list);
+    return hint !== undefined && pending ? [hint] : [];
+  });
 }
 
 /** Manifest errors, for stderr: all of them, each naming file, line, object and field. */

@@ -10,9 +10,13 @@ import type { Condition, EdgeTenantStatus, ManagementPolicy, NsxvObject } from "
 import { NsxApiError } from "../nsx/errors.ts";
 import type { ReconcileError } from "../reconcile/errors.ts";
 import {
+  EFFECTS,
+  effectOf,
   isPaused,
-  releaseTarget,
   type Action,
+  type AnyAction,
+  type ChangeListName,
+  type EffectRegistry,
   type ExecutionMode,
   type PlannedAction,
   type ReconcileReport,
@@ -102,12 +106,12 @@ export interface WarningView {
   message: string;
 }
 
-export interface Summary {
+/**
+ * The counts of a pass. Besides these, one count per change list the kinds declare
+ * (`tenantCorrections`, `releases`: reconcile/actions.ts), planned (plan) or done (apply).
+ */
+export interface PassCounts {
   objects: number;
-  /** planned (plan) or done (apply) */
-  tenantCorrections: number;
-  /** planned (plan) or done (apply) */
-  releases: number;
   /** changes not made this pass (maxPerSync, no --release-strays, ...), Observe ones aside */
   heldBack: number;
   /** Observe objects that ran (not paused, not failed): what they would change is never pending */
@@ -119,10 +123,17 @@ export interface Summary {
   fromEdgeList: number;
 }
 
-const EMPTY_SUMMARY: Summary = Object.freeze({
+export type Summary = PassCounts & Record<ChangeListName, number>;
+
+/** The summary of a pass that ran nothing, the change lists of `effects` at 0, in their order. */
+function emptySummary(effects: EffectRegistry): Summary {
+  const lists = Object.fromEntries(Object.keys(effects.changeLists).map((list) => [list, 0]));
+  const { objects, ...rest } = EMPTY_COUNTS;
+  return { objects, ...lists, ...rest } as Summary;
+}
+
+const EMPTY_COUNTS: PassCounts = Object.freeze({
   objects: 0,
-  tenantCorrections: 0,
-  releases: 0,
   heldBack: 0,
   observedOnly: 0,
   paused: 0,
@@ -143,29 +154,19 @@ export interface PassView {
   exitCode: number;
 }
 
-export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassView {
+/** The view of a pass; `effects` is the built-in registry but in tests of a new kind. */
+export function viewOf(
+  result: Extract<OneShotResult, { type: "ran" }>,
+  effects: EffectRegistry = EFFECTS,
+): PassView {
   const sources = new Map(result.objects.map((o) => [objectKey(refOf(o.object)), o.source]));
-  const objects = result.objects.map((o) => objectView(o, result.mode, (ref) => sources.get(objectKey(ref))));
-  const count = (state: ObjectState) => objects.filter((o) => o.state === state).length;
-  const changes = objects.flatMap((o) => o.changes);
-  const effective = result.mode === "plan" ? "planned" : "done";
-  const summary: Summary = {
-    objects: objects.length,
-    tenantCorrections: changes.filter((c) => c.type === "setTenant" && c.result === effective).length,
-    releases: changes.filter((c) => c.type === "releaseAddress" && c.result === effective).length,
-    heldBack: changes.filter((c) => c.result === "held").length,
-    observedOnly: objects.filter(
-      (o) => o.managementPolicy === "Observe" && !["paused", "error", "conflict"].includes(o.state),
-    ).length,
-    paused: count("paused"),
-    conflicts: count("conflict"),
-    errors: count("error"),
-    fromEdgeList: objects.filter((o) => o.observedVia === "EdgeList").length,
-  };
+  const objects = result.objects.map((o) =>
+    objectView(o, { mode: result.mode, effects, sourceOf: (ref) => sources.get(objectKey(ref)) }),
+  );
+  const summary = summaryOf(objects, result.mode, effects);
   const failed = summary.errors + summary.conflicts > 0;
   // plan: changes to make; apply: something it manages left different (held back by a flag or a cap)
-  const pending =
-    result.mode === "plan" ? summary.tenantCorrections + summary.releases > 0 : summary.heldBack > 0;
+  const pending = result.mode === "plan" ? changesCounted(summary, effects) > 0 : summary.heldBack > 0;
   const exitCode = failed ? EXIT.error : pending ? EXIT.changes : EXIT.ok;
   const { releaseStrays, fullRead, startedAtMs, skipped, skippedFiles } = result;
   return {
@@ -181,15 +182,46 @@ export function viewOf(result: Extract<OneShotResult, { type: "ran" }>): PassVie
   };
 }
 
-function objectView(
-  { object, source, report }: ObjectOutcome,
-  mode: ExecutionMode,
-  sourceOf: (ref: ObjectRef) => ManifestSource | undefined,
-): ObjectView {
+function summaryOf(objects: readonly ObjectView[], mode: ExecutionMode, effects: EffectRegistry): Summary {
+  const count = (state: ObjectState) => objects.filter((o) => o.state === state).length;
+  const changes = objects.flatMap((o) => o.changes);
+  const effective = mode === "plan" ? "planned" : "done";
+  const summary = emptySummary(effects) as unknown as Record<string, number>;
+  summary["objects"] = objects.length;
+  for (const change of changes)
+    if (change.result === effective) summary[effectOf(effects, change).change]! += 1;
+  return {
+    ...(summary as Summary),
+    heldBack: changes.filter((c) => c.result === "held").length,
+    observedOnly: objects.filter(
+      (o) => o.managementPolicy === "Observe" && !["paused", "error", "conflict"].includes(o.state),
+    ).length,
+    paused: count("paused"),
+    conflicts: count("conflict"),
+    errors: count("error"),
+    fromEdgeList: objects.filter((o) => o.observedVia === "EdgeList").length,
+  };
+}
+
+/** The changes of every list the summary counts. */
+export function changesCounted(summary: Summary, effects: EffectRegistry): number {
+  const counts = summary as unknown as Record<string, number>;
+  return Object.keys(effects.changeLists).reduce((sum, list) => sum + (counts[list] ?? 0), 0);
+}
+
+/** What an object's view is made with besides the object. */
+interface ViewContext {
+  mode: ExecutionMode;
+  effects: EffectRegistry;
+  sourceOf: (ref: ObjectRef) => ManifestSource | undefined;
+}
+
+function objectView({ object, source, report }: ObjectOutcome, context: ViewContext): ObjectView {
+  const { sourceOf } = context;
   const { namespace, name } = refOf(object);
   const status = report.status ?? object.status;
   const policy = object.kind === "NSXManager" ? undefined : (object.spec.managementPolicy ?? "Enforce");
-  const changes = report.planned.map((p) => changeView(p, report, mode, policy));
+  const changes = report.planned.map((p) => changeView(p, report, { ...context, policy }));
   const target = targetOf(object, status);
   const conditions = status?.conditions ?? [];
   const { state, message, error } = stateOf({ object, report, conditions, changes }, sourceOf);
@@ -272,8 +304,7 @@ function stateOf(
 function changeView(
   planned: PlannedAction,
   report: ReconcileReport,
-  mode: ExecutionMode,
-  policy: ManagementPolicy | undefined,
+  { mode, effects, policy }: ViewContext & { policy: ManagementPolicy | undefined },
 ): ChangeView {
   const { action } = planned;
   let result: ChangeResult;
@@ -282,9 +313,9 @@ function changeView(
     // "never released" is the spec's own choice (maxPerSync 0, an unreadable address): not held back
     result = policy === "Observe" ? "observed" : why.startsWith("never released") ? "never" : "held";
   } else if (mode === "plan") result = "planned";
-  else if (wasDone(action, report)) result = "done";
+  else if (wasDone(action, report, effects)) result = "done";
   else {
-    const dropped = report.dropped.find((d) => sameTarget(d.action, action));
+    const dropped = report.dropped.find((d) => sameTarget(d.action, action, effects));
     result = dropped?.heldBack === true ? "held" : "notDone";
     why =
       dropped?.why ??
@@ -295,17 +326,21 @@ function changeView(
   return why === undefined ? { ...action, result } : { ...action, result, why };
 }
 
-/** Done as planned: the tenant written, or that very allocation released (not another one on the address). */
-function wasDone(action: Action, report: ReconcileReport): boolean {
-  if (action.type !== "releaseAddress")
-    return report.changes.tenantCorrections.some((c) => c.edgeId === action.edgeId && c.to === action.to);
-  return report.changes.releases.some((r) => releaseTarget(r) === releaseTarget(action));
+/**
+ * Done as planned: a change of its list records what it acts on (the tenant of that edge, that
+ * very allocation and not another one on the address).
+ */
+function wasDone(action: Action, report: ReconcileReport, effects: EffectRegistry): boolean {
+  const effect = effectOf(effects, action);
+  const lists = report.changes as unknown as Record<string, readonly AnyAction[] | undefined>;
+  const records = lists[effect.change] ?? [];
+  // a record keeps the fields its action's target is made of
+  return records.some((record) => effect.target(record) === effect.target(action));
 }
 
-function sameTarget(a: Action, b: Action): boolean {
-  if (a.type === "releaseAddress")
-    return b.type === "releaseAddress" && releaseTarget(a) === releaseTarget(b);
-  return b.type !== "releaseAddress" && a.edgeId === b.edgeId;
+function sameTarget(a: Action, b: Action, effects: EffectRegistry): boolean {
+  const [ea, eb] = [effectOf(effects, a), effectOf(effects, b)];
+  return ea.change === eb.change && ea.target(a) === eb.target(b);
 }
 
 /** What two objects of a conflict both name: the edge, or the pool as selected. */
@@ -400,7 +435,7 @@ export function renderInvalidJson(
     releaseStrays,
     fullRead,
     exitCode: EXIT.error,
-    summary: { ...EMPTY_SUMMARY, errors: errors.length },
+    summary: { ...emptySummary(EFFECTS), errors: errors.length },
     objects: [],
     skipped: skipped.map(skippedJson),
     skippedFiles,

@@ -6,6 +6,7 @@
  * NSXV_SIMULATOR_CONTROL_TOKEN. Listening beyond loopback is said on stderr: the control API can
  * change or read everything the simulator holds.
  */
+import { EFFECTS, sanctionedEdgeFields } from "../reconcile/index.ts";
 import { readFile } from "node:fs/promises";
 import { Command, InvalidArgumentError } from "commander";
 import { loadStateFile, startSimulator, type SimulatorOptions } from "../simulator/index.ts";
@@ -58,7 +59,12 @@ export async function simulateOptions(
   flags: SimulateFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<{ options: SimulatorOptions; warnings: string[] }> {
-  const options: SimulatorOptions = { host: flags.host, port: flags.port };
+  // what the operator's kinds may change on an edge is no violation of the audit
+  const options: SimulatorOptions = {
+    host: flags.host,
+    port: flags.port,
+    sanctionedEdgeFields: sanctionedEdgeFields(EFFECTS),
+  };
   if (flags.state !== undefined) options.state = await loadStateFile(flags.state);
   const password = await secretFrom({
     flag: ["--password", flags.password],

@@ -1,11 +1,13 @@
 /**
  * The operator's Prometheus metrics: the runtime's (controller/metrics.ts) plus the calls to NSX
- * managers and what the reconciles reported: corrections, releases, drift found, and each pool's
+ * managers and what the reconciles reported: the changes of each change list the kinds declare (a
+ * counter each: tenant corrections, releases), drift found, and each pool's
  * usage and strays. The operator only forwards what a report says; nothing here decides.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { nopMetrics, registerRuntimeMetrics, type RuntimeMetrics } from "../controller/metrics.ts";
 import type { RequestEvent } from "../nsx/client.ts";
+import { EFFECTS, type EffectRegistry } from "../reconcile/index.ts";
 
 export interface PoolLabels {
   namespace: string;
@@ -27,8 +29,11 @@ export interface OperatorMetrics extends RuntimeMetrics {
     manager: string,
     request: Pick<RequestEvent, "method" | "route" | "status" | "durationMs">,
   ): void;
-  edgeTenantCorrected(count: number): void;
-  ipsReleased(count: number): void;
+  /**
+   * `count` changes of a change list made on the manager (`tenantCorrections`, `releases`: the
+   * kinds declare the lists and their counters, reconcile/actions.ts)
+   */
+  changed(list: string, count: number): void;
   driftDetected(kind: string): void;
   pool(labels: PoolLabels, gauges: PoolGauges): void;
   /** drops the pool's series, when its object is deleted or selects another pool */
@@ -38,8 +43,7 @@ export interface OperatorMetrics extends RuntimeMetrics {
 export const nopOperatorMetrics: OperatorMetrics = {
   ...nopMetrics,
   managerRequest: () => {},
-  edgeTenantCorrected: () => {},
-  ipsReleased: () => {},
+  changed: () => {},
   driftDetected: () => {},
   pool: () => {},
   forgetPool: () => {},
@@ -50,6 +54,8 @@ export interface MetricsOptions {
   registry?: Registry;
   /** also collect Node's process_* and nodejs_* metrics; default true */
   processMetrics?: boolean;
+  /** the change lists whose counters to register (a counter per list); default the built-in EFFECTS */
+  effects?: EffectRegistry;
 }
 
 export interface OperatorMetricsBundle {
@@ -94,16 +100,12 @@ export function createOperatorMetrics(options: MetricsOptions = {}): OperatorMet
     buckets: MANAGER_BUCKETS,
     registers,
   });
-  const corrections = new Counter({
-    name: "nsxv_edge_tenant_corrections_total",
-    help: "Edge tenant values the operator wrote back to the declared value",
-    registers,
-  });
-  const releases = new Counter({
-    name: "nsxv_ip_releases_total",
-    help: "Stray IP allocations the operator released",
-    registers,
-  });
+  const changeCounters = new Map(
+    Object.entries((options.effects ?? EFFECTS).changeLists).map(([list, { metric }]) => [
+      list,
+      new Counter({ name: metric.name, help: metric.help, registers }),
+    ]),
+  );
   const drift = new Counter({
     name: "nsxv_drift_detected_total",
     help: "Differences found between the declared and the observed state, by kind",
@@ -128,8 +130,11 @@ export function createOperatorMetrics(options: MetricsOptions = {}): OperatorMet
       managerRequests.inc({ manager, method: r.method, route: r.route, status: String(r.status) });
       managerDuration.observe({ manager, method: r.method, route: r.route }, r.durationMs / 1000);
     },
-    edgeTenantCorrected: (count) => corrections.inc(count),
-    ipsReleased: (count) => releases.inc(count),
+    changed: (list, count) => {
+      const counter = changeCounters.get(list);
+      if (counter === undefined) throw new Error(`no counter is registered for the change list ${list}`);
+      counter.inc(count);
+    },
     driftDetected: (kind) => drift.inc({ kind }),
     pool: (labels, gauges) => {
       poolUsed.set({ ...labels }, gauges.usedRatio);

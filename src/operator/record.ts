@@ -28,9 +28,9 @@ export class ReportRecorder {
         else this.#events.warning(object, reason, message);
       }
     }
-    if (changes.tenantCorrections.length > 0)
-      this.#metrics.edgeTenantCorrected(changes.tenantCorrections.length);
-    if (changes.releases.length > 0) this.#metrics.ipsReleased(changes.releases.length);
+    // each change list has its counter: what a change counts as is its action's effect, not known here
+    for (const [list, records] of Object.entries(changes))
+      if (records.length > 0) this.#metrics.changed(list, records.length);
     if (report.driftDetected) this.#metrics.driftDetected(report.ref.kind);
     this.#recordPool(report);
   }

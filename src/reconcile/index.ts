@@ -18,4 +18,14 @@ export { EVENT_REASONS, REASONS, type EventReason, type Reason, type ReconcileEv
 export { ReconcileError } from "./errors.ts";
 export { isPaused, SUPPORTED_COMBINATIONS, type PolicyAction } from "./policy.ts";
 export type { Action, DroppedAction, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";
-export { releaseTarget } from "./ip-pool/plan.ts";
+export { releaseTarget } from "./ip-pool/actions.ts";
+export { EFFECTS, type ChangeListName } from "./actions.ts";
+export {
+  effectOf,
+  sanctionedEdgeFields,
+  type AnyAction,
+  type ChangeList,
+  type CliLine,
+  type CliText,
+  type EffectRegistry,
+} from "./effects.ts";

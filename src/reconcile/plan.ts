@@ -3,43 +3,12 @@
  * grace period, cap or one-shot mode) with why, and the shape `plan` prints. Shared by the two
  * planners, the executor and the report.
  */
+import type { RestoreTenantAction, SetTenantAction } from "./edge-tenant/actions.ts";
+import type { ReleaseAction } from "./ip-pool/actions.ts";
 
-/** Write the tenant of an edge (GET, change `<tenant>`, PUT the whole document). */
-export interface SetTenantAction {
-  type: "setTenant";
-  edgeId: string;
-  /** undefined when the edge document has no `<tenant>` */
-  from: string | undefined;
-  to: string;
-}
+export type { ReleaseAction, RestoreTenantAction, SetTenantAction };
 
-/** Write back the tenant an edge carried before the first correction (deleting with deletionPolicy Restore). */
-export interface RestoreTenantAction {
-  type: "restoreTenant";
-  edgeId: string;
-  /** undefined when the edge document has no `<tenant>` */
-  from: string | undefined;
-  to: string;
-}
-
-/** Release one allocated address of a pool. */
-export interface ReleaseAction {
-  type: "releaseAddress";
-  poolId: string;
-  /** canonical text (RFC 5952 for IPv6): what status and events show, and what is compared */
-  ip: string;
-  /** the text as the manager listed it: what the DELETE path carries */
-  managerIp: string;
-  /**
-   * the allocation's id as the manager listed it: the release is of this allocation, and only
-   * while the address still carries it (a re-allocated address is another allocation)
-   */
-  allocationId?: string;
-  note?: string;
-  /** RFC 3339; when this allocation was first seen stray */
-  firstSeen: string;
-}
-
+/** Every kind's actions: a kind's union is one line here, its effects a row of actions.ts. */
 export type Action = SetTenantAction | RestoreTenantAction | ReleaseAction;
 
 /** An action that is not carried out this pass, and why (`Observe`, a grace period, a cap, ...). */

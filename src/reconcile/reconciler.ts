@@ -255,7 +255,10 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     const rememberedMs = handler.remember?.(object, run.error, state, ctx.now.getTime()) ?? Infinity;
     const settled = run.latest?.settle(run.results, failure);
     if (run.latest !== undefined) recordObservations(ctx, settled);
-    const events: ReconcileEvent[] = [...run.results.done.map(changeEvent), ...(settled?.events ?? [])];
+    const events: ReconcileEvent[] = [
+      ...run.results.done.map((action) => changeEvent(action)),
+      ...(settled?.events ?? []),
+    ];
     let status = settled?.status;
     if (failure !== undefined) {
       if (status === undefined) status = failedStatus(handler, ctx, failure, run.error);

@@ -6,10 +6,11 @@
  */
 import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
+import { EFFECTS, type ChangeListName } from "./actions.ts";
 import { findCondition, managerValue, setConditions, type ReconcileEvent } from "./conditions.ts";
-import { omitUndefined } from "../util/options.ts";
+import { effectOf, type AnyAction, type ChangeRecord, type EffectRegistry } from "./effects.ts";
 import type { ReconcileError } from "./errors.ts";
-import type { Action, DroppedAction, PlannedAction } from "./plan.ts";
+import type { DroppedAction, PlannedAction } from "./plan.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
@@ -30,24 +31,12 @@ export type Outcome =
     }
   | { type: "failed"; error: ReconcileError; maxBackoffMs: number };
 
-export interface TenantCorrection {
-  edgeId: string;
-  from: string | undefined;
-  to: string;
-}
-
-export interface Release {
-  poolId: string;
-  ip: string;
-  /** the allocation released: its id (when the manager lists one) and note */
-  allocationId?: string;
-  note?: string;
-}
-
-export interface ReconcileChanges {
-  tenantCorrections: TenantCorrection[];
-  releases: Release[];
-}
+/**
+ * What was changed on the manager, in the change lists the kinds declare (`tenantCorrections`,
+ * `releases`: actions.ts), each change recorded as its action's effect says; every list is there,
+ * empty when nothing of it changed.
+ */
+export type ReconcileChanges = Record<ChangeListName, ChangeRecord[]>;
 
 /** A pool as this pass observed it: what its gauges show. */
 export interface PoolUsage {
@@ -123,25 +112,15 @@ export interface Draft {
 const DRIFT_REASONS: ReadonlySet<string> = new Set(["Drifted", "ReleasesPending", "CorrectionPending"]);
 
 export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: Draft): ReconcileReport {
-  const current = object?.status;
-  const changed = draft.status !== undefined && !sameJson(draft.status, current ?? {});
-  const changes = draft.changes ?? { tenantCorrections: [], releases: [] };
-  const events = [...(draft.events ?? [])];
-  const wasDrifted = DRIFT_REASONS.has(findCondition(current?.conditions, "Ready")?.reason ?? "");
-  const ready = findCondition(draft.status?.conditions, "Ready");
-  const madeChanges = changes.tenantCorrections.length > 0 || changes.releases.length > 0;
-  const driftDetected = !wasDrifted && (madeChanges || DRIFT_REASONS.has(ready?.reason ?? ""));
-  // a correction has its own event; drift left in place (Observe, grace period, writes blocked) gets this one
-  if (driftDetected && !madeChanges && ready?.reason === "Drifted") {
-    events.push({ type: "Warning", reason: "Drifted", message: ready.message });
-  }
+  const changes = draft.changes ?? changesOf([]);
+  const drift = driftOf(object?.status, draft.status, changes);
   return {
     ref,
     object,
-    status: changed ? draft.status : undefined,
-    events,
+    status: statusChanged(object?.status, draft.status) ? draft.status : undefined,
+    events: [...(draft.events ?? []), ...drift.events],
     changes,
-    driftDetected,
+    driftDetected: drift.detected,
     pool: draft.pool,
     wake: draft.wake ?? [],
     notes: draft.notes ?? [],
@@ -154,38 +133,49 @@ export function toReport(ref: ObjectRef, object: NsxvObject | undefined, draft: 
   };
 }
 
-/** What the actions carried out changed on the manager, as the report and the metrics count it. */
-export function changesOf(done: readonly Action[]): ReconcileChanges {
-  const changes: ReconcileChanges = { tenantCorrections: [], releases: [] };
-  for (const action of done) {
-    if (action.type === "releaseAddress") {
-      const { poolId, ip, allocationId, note } = action;
-      changes.releases.push(omitUndefined({ poolId, ip, allocationId, note }));
-    } else changes.tenantCorrections.push({ edgeId: action.edgeId, from: action.from, to: action.to });
-  }
-  return changes;
+/** Whether the next status differs from the current one (undefined: nothing to write). */
+function statusChanged(current: ObjectStatus | undefined, next: ObjectStatus | undefined): boolean {
+  return next !== undefined && !sameJson(next, current ?? {});
 }
 
-/** The Normal event of each change made on the manager. */
-export function changeEvent(action: Action): ReconcileEvent {
-  if (action.type === "releaseAddress") {
-    const note = action.note === undefined ? "" : ` (note ${JSON.stringify(managerValue(action.note))})`;
-    const message = `released ${action.ip} from pool ${action.poolId}${note}`;
-    return { type: "Normal", reason: "ReleasedAddress", message };
+/**
+ * Drift this pass found where the previous status showed none: changes made, or Ready saying the
+ * manager differs. A change has its own event; drift left in place (Observe, a grace period,
+ * writes blocked) gets a Drifted one.
+ */
+function driftOf(
+  current: ObjectStatus | undefined,
+  next: ObjectStatus | undefined,
+  changes: ReconcileChanges,
+): { detected: boolean; events: ReconcileEvent[] } {
+  const wasDrifted = DRIFT_REASONS.has(findCondition(current?.conditions, "Ready")?.reason ?? "");
+  const ready = findCondition(next?.conditions, "Ready");
+  const madeChanges = Object.values(changes).some((list) => list.length > 0);
+  const detected = !wasDrifted && (madeChanges || DRIFT_REASONS.has(ready?.reason ?? ""));
+  const events: ReconcileEvent[] =
+    detected && !madeChanges && ready?.reason === "Drifted"
+      ? [{ type: "Warning", reason: "Drifted", message: ready.message }]
+      : [];
+  return { detected, events };
+}
+
+/**
+ * What the actions carried out changed on the manager, as the report and the metrics count it:
+ * each in its effect's change list (`registry`: the built-in one but in tests of a new kind).
+ */
+export function changesOf(done: readonly AnyAction[], registry: EffectRegistry = EFFECTS): ReconcileChanges {
+  const changes: Record<string, ChangeRecord[]> = {};
+  for (const list of Object.keys(registry.changeLists)) changes[list] = [];
+  for (const action of done) {
+    const effect = effectOf(registry, action);
+    (changes[effect.change] ??= []).push(effect.record(action));
   }
-  const from = action.from === undefined ? "(none)" : JSON.stringify(managerValue(action.from));
-  const to = JSON.stringify(managerValue(action.to));
-  return action.type === "restoreTenant"
-    ? {
-        type: "Normal",
-        reason: "RestoredEdgeTenant",
-        message: `tenant of ${action.edgeId} restored from ${from} to ${to} before the object goes`,
-      }
-    : {
-        type: "Normal",
-        reason: "UpdatedEdgeTenant",
-        message: `tenant of ${action.edgeId} changed from ${from} to ${to}`,
-      };
+  return changes as ReconcileChanges;
+}
+
+/** The Normal event of a change made on the manager, as its effect says. */
+export function changeEvent(action: AnyAction, registry: EffectRegistry = EFFECTS): ReconcileEvent {
+  return effectOf(registry, action).event(action);
 }
 
 /**

@@ -16,7 +16,7 @@ import { withDefaults } from "../util/options.ts";
 export { loadStateFile, validateStateInput } from "./state-file.ts";
 export type { SimulatorStateInput, PoolInput, ScopeInput } from "./state-file.ts";
 export type { EdgeInput, GenerateEdgesInput } from "./edge-input.ts";
-export { SimulatorState, type StateDump, type StoredEdge } from "./state.ts";
+export { DEFAULT_SANCTIONED_EDGE_FIELDS, SimulatorState, type StateDump, type StoredEdge } from "./state.ts";
 export { SETTINGS_DEFAULTS, type SimulatorSettings } from "./settings.ts";
 export { SimulatorInputError } from "./input.ts";
 export { generateEdgeXml, type GenerateEdgeOptions } from "./generate.ts";
@@ -43,6 +43,11 @@ export interface SimulatorOptions {
    * e.g. a test's FakeClock shared with the operator; default Date.now
    */
   nowMs?: () => number;
+  /**
+   * children of `<edge>` a PUT may change without an audit violation (the operator's kinds declare
+   * theirs: `simulate` and `demo` pass reconcile's sanctionedEdgeFields(EFFECTS)); default `tenant`
+   */
+  sanctionedEdgeFields?: readonly string[];
 }
 
 export interface RunningSimulator {
@@ -63,6 +68,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     ...(credentials !== undefined ? { credentials } : {}),
     ...(o.settings !== undefined ? { settings: o.settings } : {}),
     ...(o.nowMs !== undefined ? { nowMs: o.nowMs } : {}),
+    ...(o.sanctionedEdgeFields !== undefined ? { sanctionedEdgeFields: o.sanctionedEdgeFields } : {}),
   });
   const server = await listen(state, {
     host: o.host,

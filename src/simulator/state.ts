@@ -33,10 +33,11 @@ import { isEdgeId } from "../nsx/ids.ts";
 export type { StoredEdge } from "./edge-store.ts";
 
 /**
- * Children of `<edge>` the audit does not report: the tenant (the change this project makes) and
- * the version (the manager raises it on every PUT).
+ * Children of `<edge>` a PUT may change without the audit reporting it, by default: the tenant,
+ * the one the operator's kinds write (reconcile's sanctionedEdgeFields(EFFECTS) says which; `simulate`
+ * and `demo` pass that list, and a test keeps this default equal to it).
  */
-export const AUDIT_IGNORED_FIELDS: ReadonlySet<string> = new Set(["tenant", "version"]);
+export const DEFAULT_SANCTIONED_EDGE_FIELDS: readonly string[] = Object.freeze(["tenant"]);
 
 export type PutEdgeResult =
   | { ok: true; edge: StoredEdge }
@@ -88,10 +89,14 @@ export interface StateOverrides {
   settings?: Partial<SimulatorSettings>;
   /** the wall clock of SimulatorClock; default Date.now */
   nowMs?: () => number;
+  /** children of `<edge>` a PUT may change without an audit violation; default DEFAULT_SANCTIONED_EDGE_FIELDS */
+  sanctionedEdgeFields?: readonly string[];
 }
 
 export class SimulatorState {
   #settings: SimulatorSettings;
+  /** children of `<edge>` the audit does not report: the sanctioned ones and the version */
+  readonly #auditIgnored: ReadonlySet<string>;
   readonly clock: SimulatorClock;
   readonly manager: ManagerIdentity;
   /** the vCenter the manager is registered with, if any */
@@ -110,6 +115,9 @@ export class SimulatorState {
   /** Validates the input (errors name the field) and builds the state from it. */
   constructor(input: SimulatorStateInput | undefined = undefined, overrides: StateOverrides = {}) {
     const valid = validateStateInput(input ?? {});
+    // the version is the manager's: it raises it on every PUT
+    const sanctioned = overrides.sanctionedEdgeFields ?? DEFAULT_SANCTIONED_EDGE_FIELDS;
+    this.#auditIgnored = new Set([...sanctioned, "version"]);
     this.clock = new SimulatorClock(overrides.nowMs);
     this.#settings = withDefaults(withDefaults(SETTINGS_DEFAULTS, valid.settings), overrides.settings);
     this.auth = new AuthStore(
@@ -182,7 +190,7 @@ export class SimulatorState {
     }
     const current = this.#edges.config(stored);
     const next = configAfterPut(current, sent.model, stored.version);
-    const diff = diffModels(current, next, AUDIT_IGNORED_FIELDS);
+    const diff = diffModels(current, next, this.#auditIgnored);
     if (!isEmptyDiff(diff)) {
       const stale = sentVersion !== undefined && sentVersion < stored.version;
       this.audit.addViolation({
@@ -194,7 +202,10 @@ export class SimulatorState {
         ...diff,
         message: stale
           ? `PUT based on version ${sentVersion} overwrote version ${stored.version}`
-          : `the PUT ${diff.lost.length > 0 ? "lost" : "changed"} content beyond the tenant`,
+          : `the PUT ${diff.lost.length > 0 ? "lost" : "changed"} content beyond ${[...this.#auditIgnored]
+              .filter((f) => f !== "version")
+              .map((f) => `the ${f}`)
+              .join(", ")}`,
       });
     }
     return { ok: true, edge: this.#edges.store(next, stored.listing.summary) };

@@ -138,8 +138,8 @@ describe.skipIf(promtool.path === undefined)("promtool", () => {
     const { registry, metrics } = createOperatorMetrics();
     metrics.pool(POOL, { usedRatio: 0.9, strays: 2 });
     metrics.managerRequest("nsx/lab", { method: "GET", route: "getEdge", status: 200, durationMs: 12 });
-    metrics.edgeTenantCorrected(1);
-    metrics.ipsReleased(2);
+    metrics.changed("tenantCorrections", 1);
+    metrics.changed("releases", 2);
     metrics.driftDetected("EdgeTenant");
     metrics.leaderStatus("nsxv-operator", true);
     const queue = metrics.queue("edgetenant");

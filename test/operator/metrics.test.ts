@@ -42,8 +42,8 @@ describe("createOperatorMetrics", () => {
       name: "Changes",
       reason: "What the operator changed is counted.",
       act: (m) => {
-        m.edgeTenantCorrected(2);
-        m.ipsReleased(3);
+        m.changed("tenantCorrections", 2);
+        m.changed("releases", 3);
         m.driftDetected("EdgeTenant");
       },
       want: [

@@ -28,7 +28,10 @@ import { formatTime } from "../../util/clock.ts";
 import { ReconcileError } from "../errors.ts";
 import type { ActionResults, KindPlan, Settled } from "../kind.ts";
 import { omitUndefined } from "../../util/options.ts";
-import type { DroppedAction, ReleaseAction, Withheld } from "../plan.ts";
+import type { DroppedAction, Withheld } from "../plan.ts";
+import { releaseTarget, type ReleaseAction } from "./actions.ts";
+
+export { releaseTarget };
 import { allows } from "../policy.ts";
 import type { PoolConfig } from "../spec.ts";
 
@@ -153,18 +156,6 @@ export function allocationIdentity(allocation: Allocation): AllocationIdentity {
     allocationId: id === "" ? undefined : managerValue(id),
     note: note === undefined || note === "" ? undefined : managerValue(note),
   };
-}
-
-/**
- * What a release acts on, as a key: one allocation (pool, address, id and note), never the
- * address alone. A planned release is found again in a fresh plan by it, so that after a 409 or
- * a "not allocated" answer the DELETE is sent only while the fresh read lists the same
- * allocation: an address allocated again meanwhile, to a new machine, is another target.
- */
-export function releaseTarget(
-  release: Pick<ReleaseAction, "poolId" | "ip" | "allocationId" | "note">,
-): string {
-  return JSON.stringify([release.poolId, release.ip, release.allocationId ?? null, release.note ?? null]);
 }
 
 /**
