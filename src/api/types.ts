@@ -283,6 +283,12 @@ export type EdgeTenant = Resource<"EdgeTenant", EdgeTenantSpec, EdgeTenantStatus
 export type IPPoolAllocations = Resource<"IPPoolAllocations", IPPoolAllocationsSpec, IPPoolAllocationsStatus>;
 export type NsxvObject = NSXManager | EdgeTenant | IPPoolAllocations;
 
+/** A kind that names an NSXManager and acts on it, from DEPENDENT_KINDS. */
+export type DependentKind = (typeof DEPENDENT_KINDS)[number];
+
+/** An object of a dependent kind. */
+export type DependentObject = Extract<NsxvObject, { kind: DependentKind }>;
+
 /** v1 Secret, the parts the operator reads */
 export interface Secret {
   apiVersion: "v1";

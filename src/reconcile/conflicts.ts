@@ -16,15 +16,13 @@
  */
 import {
   SPEC_DEFAULTS,
-  type EdgeTenant,
+  type DependentObject,
   type IPPoolAllocations,
   type NSXManager,
   type NsxvObject,
 } from "../api/types.ts";
 import { managerRefOf, objectKey, refOf, sameRef, type ObjectRef } from "../api/refs.ts";
 import { REAL_MANAGER_PREFIX, realManagers } from "./real-managers.ts";
-
-type Dependent = EdgeTenant | IPPoolAllocations;
 
 /** The pool objects of one NSXManager, grouped for poolWinner: each group oldest first. */
 interface ManagerPools {
@@ -38,7 +36,7 @@ interface ManagerPools {
 
 export class ConflictIndex {
   /** target key → claimants, oldest first */
-  readonly #byTarget: Map<string, Dependent[]>;
+  readonly #byTarget: Map<string, DependentObject[]>;
   /** manager key → its pool objects */
   readonly #pools: Map<string, ManagerPools>;
   /** NSXManager `namespace/name` → the real manager it names */
@@ -47,7 +45,7 @@ export class ConflictIndex {
   readonly #authorized: ReadonlySet<string>;
 
   private constructor(
-    byTarget: Map<string, Dependent[]>,
+    byTarget: Map<string, DependentObject[]>,
     pools: Map<string, ManagerPools>,
     managers: ReadonlyMap<string, string>,
     authorized: ReadonlySet<string>,
@@ -67,9 +65,9 @@ export class ConflictIndex {
   static build(
     objects: readonly NsxvObject[],
     managers: readonly NsxvObject[] = [],
-    authority: (object: Dependent) => boolean = () => false,
+    authority: (object: DependentObject) => boolean = () => false,
   ): ConflictIndex {
-    const byTarget = new Map<string, Dependent[]>();
+    const byTarget = new Map<string, DependentObject[]>();
     const pools = new Map<string, ManagerPools>();
     const identities = realManagers(managers.filter((m): m is NSXManager => m.kind === "NSXManager"));
     const authorized = new Set<string>();
@@ -83,8 +81,8 @@ export class ConflictIndex {
       if (object.kind === "IPPoolAllocations")
         addPool(pools, managerKey(object, identities) as string, object);
     }
-    const has = (o: Dependent): boolean => authorized.has(objectKey(refOf(o)));
-    const order = (a: Dependent, b: Dependent): number => Number(has(b)) - Number(has(a)) || olderFirst(a, b);
+    const has = (o: DependentObject): boolean => authorized.has(objectKey(refOf(o)));
+    const order = (a: DependentObject, b: DependentObject): number => Number(has(b)) - Number(has(a)) || olderFirst(a, b);
     for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(order);
     for (const { byId, byName } of pools.values()) {
       for (const group of byId.values()) if (group.length > 1) group.sort(order);
@@ -99,13 +97,13 @@ export class ConflictIndex {
   }
 
   /** The real manager an object's NSXManager names (its normalized URL), for messages. */
-  managerOf(object: Dependent): string | undefined {
+  managerOf(object: DependentObject): string | undefined {
     const key = managerKey(object, this.#managers);
     return key?.startsWith(REAL_MANAGER_PREFIX) === true ? key.slice(REAL_MANAGER_PREFIX.length) : undefined;
   }
 
   /** The older object that owns this object's edge or pool (as written in the spec), or undefined. */
-  winnerOver(object: Dependent): ObjectRef | undefined {
+  winnerOver(object: DependentObject): ObjectRef | undefined {
     const key = targetKey(object, this.#managers);
     const owner = key === undefined ? undefined : this.#byTarget.get(key)?.[0];
     return owner === undefined || sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
@@ -135,7 +133,7 @@ export class ConflictIndex {
     const byId = pools?.byId.get(poolId) ?? [];
     const byName = pools?.byName ?? [];
     let undecided: ObjectRef | undefined;
-    const order = (a: Dependent, b: Dependent): number =>
+    const order = (a: DependentObject, b: DependentObject): number =>
       Number(this.hasAuthority(refOf(b))) - Number(this.hasAuthority(refOf(a))) || olderFirst(a, b);
     // merge the two lists, in rank order, up to the first object that does not rank before `object`
     for (let i = 0, j = 0; ;) {
@@ -175,14 +173,14 @@ function append<T>(map: Map<string, T[]>, key: string, value: T): void {
 }
 
 /** The real manager the object's NSXManager names, or `object ns/name` when that NSXManager is unknown. */
-function managerKey(object: Dependent, managers: ReadonlyMap<string, string>): string | undefined {
+function managerKey(object: DependentObject, managers: ReadonlyMap<string, string>): string | undefined {
   const manager = managerRefOf(object);
   if (manager === undefined) return undefined;
   const ref = `${manager.namespace}/${manager.name}`;
   return managers.get(ref) ?? `object ${ref}`;
 }
 
-function targetKey(object: Dependent, managers: ReadonlyMap<string, string>): string | undefined {
+function targetKey(object: DependentObject, managers: ReadonlyMap<string, string>): string | undefined {
   const manager = managerKey(object, managers);
   if (manager === undefined) return undefined;
   if (object.kind === "EdgeTenant") {

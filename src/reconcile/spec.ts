@@ -10,6 +10,7 @@ import { parseDuration } from "../api/duration.ts";
 import {
   SPEC_DEFAULTS,
   type DeletionPolicy,
+  type DependentObject,
   type EdgeTenant,
   type IPPoolAllocations,
   type ManagementPolicy,
@@ -182,7 +183,7 @@ function resolveManagerSpec(spec: NSXManager["spec"]): ManagerConfig {
 }
 
 /** spec.syncInterval of a dependent, clamped to the floor; undefined when unset or unreadable (the pass says why). */
-export function syncIntervalMsOf(object: EdgeTenant | IPPoolAllocations): number | undefined {
+export function syncIntervalMsOf(object: DependentObject): number | undefined {
   try {
     return dependent(object).syncIntervalMs;
   } catch {
@@ -190,7 +191,7 @@ export function syncIntervalMsOf(object: EdgeTenant | IPPoolAllocations): number
   }
 }
 
-function dependent(object: EdgeTenant | IPPoolAllocations): DependentConfig {
+function dependent(object: DependentObject): DependentConfig {
   const { spec } = object;
   const manager = managerRefOf(object);
   if (manager === undefined) throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");

@@ -9,6 +9,8 @@ import { formatRef, managerRefOf, objectKey, refOf, type ObjectRef } from "../ap
 import {
   DEPENDENT_KINDS,
   SPEC_DEFAULTS,
+  type DependentKind,
+  type DependentObject,
   type EdgeTenant,
   type IPPoolAllocations,
   type NSXManager,
@@ -89,8 +91,6 @@ export interface OneShot {
   /** read every edge in full instead of taking the manager's edge list for what it shows (--full-read) */
   fullRead?: boolean;
 }
-
-type DependentKind = "EdgeTenant" | "IPPoolAllocations";
 
 /** Who owns a pool: another object (a conflict), or undecided while an older selection cannot be resolved. */
 export interface PoolOwnership {
@@ -261,7 +261,7 @@ export class ReconcilerState {
     // the revisions are read before listing: a change during the list moves them, and the next call builds again
     const byRef = new Map(managers.map((m) => [objectKey(refOf(m)), m as NSXManager]));
     const labels = this.namespaceLabels;
-    const authority = (object: EdgeTenant | IPPoolAllocations): boolean => {
+    const authority = (object: DependentObject): boolean => {
       const ref = managerRefOf(object);
       const manager = ref === undefined ? undefined : byRef.get(objectKey(ref));
       return hasAuthority(manager, refOf(object).namespace, labels);
@@ -284,7 +284,7 @@ export class ReconcilerState {
    * Conflict error when another object owns this object's edge or pool as written, on the same
    * real manager: one with authority where this one has none, or an older one.
    */
-  async assertOwnTarget(object: EdgeTenant | IPPoolAllocations, target: string): Promise<ConflictIndex> {
+  async assertOwnTarget(object: DependentObject, target: string): Promise<ConflictIndex> {
     // an object its manager does not serve is told so first: it claims nothing there
     const managerRef = managerRefOf(object);
     const named = managerRef === undefined ? undefined : await this.store.get(managerRef);
@@ -325,7 +325,7 @@ export class ReconcilerState {
    * missing, failed its check, or cannot be built.
    */
   async connectDependent(
-    object: EdgeTenant | IPPoolAllocations,
+    object: DependentObject,
     ref: ObjectRef,
     options: { restoring?: boolean } = {},
   ): Promise<ManagerConnection> {
@@ -358,7 +358,7 @@ export class ReconcilerState {
    * its namespace, and of the namespaces it shares with), those being deleted included: an object
    * it does not allow holds nothing of it, not even its in-use finalizer.
    */
-  dependentsOf(manager: NSXManager): (EdgeTenant | IPPoolAllocations)[] {
+  dependentsOf(manager: NSXManager): DependentObject[] {
     const key = objectKey(refOf(manager));
     const serves = (object: NsxvObject): boolean =>
       allowsNamespace(manager, refOf(object).namespace, this.namespaceLabels);
@@ -372,18 +372,18 @@ export class ReconcilerState {
     }
     return named === undefined
       ? this.#dependentsListed(key, serves)
-      : (objects as (EdgeTenant | IPPoolAllocations)[]);
+      : (objects as DependentObject[]);
   }
 
   /** dependentsOf by a look at every dependent, when the store keeps no revisions or answers later */
   #dependentsListed(
     key: string,
     serves: (object: NsxvObject) => boolean,
-  ): (EdgeTenant | IPPoolAllocations)[] {
+  ): DependentObject[] {
     return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter((object) => {
       const ref = managerRefOf(object);
       return ref !== undefined && objectKey(ref) === key && serves(object);
-    }) as (EdgeTenant | IPPoolAllocations)[];
+    }) as DependentObject[];
   }
 
   /**
