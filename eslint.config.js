@@ -39,7 +39,6 @@ export default tseslint.config(
       "src/api/duration.ts",
       "src/api/manifests.ts",
       "src/api/yaml-guard.ts",
-      "src/cli/output-text.ts",
       "src/cli/run.ts",
       "src/controller/kube-watch.ts",
       "src/nsx/client.ts",
@@ -56,8 +55,6 @@ export default tseslint.config(
     files: [
       "src/cli/demo.ts",
       "src/nsx/client-options.ts",
-      "src/reconcile/reconciler.ts",
-      "src/reconcile/report.ts",
       "src/reconcile/edge-tenant/restore-plan.ts",
       "src/source/directory.ts",
     ],

@@ -82,7 +82,8 @@ export class ConflictIndex {
         addPool(pools, managerKey(object, identities) as string, object);
     }
     const has = (o: DependentObject): boolean => authorized.has(objectKey(refOf(o)));
-    const order = (a: DependentObject, b: DependentObject): number => Number(has(b)) - Number(has(a)) || olderFirst(a, b);
+    const order = (a: DependentObject, b: DependentObject): number =>
+      Number(has(b)) - Number(has(a)) || olderFirst(a, b);
     for (const claimants of byTarget.values()) if (claimants.length > 1) claimants.sort(order);
     for (const { byId, byName } of pools.values()) {
       for (const group of byId.values()) if (group.length > 1) group.sort(order);

@@ -3,8 +3,8 @@
  * ownership, finds the manager), observes the manager, plans (pure: actions, withheld ones,
  * when to come back, and the state that follows from what became of the actions), and has each
  * action carried out by one shared helper (pass.ts) that, on an answer saying the manager changed
- * under it (a 409), observes again and plans again. A kind is a row of the table in
- * reconciler.ts; a kind added later is a new row of these functions, not a new path.
+ * under it (a 409), observes again and plans again. A kind is a module (kind-module.ts) registered
+ * in kinds.ts; a kind added later is a new module of these functions, not a new path.
  */
 import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";

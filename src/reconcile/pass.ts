@@ -23,6 +23,14 @@ export interface PassRun<A extends Action = Action> {
   error?: unknown;
 }
 
+/** A handler's passes as the reconciler runs them (a kind module's `reconcile` or `finalize`). */
+export const passOf =
+  <T extends NsxvObject, Target, Observation, A extends Action>(
+    handler: PassHandler<T, Target, Observation, A>,
+  ) =>
+  (ctx: PassContext<T>): Promise<PassRun> =>
+    runPass(handler, ctx) as Promise<PassRun>;
+
 /** Runs one pass; never rejects (a failure is returned with what the pass got to). */
 export async function runPass<T extends NsxvObject, Target, Observation, A extends Action>(
   handler: PassHandler<T, Target, Observation, A>,

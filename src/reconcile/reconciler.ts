@@ -1,22 +1,15 @@
 /**
  * `reconcile(ref)`: everything the operator decides for one object, shared by the Kubernetes
  * operator (called by the controller's workers) and the cluster-less CLI (`plan`/`apply`: one
- * call per object of a directory). It reads the object once, runs the pass of its kind (a row of
- * KIND_HANDLERS, each the same contract: kind.ts, pass.ts), and composes the report here, once:
+ * call per object of a directory). It reads the object once, runs the pass of its kind (its module
+ * in kinds.ts, each the same contract: kind.ts, pass.ts), and composes the report here, once:
  * the next status, the events, what changed on the manager, the plan, the outcome. A failure
  * becomes conditions and one Warning event in this file only. It never writes status, records
  * events or touches a queue: the caller forwards the report.
  */
 import { formatDuration } from "../api/duration.ts";
 import { managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
-import {
-  IN_USE_FINALIZER,
-  PAUSED_ANNOTATION,
-  RESTORE_FINALIZER,
-  type Kind,
-  type NSXManagerStatus,
-  type NsxvObject,
-} from "../api/types.ts";
+import { PAUSED_ANNOTATION, type NSXManagerStatus, type NsxvObject } from "../api/types.ts";
 import { formatTime, realClock } from "../util/clock.ts";
 import {
   failureUpdates,
@@ -27,24 +20,13 @@ import {
   type Failure,
   type ReconcileEvent,
 } from "./conditions.ts";
-import { edgeTenantPass, restorePass } from "./edge-tenant/handler.ts";
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
-import { ipPoolPass } from "./ip-pool/handler.ts";
-import type { PassContext, PassHandler, Settled } from "./kind.ts";
-import {
-  dependentsOnReadyChange,
-  insecureConditions,
-  managerFacts,
-  managerReleasePass,
-  nsxManagerPass,
-  recordCredentials,
-  refusedCredentialsWaitMs,
-  secretHolds,
-} from "./nsx-manager/handler.ts";
-import { runPass, type PassRun } from "./pass.ts";
+import type { PassContext, Settled } from "./kind.ts";
+import type { KindModule } from "./kind-module.ts";
+import { moduleOf } from "./kinds.ts";
+import type { PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
 import { POOL_LIST_DEFAULTS } from "./ip-pool/pool-lists.ts";
-import type { Action } from "./plan.ts";
 import { isPaused } from "./policy.ts";
 import {
   changeEvent,
@@ -53,7 +35,6 @@ import {
   type Draft,
   type ObjectStatus,
   type ReconcileReport,
-  type SecretFinalizerChange,
 } from "./report.ts";
 import { syncIntervalMsOf } from "./spec.ts";
 import { MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
@@ -74,152 +55,32 @@ export const RECONCILER_DEFAULTS = Object.freeze({
 
 export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => Promise<ReconcileReport>;
 
-type RunPass<T extends NsxvObject> = (ctx: PassContext<T>) => Promise<PassRun>;
-
-/** A kind's row: its passes, and how a failure reads on it. */
-interface KindHandler<T extends NsxvObject> {
-  /** one pass over a live object */
-  reconcile: RunPass<T>;
-  /** Ready is the kind's own check (the NSXManager): a failure sets Ready=False with its reason */
-  readyFollowsFailure?: boolean;
-  /**
-   * the kind's resync is how changes are found (the NSXManager's check reads the edge list that
-   * wakes its EdgeTenants): it goes ahead of routine work like an event, never behind a start's
-   */
-  resyncFindsChanges?: boolean;
-  /** what a failure tells of the object besides conditions (the NSXManager: reachable, authenticated) */
-  failureFacts?: (error: unknown) => Partial<ObjectStatus>;
-  /**
-   * remembers what a pass learnt (undefined error: it went through) that a later pass needs, and
-   * says how soon that pass must come (the NSXManager: credentials refused, its Secret read again soon)
-   */
-  remember?: (object: T, error: unknown, state: ReconcilerState, nowMs: number) => number | undefined;
-  /**
-   * how long a live pass should wait before it calls the manager (the NSXManager: its credentials
-   * were refused and its Secret has not changed since): the pass is skipped, its status kept, and
-   * it comes back then. Undefined: pass now.
-   */
-  waitBeforeCall?: (object: T, state: ReconcilerState, nowMs: number) => Promise<number | undefined>;
-  /**
-   * other objects to reconcile now given this pass's status (the NSXManager: its dependents when
-   * its Ready changed, so that they say at once what a manager now known down, or back, means)
-   */
-  wakesOnReadyChange?: (object: T, status: ObjectStatus | undefined, state: ReconcilerState) => ObjectRef[];
-  /**
-   * conditions that follow from the spec alone, set on every pass whatever it got to, with their
-   * events (the NSXManager: Insecure)
-   */
-  specConditions?: (object: T) => { updates: ConditionUpdate[]; events: ReconcileEvent[] };
-  /**
-   * Secrets the object holds against deletion, where the store's Secrets can be held (the
-   * NSXManager: its own, while a restore may need them): on every pass, whatever it got to
-   */
-  secretHolds?: (
-    object: T,
-    state: ReconcilerState,
-  ) => Promise<{ held: string[]; changes: SecretFinalizerChange[] }>;
-  /** a kind that acts on delete holds objects with this finalizer while they want it */
-  finalizer?: {
-    name: string;
-    /** whether a live object holds the finalizer now */
-    wanted(object: T, state: ReconcilerState): boolean;
-    finalize: RunPass<T>;
-    /** what a failure of finalize was doing, for its message */
-    doing: string;
-  };
-}
-
-const pass =
-  <T extends NsxvObject, Target, Observation, A extends Action>(
-    handler: PassHandler<T, Target, Observation, A>,
-  ) =>
-  (ctx: PassContext<T>): Promise<PassRun> =>
-    runPass(handler, ctx) as Promise<PassRun>;
-
-/** One row per kind: a kind added later is a new row, not a new path. */
-const KIND_HANDLERS: { [K in Kind]: KindHandler<Extract<NsxvObject, { kind: K }>> } = {
-  NSXManager: {
-    reconcile: pass(nsxManagerPass),
-    readyFollowsFailure: true,
-    resyncFindsChanges: true,
-    failureFacts: managerFacts,
-    remember: recordCredentials,
-    waitBeforeCall: refusedCredentialsWaitMs,
-    wakesOnReadyChange: dependentsOnReadyChange,
-    secretHolds,
-    specConditions: insecureConditions,
-    finalizer: {
-      name: IN_USE_FINALIZER,
-      wanted: (object, state) => state.dependentsOf(object).length > 0,
-      finalize: pass(managerReleasePass),
-      doing: "keeping the manager while objects that name it are deleted",
-    },
-  },
-  EdgeTenant: {
-    reconcile: pass(edgeTenantPass),
-    finalizer: {
-      name: RESTORE_FINALIZER,
-      wanted: (object) => object.spec?.deletionPolicy === "Restore",
-      finalize: pass(restorePass),
-      doing: "restoring the original tenant before the object goes",
-    },
-  },
-  IPPoolAllocations: { reconcile: pass(ipPoolPass) },
-};
-
 export function createReconciler(options: ReconcilerOptions): Reconcile {
   const o = withDefaults(RECONCILER_DEFAULTS, options);
   const state = new ReconcilerState(o);
-  const { store, connections } = o;
+  const { store } = o;
 
   return async function reconcile(ref, callOptions = {}) {
     const object = await store.get(ref);
-    const handler =
-      object === undefined ? undefined : (KIND_HANDLERS[object.kind] as KindHandler<NsxvObject>);
-    const deleting = object?.metadata.deletionTimestamp !== undefined;
-    const finalizer = handler?.finalizer;
+    if (object === undefined || object.kind !== ref.kind) return gone(ref);
+    const module = moduleOf(object.kind);
+    const { finalizer } = module;
+    const deleting = object.metadata.deletionTimestamp !== undefined;
     const finalizerPresent =
-      finalizer !== undefined && (object?.metadata.finalizers ?? []).includes(finalizer.name);
-    if (
-      object === undefined ||
-      handler === undefined ||
-      object.kind !== ref.kind ||
-      (deleting && !finalizerPresent)
-    ) {
-      // gone, or going with nothing to do on delete (orphan); a manager's client is closed
-      state.forgetObject(ref);
-      if (ref.kind === "NSXManager") await connections.forget(ref.namespace, ref.name);
-      return toReport(ref, undefined, { outcome: { type: "done" } });
-    }
-    const now = new Date(o.clock.now());
+      finalizer !== undefined && (object.metadata.finalizers ?? []).includes(finalizer.name);
+    // going with nothing to do on delete (orphan)
+    if (deleting && !finalizerPresent) return gone(ref);
     const ctx: PassContext = {
       object,
-      now,
+      now: new Date(o.clock.now()),
       generation: object.metadata.generation,
       signal: callOptions.signal,
       writesBlockedBy: store.writesBlockedBy?.(ref),
       statusLost: store.statusLost?.(ref),
       state,
     };
-    let draft: Draft;
-    const pausedBy = deleting ? undefined : await pauseOf(object);
-    if (deleting && finalizer !== undefined) {
-      draft = await compose(handler, ctx, await finalizer.finalize(ctx), finalizer.doing);
-    } else if (pausedBy !== undefined) draft = paused(ctx, pausedBy);
-    else {
-      const waitMs = await handler.waitBeforeCall?.(object, state, now.getTime());
-      if (waitMs !== undefined) draft = { outcome: { type: "done", requeueAfterMs: waitMs } };
-      else {
-        ctx.observeByMs = observeBy(ctx);
-        draft = await compose(handler, ctx, await handler.reconcile(ctx));
-      }
-    }
-    if (handler.secretHolds !== undefined && store.secretsHoldable === true) {
-      const holds = await handler.secretHolds(object, state);
-      if (holds.changes.length > 0) draft.secretFinalizers = holds.changes;
-      const { heldSecrets: _before, ...base } = (draft.status ?? object.status ?? {}) as NSXManagerStatus;
-      draft.status = holds.held.length > 0 ? { ...base, heldSecrets: holds.held } : base;
-    }
+    const draft = await passDraft(module, ctx);
+    await holdSecrets(module, ctx, draft);
     if (finalizer !== undefined) {
       // a live object's finalizer follows what it wants; a deleting one's goes once finalize says so
       const present = deleting ? draft.finalized !== true : finalizer.wanted(object, state);
@@ -227,6 +88,39 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
     }
     return toReport(ref, object, draft);
   };
+
+  /** The object is gone: nothing is remembered of it, and its kind lets go of what it held (a manager's client). */
+  async function gone(ref: ObjectRef): Promise<ReconcileReport> {
+    state.forgetObject(ref);
+    await moduleOf(ref.kind).forget?.(ref, state);
+    return toReport(ref, undefined, { outcome: { type: "done" } });
+  }
+
+  /**
+   * The pass an object gets: a deleting one its finalizer's (it holds it: reconcile checked), a
+   * paused one none, one whose kind says to wait none yet, else its kind's pass.
+   */
+  async function passDraft(module: KindModule<NsxvObject>, ctx: PassContext): Promise<Draft> {
+    const { object } = ctx;
+    const { finalizer } = module;
+    if (object.metadata.deletionTimestamp !== undefined && finalizer !== undefined)
+      return compose(module, ctx, await finalizer.finalize(ctx), finalizer.doing);
+    const pausedBy = await pauseOf(object);
+    if (pausedBy !== undefined) return paused(ctx, pausedBy);
+    const waitMs = await module.waitBeforeCall?.(object, state, ctx.now.getTime());
+    if (waitMs !== undefined) return { outcome: { type: "done", requeueAfterMs: waitMs } };
+    ctx.observeByMs = observeBy(ctx);
+    return compose(module, ctx, await module.reconcile(ctx));
+  }
+
+  /** The Secrets the object holds against deletion, where the store's can be held: in the draft's status. */
+  async function holdSecrets(module: KindModule<NsxvObject>, ctx: PassContext, draft: Draft): Promise<void> {
+    if (module.secretHolds === undefined || store.secretsHoldable !== true) return;
+    const holds = await module.secretHolds(ctx.object, state);
+    if (holds.changes.length > 0) draft.secretFinalizers = holds.changes;
+    const { heldSecrets: _before, ...base } = (draft.status ?? ctx.object.status ?? {}) as NSXManagerStatus;
+    draft.status = holds.held.length > 0 ? { ...base, heldSecrets: holds.held } : base;
+  }
 
   /** Why the object makes no manager calls now: its own pause, or its NSXManager's. */
   async function pauseOf(object: NsxvObject): Promise<string | undefined> {
@@ -245,31 +139,18 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
    * Warning event, here and nowhere else.
    */
   async function compose(
-    handler: KindHandler<NsxvObject>,
+    module: KindModule<NsxvObject>,
     ctx: PassContext,
     run: PassRun,
     doing?: string,
   ): Promise<Draft> {
     const { object } = ctx;
     const failure = failureOf(run, doing);
-    const rememberedMs = handler.remember?.(object, run.error, state, ctx.now.getTime()) ?? Infinity;
+    const rememberedMs = module.remember?.(object, run.error, state, ctx.now.getTime()) ?? Infinity;
     const settled = run.latest?.settle(run.results, failure);
     if (run.latest !== undefined) recordObservations(ctx, settled);
-    const events: ReconcileEvent[] = [
-      ...run.results.done.map((action) => changeEvent(action)),
-      ...(settled?.events ?? []),
-    ];
-    let status = settled?.status;
-    if (failure !== undefined) {
-      if (status === undefined) status = failedStatus(handler, ctx, failure, run.error);
-      events.push({ type: "Warning", reason: failure.reason, message: failure.message });
-    }
-    const fromSpec = handler.specConditions?.(object);
-    if (fromSpec !== undefined && status !== undefined) {
-      status = { ...status, conditions: setConditions(status.conditions, fromSpec.updates, ctx) };
-      events.unshift(...fromSpec.events);
-    }
-    const wake = [...(settled?.wake ?? []), ...(handler.wakesOnReadyChange?.(object, status, state) ?? [])];
+    const { status, events } = statusAndEvents(module, ctx, { run, settled, failure });
+    const wake = [...(settled?.wake ?? []), ...(module.wakesOnReadyChange?.(object, status, state) ?? [])];
     const routineMs = routineComeBackMs(ctx, status, failure === undefined ? settled : undefined);
     const comeBackMs = Math.min(routineMs, rememberedMs);
     const requeueAfterMs = Math.min(comeBackMs, run.latest?.requeueAfterMs ?? Infinity);
@@ -280,16 +161,60 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
       planned: run.planned,
       ...settledFacts(settled),
       ...(wake.length > 0 ? { wake } : {}),
-      outcome: { type: "done", requeueAfterMs, ...routineOf(handler, requeueAfterMs === routineMs) },
+      outcome: { type: "done", requeueAfterMs, ...routineOf(module, requeueAfterMs === routineMs) },
     };
-    if (failure === undefined) return draft;
-    const manager = await managerToCheck(object, failure);
+    return failure === undefined ? draft : failedDraft(module, ctx, draft, { failure, comeBackMs });
+  }
+
+  /**
+   * The next status and the events of a pass: each change made, the settled plan's, the failure's
+   * Warning (on the status the object had, when the plan settled none), the spec's conditions.
+   */
+  function statusAndEvents(
+    module: KindModule<NsxvObject>,
+    ctx: PassContext,
+    {
+      run,
+      settled,
+      failure,
+    }: { run: PassRun; settled: Settled | undefined; failure: ReconcileError | undefined },
+  ): { status: ObjectStatus | undefined; events: ReconcileEvent[] } {
+    const events: ReconcileEvent[] = [
+      ...run.results.done.map((action) => changeEvent(action)),
+      ...(settled?.events ?? []),
+    ];
+    let status = settled?.status;
+    if (failure !== undefined) {
+      status ??= failedStatus(module, ctx, failure, run.error);
+      events.push({ type: "Warning", reason: failure.reason, message: failure.message });
+    }
+    const fromSpec = module.specConditions?.(ctx.object);
+    if (fromSpec !== undefined && status !== undefined) {
+      status = { ...status, conditions: setConditions(status.conditions, fromSpec.updates, ctx) };
+      events.unshift(...fromSpec.events);
+    }
+    return { status, events };
+  }
+
+  /**
+   * A failed pass's draft: its manager checked now when the failure says it is down, and retried
+   * after a backoff, but a Conflict, which the other object going away settles (that queues this
+   * one again): it comes back as a routine pass would.
+   */
+  async function failedDraft(
+    module: KindModule<NsxvObject>,
+    ctx: PassContext,
+    draft: Draft,
+    { failure, comeBackMs }: { failure: ReconcileError; comeBackMs: number },
+  ): Promise<Draft> {
+    const manager = await managerToCheck(ctx.object, failure);
     if (manager !== undefined) draft.wake = [...(draft.wake ?? []), manager];
-    // a Conflict is settled by the other object going away, which queues this one again
-    if (failure.reason === "Conflict") {
-      if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
-      draft.outcome = { type: "done", requeueAfterMs: comeBackMs, ...routineOf(handler, true) };
-    } else draft.outcome = { type: "failed", error: failure, maxBackoffMs: comeBackMs };
+    if (failure.reason !== "Conflict") {
+      draft.outcome = { type: "failed", error: failure, maxBackoffMs: comeBackMs };
+      return draft;
+    }
+    if (failure.owner !== undefined) draft.conflictOwner = failure.owner;
+    draft.outcome = { type: "done", requeueAfterMs: comeBackMs, ...routineOf(module, true) };
     return draft;
   }
 
@@ -332,13 +257,13 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
 
   /** The status of a pass that failed before it observed: the failure on the status it had. */
   function failedStatus(
-    handler: KindHandler<NsxvObject>,
+    module: KindModule<NsxvObject>,
     ctx: PassContext,
     failure: ReconcileError,
     thrown: unknown,
   ): ObjectStatus {
-    const base = { ...ctx.object.status, ...handler.failureFacts?.(thrown) } as ObjectStatus;
-    const ready = handler.readyFollowsFailure
+    const base = { ...ctx.object.status, ...module.failureFacts?.(thrown) } as ObjectStatus;
+    const ready = module.readyFollowsFailure
       ? ({ type: "Ready", status: "False", reason: failure.reason, message: failure.message } as const)
       : readyWhileBlind(ctx, failure);
     const updates = [...failureUpdates(failure), ...(ready === undefined ? [] : [ready])];
@@ -462,8 +387,8 @@ export function createReconciler(options: ReconcilerOptions): Reconcile {
 }
 
 /** A come-back that is the routine one (resync, staleness, safety net) waits behind events, but for a kind whose resync finds changes. */
-function routineOf(handler: KindHandler<NsxvObject>, isRoutine: boolean): { routine?: true } {
-  return isRoutine && handler.resyncFindsChanges !== true ? { routine: true } : {};
+function routineOf(module: KindModule<NsxvObject>, isRoutine: boolean): { routine?: true } {
+  return isRoutine && module.resyncFindsChanges !== true ? { routine: true } : {};
 }
 
 /** What the settled plan tells besides status and events: the pool, the finalizer, whom to wake, notes, dropped actions. */

@@ -370,16 +370,11 @@ export class ReconcilerState {
       if (object instanceof Promise) return this.#dependentsListed(key, serves);
       if (object !== undefined && serves(object)) objects.push(object);
     }
-    return named === undefined
-      ? this.#dependentsListed(key, serves)
-      : (objects as DependentObject[]);
+    return named === undefined ? this.#dependentsListed(key, serves) : (objects as DependentObject[]);
   }
 
   /** dependentsOf by a look at every dependent, when the store keeps no revisions or answers later */
-  #dependentsListed(
-    key: string,
-    serves: (object: NsxvObject) => boolean,
-  ): DependentObject[] {
+  #dependentsListed(key: string, serves: (object: NsxvObject) => boolean): DependentObject[] {
     return DEPENDENT_KINDS.flatMap((kind) => this.store.list(kind)).filter((object) => {
       const ref = managerRefOf(object);
       return ref !== undefined && objectKey(ref) === key && serves(object);

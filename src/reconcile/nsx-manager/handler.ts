@@ -5,7 +5,7 @@
  * scope when IPPoolAllocations name it (a fresh list, which they then share) or when there is no
  * edge list to answer the check: reachable and authenticated, or why not. One call per 1024
  * edges is the whole check of a manager with only EdgeTenants. Ready is the outcome of the check itself (`readyFollowsFailure` in
- * the reconciler's table), and a failed check says what it learnt (`managerFacts`). A connection
+ * its module, kind.ts), and a failed check says what it learnt (`managerFacts`). A connection
  * open to its network path (plain http:// to another machine, or no certificate verification) is
  * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
  * when that starts or its reason changes.
