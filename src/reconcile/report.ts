@@ -186,13 +186,17 @@ export function changeEvent(action: AnyAction, registry: EffectRegistry = EFFECT
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
-    return true;
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
+  if (Array.isArray(a) || Array.isArray(b)) return sameArrays(a, b);
+  return sameRecords(a as Record<string, unknown>, b as Record<string, unknown>);
+}
+
+function sameArrays(a: object, b: object): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
+  return true;
+}
+
+function sameRecords(x: Record<string, unknown>, y: Record<string, unknown>): boolean {
   let keys = 0;
   for (const key in x) {
     if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
