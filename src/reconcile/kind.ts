@@ -109,7 +109,15 @@ export interface PassHandler<T extends NsxvObject, Target, Observation, A extend
   prepare(ctx: PassContext<T>): Promise<Target>;
   observe(target: Target, ctx: PassContext<T>, depth: ObserveDepth): Promise<Observation>;
   plan(target: Target, observed: Observation, ctx: PassContext<T>): KindPlan<A>;
-  execute(action: A, target: Target, ctx: PassContext<T>): Promise<ExecuteOutcome>;
+  /**
+   * carries out one action on what the plan that wants it was made on: `observed` is that
+   * observation (a write sends back the document it read, changed), never a later one
+   */
+  execute(
+    action: A,
+    on: { target: Target; observed: Observation },
+    ctx: PassContext<T>,
+  ): Promise<ExecuteOutcome>;
   /**
    * Answers to an action after which a fresh observation decides. An action the fresh plan no
    * longer wants is dropped; one it still wants is tried again (`retry`: a 409, bounded by

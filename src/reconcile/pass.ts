@@ -39,8 +39,10 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
   const run: PassRun<A> = { planned: [], latest: undefined, results: { done: [], dropped: [], refused: [] } };
   try {
     const target = await handler.prepare(ctx);
+    let observed: Observation;
     const planFresh = async (depth: "first" | "full", by?: number): Promise<KindPlan<A>> => {
-      run.latest = handler.plan(target, await observeBy(handler.observe(target, ctx, depth), by, ctx), ctx);
+      observed = await observeBy(handler.observe(target, ctx, depth), by, ctx);
+      run.latest = handler.plan(target, observed, ctx);
       return run.latest;
     };
     // the observations a pass starts with are bounded by Ready's expiry; a fresh read after a 409 is not
@@ -52,7 +54,7 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
       // a fresh read since this plan was made: act on the fresh plan's version of the action
       const action = run.latest === plan ? planned : findAction(handler, run.latest, planned);
       if (action === undefined) run.results.dropped.push(planned);
-      else await carryOut({ handler, ctx, target, run, planFresh }, action);
+      else await carryOut({ handler, ctx, target, observed: () => observed, run, planFresh }, action);
     }
   } catch (error) {
     run.error = error;
@@ -65,6 +67,8 @@ interface PassInProgress<T extends NsxvObject, Target, Observation, A extends Ac
   handler: PassHandler<T, Target, Observation, A>;
   ctx: PassContext<T>;
   target: Target;
+  /** the observation the latest plan was made on: what an action is carried out on */
+  observed: () => Observation;
   run: PassRun<A>;
   /** reads the manager again and plans on that read */
   planFresh: (depth: "full") => Promise<KindPlan<A>>;
@@ -75,12 +79,12 @@ async function carryOut<T extends NsxvObject, Target, Observation, A extends Act
   pass: PassInProgress<T, Target, Observation, A>,
   first: A,
 ): Promise<void> {
-  const { handler, ctx, target, planFresh } = pass;
+  const { handler, ctx, target, observed, planFresh } = pass;
   const { results } = pass.run;
   let action = first;
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcome = await handler.execute(action, target, ctx);
+      const outcome = await handler.execute(action, { target, observed: observed() }, ctx);
       if (outcome === "done") results.done.push(action);
       else results.refused.push({ action, failure: outcome.refused });
       return;

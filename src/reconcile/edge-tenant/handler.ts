@@ -36,42 +36,47 @@ import { isPaused } from "../policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
 import { holdsItsSecrets } from "../nsx-manager/handler.ts";
 
-/** What a pass over one edge found before reading it, and the document it read last. */
+/** What a pass over one edge found before reading it. */
 interface EdgeTarget {
   config: EdgeTenantConfig;
   connection: ManagerConnection;
   /** a Restore correction waits for the manager's Secrets to be held (a cluster) */
   secretsHold?: { held: boolean; manager: ObjectRef } | undefined;
-  /** the document of the latest observation: what a write sends back, with the tenant changed */
-  document: EdgeDocument | undefined;
   /** the tenant the manager's edge list showed, when this pass looked there first */
   listed?: string | undefined;
 }
 
-export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeObservation, SetTenantAction> = {
+/** An observation of the edge, and the document read when it was a full read. */
+interface EdgeSeen {
+  edge: EdgeObservation;
+  /** the edge as a full read returned it: what a write planned on this observation sends back, its tenant changed */
+  document?: EdgeDocument;
+}
+
+export const edgeTenantPass: PassHandler<EdgeTenant, EdgeTarget, EdgeSeen, SetTenantAction> = {
   async prepare(ctx) {
     const config = resolveEdgeTenant(ctx.object);
     await ctx.state.assertOwnTarget(ctx.object, `edge ${config.edgeId}`);
     const connection = await ctx.state.connectDependent(ctx.object, config.manager);
-    return { config, connection, document: undefined, secretsHold: await secretsHoldOf(ctx, config) };
+    return { config, connection, secretsHold: await secretsHoldOf(ctx, config) };
   },
   async observe(target, ctx, depth) {
     const listed = depth === "first" ? await fromEdgeList(target, ctx) : undefined;
     if (listed !== undefined) {
       target.listed = listed.tenant ?? "";
-      return listed;
+      return { edge: listed };
     }
-    target.document = await readEdge(target.connection, target.config.edgeId, ctx);
-    return { ...observationOf(target.config.edgeId, target.document), via: "read" };
+    return readEdgeSeen(target, ctx);
   },
   plan(target, observed, ctx) {
-    const plan = planEdgeTenantFor(target, observed, ctx);
+    const plan = planEdgeTenantFor(target, observed.edge, ctx);
     return {
       ...plan,
       settle: (results, failure) => followed(plan.settle(results, failure), target, ctx, failure),
     };
   },
-  execute: (action, target, ctx) => writeTenant(target, action.edgeId, action.to, ctx),
+  execute: (action, { target, observed }, ctx) =>
+    writeTenant({ connection: target.connection, document: observed.document }, action, ctx),
   rereadOn: { NSX_ERR_CONFLICT: "retry" },
   targetOf: (action) => action.edgeId,
   describe: (action) => `PUT edge ${action.edgeId}`,
@@ -128,51 +133,47 @@ interface RestoreTarget {
   edge: EdgeTarget | undefined;
 }
 
-export const restorePass: PassHandler<
-  EdgeTenant,
-  RestoreTarget,
-  EdgeObservation | undefined,
-  RestoreTenantAction
-> = {
-  async prepare(ctx) {
-    const managerRef = managerRefOf(ctx.object);
-    const manager = managerRef === undefined ? undefined : await ctx.state.store.get(managerRef);
-    const managerPaused = manager !== undefined && isPaused(manager.metadata);
-    const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx), managerPaused);
-    if (decision.type === "skip") return { decision, edge: undefined };
-    const { config, managerURL } = decision;
-    const connection = await ctx.state.connectDependent(ctx.object, config.manager, { restoring: true });
-    // the original was read on one real manager: never written to another one's edge
-    if (managerURL !== undefined && connection.url !== managerURL) {
-      const message = `the original tenant of ${config.edgeId} was read on ${managerURL}, and NSXManager ${config.managerName} points at ${connection.url} now: not restoring it on another manager; point the NSXManager back, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`;
-      throw new ReconcileError({ reason: "EdgeMoved", message });
-    }
-    return { decision, edge: { config, connection, document: undefined } };
-  },
-  async observe(target, ctx) {
-    const { edge } = target;
-    if (edge === undefined) return undefined;
-    edge.document = await readEdge(edge.connection, edge.config.edgeId, ctx);
-    return { ...observationOf(edge.config.edgeId, edge.document), via: "read" };
-  },
-  plan: (target, observed, ctx) => {
-    const { decision } = target;
-    const ours =
-      decision.type === "restore" &&
-      ctx.state.wasRestoredBy(refOf(ctx.object), decision.config.edgeId, decision.original);
-    return planRestore(decision, observed, ours);
-  },
-  async execute(action, target, ctx) {
-    if (target.edge === undefined) throw new Error(`restore of ${action.edgeId} planned without an edge`);
-    const done = await writeTenant(target.edge, action.edgeId, action.to, ctx);
-    // the finalizer's removal may still lose a race: the pass after it finds this restore done
-    ctx.state.restoredBy(refOf(ctx.object), action.edgeId, action.to);
-    return done;
-  },
-  rereadOn: { NSX_ERR_CONFLICT: "retry" },
-  targetOf: (action) => action.edgeId,
-  describe: (action) => `PUT edge ${action.edgeId} (restoring its original tenant)`,
-};
+export const restorePass: PassHandler<EdgeTenant, RestoreTarget, EdgeSeen | undefined, RestoreTenantAction> =
+  {
+    async prepare(ctx) {
+      const managerRef = managerRefOf(ctx.object);
+      const manager = managerRef === undefined ? undefined : await ctx.state.store.get(managerRef);
+      const managerPaused = manager !== undefined && isPaused(manager.metadata);
+      const decision = restoreDecision(ctx.object, await ownerOfOriginalEdge(ctx), managerPaused);
+      if (decision.type === "skip") return { decision, edge: undefined };
+      const { config, managerURL } = decision;
+      const connection = await ctx.state.connectDependent(ctx.object, config.manager, { restoring: true });
+      // the original was read on one real manager: never written to another one's edge
+      if (managerURL !== undefined && connection.url !== managerURL) {
+        const message = `the original tenant of ${config.edgeId} was read on ${managerURL}, and NSXManager ${config.managerName} points at ${connection.url} now: not restoring it on another manager; point the NSXManager back, or annotate this object ${SKIP_RESTORE_ANNOTATION}: "true" to let it go without restoring`;
+        throw new ReconcileError({ reason: "EdgeMoved", message });
+      }
+      return { decision, edge: { config, connection } };
+    },
+    observe: (target, ctx) =>
+      target.edge === undefined ? Promise.resolve(undefined) : readEdgeSeen(target.edge, ctx),
+    plan: (target, observed, ctx) => {
+      const { decision } = target;
+      const ours =
+        decision.type === "restore" &&
+        ctx.state.wasRestoredBy(refOf(ctx.object), decision.config.edgeId, decision.original);
+      return planRestore(decision, observed?.edge, ours);
+    },
+    async execute(action, { target, observed }, ctx) {
+      if (target.edge === undefined) throw new Error(`restore of ${action.edgeId} planned without an edge`);
+      const done = await writeTenant(
+        { connection: target.edge.connection, document: observed?.document },
+        action,
+        ctx,
+      );
+      // the finalizer's removal may still lose a race: the pass after it finds this restore done
+      ctx.state.restoredBy(refOf(ctx.object), action.edgeId, action.to);
+      return done;
+    },
+    rereadOn: { NSX_ERR_CONFLICT: "retry" },
+    targetOf: (action) => action.edgeId,
+    describe: (action) => `PUT edge ${action.edgeId} (restoring its original tenant)`,
+  };
 
 /**
  * Whether a Restore object's NSXManager holds its Secrets against deletion yet (a cluster, where
@@ -307,24 +308,32 @@ export function phaseOf(object: EdgeTenant): number {
   return digest.readUInt32BE(0) / 2 ** 32;
 }
 
-/** PUTs the latest document read with only its tenant set to `to`. */
+/** A full read of the edge, as an observation with the document read. */
+async function readEdgeSeen(
+  target: Pick<EdgeTarget, "config" | "connection">,
+  ctx: PassContext<EdgeTenant>,
+): Promise<EdgeSeen> {
+  const { edgeId } = target.config;
+  const document = await readEdge(target.connection, edgeId, ctx);
+  return { edge: { ...observationOf(edgeId, document), via: "read" }, document };
+}
+
+/** PUTs the document of the observation the write was planned on, with only its tenant set to `to`. */
 async function writeTenant(
-  target: EdgeTarget,
-  edgeId: string,
-  to: string,
+  at: { connection: ManagerConnection; document: EdgeDocument | undefined },
+  { edgeId, to }: { edgeId: string; to: string },
   ctx: PassContext<EdgeTenant>,
 ): Promise<"done"> {
-  if (target.document === undefined) throw new Error(`PUT edge ${edgeId} planned without a read`);
+  const { connection, document } = at;
+  if (document === undefined) throw new Error(`PUT edge ${edgeId} planned without a read`);
   try {
-    await target.connection.api.putEdge(edgeId, target.document.clone().setTenant(to), {
-      signal: ctx.signal,
-    });
+    await connection.api.putEdge(edgeId, document.clone().setTenant(to), { signal: ctx.signal });
   } catch (error) {
     if (!(error instanceof NsxIncompleteEdgeError)) throw error;
     const message = `edge ${edgeId}: ${error.message}; nothing was written, the next pass reads it again`;
     throw new ReconcileError({ reason: "IncompleteEdge", message, cause: error });
   }
-  ctx.state.edgeLists.wrote(target.connection.sharedKey, edgeId, to);
+  ctx.state.edgeLists.wrote(connection.sharedKey, edgeId, to);
   return "done";
 }
 

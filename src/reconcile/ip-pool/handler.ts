@@ -57,7 +57,7 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
       oneShot: ctx.state.oneShot,
       writesBlockedBy: ctx.writesBlockedBy ?? target.ownerUndecided,
     }),
-  async execute(action, target, ctx) {
+  async execute(action, { target }, ctx) {
     assertReleasable(target.config.allowed, action);
     const api = target.connection.api;
     const { released, answer } = await api.releaseAddress(action.poolId, action.managerIp, {
