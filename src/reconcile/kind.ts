@@ -10,7 +10,8 @@ import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import type { NsxErrorCode } from "../nsx/errors.ts";
 import type { Failure, ReconcileEvent } from "./conditions.ts";
-import type { Action, DroppedAction, Withheld } from "./plan.ts";
+import type { AnyAction } from "./effects.ts";
+import type { DroppedAction, Withheld } from "./plan.ts";
 import type { ObjectStatus, PoolUsage } from "./report.ts";
 import type { ReconcilerState } from "./state.ts";
 
@@ -45,7 +46,7 @@ export interface PassContext<T extends NsxvObject = NsxvObject> {
 export type ObserveDepth = "first" | "full";
 
 /** What became of a plan's actions. */
-export interface ActionResults<A extends Action> {
+export interface ActionResults<A extends AnyAction> {
   /** carried out: the manager accepted them */
   done: A[];
   /** not carried out: a fresh observation no longer wanted them (someone else did it, or its target changed identity) */
@@ -85,7 +86,7 @@ export interface Settled {
 }
 
 /** What a planner decides from one observation. Pure data and a pure function. */
-export interface KindPlan<A extends Action> {
+export interface KindPlan<A extends AnyAction> {
   actions: A[];
   /** actions not carried out this pass, and why (Observe, a grace period, a cap, writes blocked, ...) */
   withheld: Withheld<A>[];
@@ -105,7 +106,7 @@ export type ExecuteOutcome = "done" | { refused: Failure };
  * `Target` is what prepare found (the resolved spec, the connection), `Observation` what observe
  * read. Everything may throw; the reconciler turns what is thrown into status once.
  */
-export interface PassHandler<T extends NsxvObject, Target, Observation, A extends Action> {
+export interface PassHandler<T extends NsxvObject, Target, Observation, A extends AnyAction> {
   prepare(ctx: PassContext<T>): Promise<Target>;
   observe(target: Target, ctx: PassContext<T>, depth: ObserveDepth): Promise<Observation>;
   plan(target: Target, observed: Observation, ctx: PassContext<T>): KindPlan<A>;

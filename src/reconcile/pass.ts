@@ -11,11 +11,12 @@ import type { NsxvObject } from "../api/types.ts";
 import { observationExpired, retriesExhausted } from "./errors.ts";
 import type { Timer } from "../util/clock.ts";
 import type { ActionResults, KindPlan, PassContext, PassHandler } from "./kind.ts";
+import type { AnyAction } from "./effects.ts";
 import { plannedActions, type Action, type PlannedAction } from "./plan.ts";
 
-export interface PassRun<A extends Action = Action> {
+export interface PassRun<A extends AnyAction = Action> {
   /** the decisions of the plan the pass acted on (what `plan` prints) */
-  planned: PlannedAction[];
+  planned: PlannedAction<A>[];
   /** the plan of the latest observation; undefined when the pass failed before it had one */
   latest: KindPlan<A> | undefined;
   results: ActionResults<A>;
@@ -32,7 +33,7 @@ export const passOf =
     runPass(handler, ctx) as Promise<PassRun>;
 
 /** Runs one pass; never rejects (a failure is returned with what the pass got to). */
-export async function runPass<T extends NsxvObject, Target, Observation, A extends Action>(
+export async function runPass<T extends NsxvObject, Target, Observation, A extends AnyAction>(
   handler: PassHandler<T, Target, Observation, A>,
   ctx: PassContext<T>,
 ): Promise<PassRun<A>> {
@@ -63,7 +64,7 @@ export async function runPass<T extends NsxvObject, Target, Observation, A exten
 }
 
 /** What a pass carries from one action to the next. */
-interface PassInProgress<T extends NsxvObject, Target, Observation, A extends Action> {
+interface PassInProgress<T extends NsxvObject, Target, Observation, A extends AnyAction> {
   handler: PassHandler<T, Target, Observation, A>;
   ctx: PassContext<T>;
   target: Target;
@@ -75,7 +76,7 @@ interface PassInProgress<T extends NsxvObject, Target, Observation, A extends Ac
 }
 
 /** One action, through the manager's answers that call for a fresh read (bounded). */
-async function carryOut<T extends NsxvObject, Target, Observation, A extends Action>(
+async function carryOut<T extends NsxvObject, Target, Observation, A extends AnyAction>(
   pass: PassInProgress<T, Target, Observation, A>,
   first: A,
 ): Promise<void> {
@@ -129,7 +130,7 @@ async function observeBy<O>(observing: Promise<O>, byMs: number | undefined, ctx
   }
 }
 
-function findAction<A extends Action>(
+function findAction<A extends AnyAction>(
   handler: { targetOf(action: A): string },
   plan: KindPlan<A> | undefined,
   action: A,

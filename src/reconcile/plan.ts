@@ -5,6 +5,7 @@
  */
 import type { RestoreTenantAction, SetTenantAction } from "./edge-tenant/actions.ts";
 import type { ReleaseAction } from "./ip-pool/actions.ts";
+import type { AnyAction } from "./effects.ts";
 
 export type { ReleaseAction, RestoreTenantAction, SetTenantAction };
 
@@ -12,7 +13,7 @@ export type { ReleaseAction, RestoreTenantAction, SetTenantAction };
 export type Action = SetTenantAction | RestoreTenantAction | ReleaseAction;
 
 /** An action that is not carried out this pass, and why (`Observe`, a grace period, a cap, ...). */
-export interface Withheld<A extends Action = Action> {
+export interface Withheld<A extends AnyAction = Action> {
   action: A;
   why: string;
 }
@@ -22,20 +23,23 @@ export interface Withheld<A extends Action = Action> {
  * why; `heldBack` when what it was to change is still there, as something else the next pass
  * decides about (an address allocated again to a new machine), rather than done by someone else.
  */
-export interface DroppedAction<A extends Action = Action> {
+export interface DroppedAction<A extends AnyAction = Action> {
   action: A;
   why: string;
   heldBack: boolean;
 }
 
 /** One line of `plan` output: an action, carried out (or, in plan mode, to be) unless withheld. */
-export interface PlannedAction {
-  action: Action;
+export interface PlannedAction<A extends AnyAction = Action> {
+  action: A;
   /** why it is not carried out; absent when it is */
   withheld?: string;
 }
 
-export function plannedActions(actions: readonly Action[], withheld: readonly Withheld[]): PlannedAction[] {
+export function plannedActions<A extends AnyAction>(
+  actions: readonly A[],
+  withheld: readonly Withheld<A>[],
+): PlannedAction<A>[] {
   return [
     ...actions.map((action) => ({ action })),
     ...withheld.map((w) => ({ action: w.action, withheld: w.why })),

@@ -18,11 +18,24 @@ export interface ModelDiff {
 /** per list: a PUT that drops a whole large edge reports its top-level sections, not every rule */
 export const MAX_PATHS = 100;
 
-/** The difference between two models of one edge, outside the named children of the root. */
+/** A diff being collected, and the paths it does not report. */
+interface Collector {
+  diff: ModelDiff;
+  skip: (path: string) => boolean;
+}
+
+/**
+ * The difference between two models of one edge, outside the ignored parts: a name is a child of
+ * the root (`tenant`), a dotted path one deeper down (`features.firewall.defaultPolicy.action`),
+ * its attributes and descendants included.
+ */
 export function diffModels(before: EdgeModel, after: EdgeModel, ignored: ReadonlySet<string>): ModelDiff {
   const diff: ModelDiff = { lost: [], changed: [], added: [], omitted: 0 };
   const keep = (m: EdgeModel) => ({ ...m, children: m.children.filter((c) => !ignored.has(c.name)) });
-  compare(keep(before), keep(after), before.name, diff);
+  const nested = [...ignored].filter((name) => name.includes(".")).map((name) => `${before.name}.${name}`);
+  const skip = (path: string) =>
+    nested.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}@`));
+  compare(keep(before), keep(after), before.name, { diff, skip });
   return diff;
 }
 
@@ -30,28 +43,29 @@ export function isEmptyDiff(diff: ModelDiff): boolean {
   return diff.lost.length + diff.changed.length + diff.added.length + diff.omitted === 0;
 }
 
-function note(diff: ModelDiff, kind: "lost" | "changed" | "added", path: string): void {
+function note({ diff, skip }: Collector, kind: "lost" | "changed" | "added", path: string): void {
+  if (skip(path)) return;
   if (diff[kind].length < MAX_PATHS) diff[kind].push(path);
   else diff.omitted++;
 }
 
-function compare(a: EdgeModel, b: EdgeModel, path: string, diff: ModelDiff): void {
+function compare(a: EdgeModel, b: EdgeModel, path: string, out: Collector): void {
   const after = new Map(b.attributes);
   for (const [name, value] of a.attributes) {
     const now = after.get(name);
-    if (now === undefined) note(diff, "lost", `${path}@${name}`);
-    else if (now !== value) note(diff, "changed", `${path}@${name}`);
+    if (now === undefined) note(out, "lost", `${path}@${name}`);
+    else if (now !== value) note(out, "changed", `${path}@${name}`);
   }
   const before = new Map(a.attributes);
-  for (const [name] of b.attributes) if (!before.has(name)) note(diff, "added", `${path}@${name}`);
+  for (const [name] of b.attributes) if (!before.has(name)) note(out, "added", `${path}@${name}`);
   // an empty leaf is an element without children: <vnics/> then <vnics><vnic/></vnics> adds a vnic
   const textA = a.text !== undefined && a.text !== "";
   const textB = b.text !== undefined && b.text !== "";
   if (textA || textB) {
-    if (a.text !== b.text) note(diff, "changed", path);
+    if (a.text !== b.text) note(out, "changed", path);
     return;
   }
-  compareChildren(a.children, b.children, path, diff);
+  compareChildren(a.children, b.children, path, out);
 }
 
 /**
@@ -62,7 +76,7 @@ function compareChildren(
   a: readonly EdgeModel[],
   b: readonly EdgeModel[],
   path: string,
-  diff: ModelDiff,
+  out: Collector,
 ): void {
   const groupsA = groupByName(a);
   const groupsB = groupByName(b);
@@ -86,9 +100,9 @@ function compareChildren(
     const middleB = listB.length - head - tail;
     for (let k = 0; k < Math.max(middleA, middleB); k++) {
       const i = head + k;
-      if (k >= middleB) note(diff, "lost", at(i));
-      else if (k >= middleA) note(diff, "added", at(i));
-      else compare(listA[i]!, listB[i]!, at(i), diff);
+      if (k >= middleB) note(out, "lost", at(i));
+      else if (k >= middleA) note(out, "added", at(i));
+      else compare(listA[i]!, listB[i]!, at(i), out);
     }
   }
 }
