@@ -23,7 +23,7 @@ import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
 import { EdgeListCache } from "./edge-tenant/edge-lists.ts";
-import { fullReadCycleMs, FullReadSchedule } from "./full-read-schedule.ts";
+import { fullReadCycleMs, FullReadSchedule } from "./edge-tenant/full-read-schedule.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { PoolListCache } from "./ip-pool/pool-lists.ts";
@@ -413,7 +413,7 @@ export class ReconcilerState {
   /**
    * How often the safety net reads each edge of the NSXManager in full: fullReadIntervalMs, or
    * longer when the live EdgeTenants its last check counted would take more than
-   * fullReadsPerMinute (full-read-schedule.ts). Before its first check, the interval: the
+   * fullReadsPerMinute (edge-tenant/full-read-schedule.ts). Before its first check, the interval: the
    * schedule counts in cycles, so what falls due keeps its place when the cycle moves.
    */
   fullReadCycleMsOf(manager: ObjectRef): number {

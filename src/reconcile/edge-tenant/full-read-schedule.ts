@@ -13,7 +13,7 @@
  * last full read or this replica's first look at it, whichever is later; that point is worked
  * out once per read and kept, so that it stays where it was when the cycle moves.
  */
-import { objectKey, type ObjectRef } from "../api/refs.ts";
+import { objectKey, type ObjectRef } from "../../api/refs.ts";
 
 /**
  * The safety net's cycle for `edgeTenants` edges of one manager: every edge read in full once per

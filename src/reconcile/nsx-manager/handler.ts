@@ -176,7 +176,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
 /**
  * How often the safety net reads each of the manager's edges in full, when the operator runs and
  * its list was read (EdgeTenants name it): the full-read interval, or the longer cycle its budget of reads a minute
- * makes (full-read-schedule.ts), with why.
+ * makes (reconcile/edge-tenant/full-read-schedule.ts), with why.
  */
 function fullReadsOf(
   target: ManagerTarget,

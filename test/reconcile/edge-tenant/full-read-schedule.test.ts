@@ -7,12 +7,12 @@
  * minute.
  */
 import { describe, expect, it } from "vitest";
-import { objectKey, refOf } from "../../src/api/refs.ts";
-import type { EdgeTenant, NsxvObject } from "../../src/api/types.ts";
-import { fullReadCycleMs, FullReadSchedule } from "../../src/reconcile/full-read-schedule.ts";
-import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
-import { edgeTenant, edgeXml, fakeManager, manager, MINUTE } from "./fixtures.ts";
-import { setup } from "./harness.ts";
+import { objectKey, refOf } from "../../../src/api/refs.ts";
+import type { EdgeTenant, NsxvObject } from "../../../src/api/types.ts";
+import { fullReadCycleMs, FullReadSchedule } from "../../../src/reconcile/edge-tenant/full-read-schedule.ts";
+import { RECONCILER_DEFAULTS } from "../../../src/reconcile/reconciler.ts";
+import { edgeTenant, edgeXml, fakeManager, manager, MINUTE } from "../fixtures.ts";
+import { setup } from "../harness.ts";
 
 const HOUR = 60 * MINUTE;
 
