@@ -1,32 +1,27 @@
 /**
  * What the handlers share across passes: the reconciler's options, the desired-state store, the
- * manager connections, and the caches that make a pass over N objects cheap: the conflict index
- * per kind (rebuilt only when the store's revision moves), the pool lists per manager and scope
- * (fetched once, shared), pool ids by name per list; where the source requires it, a Secret's
- * credentials go only where and as the Secret allows (binding.ts).
+ * manager connections, when each object was last observed, the conflict index per kind (rebuilt
+ * only when the store's revision moves), who names which NSXManager; where the source requires
+ * it, a Secret's credentials go only where and as the Secret allows (binding.ts). Each kind's own
+ * caches and options are its state (KindStateKey: edge-tenant/state.ts, ip-pool/state.ts,
+ * nsx-manager/state.ts), held here without being known.
  */
 import { formatRef, managerRefOf, objectKey, refOf, type ObjectRef } from "../api/refs.ts";
 import {
   DEPENDENT_KINDS,
-  SPEC_DEFAULTS,
   type DependentKind,
   type DependentObject,
   type EdgeTenant,
-  type IPPoolAllocations,
   type NSXManager,
   type NsxvObject,
   SKIP_RESTORE_ANNOTATION,
 } from "../api/types.ts";
-import type { IpPool } from "../nsx/types.ts";
 import type { Clock } from "../util/clock.ts";
 import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex } from "./conflicts.ts";
-import { EdgeListCache } from "./edge-tenant/edge-lists.ts";
-import { fullReadCycleMs, FullReadSchedule } from "./edge-tenant/full-read-schedule.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
-import { PoolListCache } from "./ip-pool/pool-lists.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
 import type { DesiredStateStore } from "./store.ts";
 
@@ -41,18 +36,21 @@ export const STALE_AFTER_MIN_MS = 30_000;
 /** A pass may always wait this long on the manager for its observation, even one that starts late. */
 export const MIN_OBSERVE_WAIT_MS = 2_000;
 
-/**
- * Credentials a manager refused (401) are sent again only after 1 s doubling to 60 s (a directory
- * may lock an account that keeps failing), while the Secret is read again this often: a rotated
- * one is tried at once.
- */
-export const REFUSED_CREDENTIALS = { retryMinMs: 1_000, retryMaxMs: 60_000, secretPollMs: 2_000 } as const;
+/** The reconciler's options over their defaults: what ReconcilerState and the kinds' states are made from. */
+export type ReconcilerSettings = Required<Omit<ReconcilerOptions, "oneShot">> &
+  Pick<ReconcilerOptions, "oneShot">;
 
-/** The client whose credentials a manager refused, and when they may be sent again. */
-export interface Refusal {
-  clientKey: string;
-  failures: number;
-  retryAtMs: number;
+/**
+ * A kind's own state: its caches, its options and what it remembers of its objects, declared by
+ * the kind (edge-tenant/state.ts, ip-pool/state.ts, nsx-manager/state.ts) and found by this key
+ * (`ctx.state.of(key)`): the shared state holds it without knowing it.
+ */
+export interface KindStateKey<S> {
+  /** the kind that declares it */
+  kind: string;
+  create(settings: ReconcilerSettings): S;
+  /** an object is gone: what is kept of it goes (any kind's object: an NSXManager's too) */
+  forget?(state: S, ref: ObjectRef): void;
 }
 
 export interface ReconcilerOptions {
@@ -92,62 +90,47 @@ export interface OneShot {
   fullRead?: boolean;
 }
 
-/** Who owns a pool: another object (a conflict), or undecided while an older selection cannot be resolved. */
-export interface PoolOwnership {
-  owner?: ObjectRef;
-  undecided?: ObjectRef;
-}
-
 export class ReconcilerState {
   readonly store: DesiredStateStore;
   readonly connections: ManagerConnections;
   readonly mode: ExecutionMode;
   readonly maxAttempts: number;
   readonly oneShot: OneShot | undefined;
-  readonly fullReadIntervalMs: number;
-  readonly fullReadsPerMinute: number;
   readonly clock: Pick<Clock, "now" | "setTimer">;
-  /** each manager's edge list, as its last check read it */
-  readonly edgeLists: EdgeListCache;
-  /** when each edge's next safety-net read is due */
-  readonly fullReads = new FullReadSchedule();
   /** object key → when its last successful observation was (what a stale Ready is judged by) */
   readonly #observedAtMs = new Map<string, number>();
   /** object key → when this replica first looked at it (an earlier observation, and a full read, count from then) */
   readonly #trackedSinceMs = new Map<string, number>();
-  /** NSXManager key → the credentials its manager refused, while they are not accepted */
-  readonly #refusals = new Map<string, Refusal>();
-  /** EdgeTenant key → the restore this replica wrote for it (edge and tenant), until the object goes */
-  readonly #restored = new Map<string, string>();
   readonly #defaultSyncIntervalMs: number;
   readonly #jitterFraction: number;
   readonly #random: () => number;
-  readonly #poolLists: PoolListCache;
   /** who names which NSXManager, and the store revision it was built at (dependentsOf) */
   #dependentRefs: { revision: string; byManager: Map<string, ObjectRef[]> } | undefined;
-  /** NSXManager key → the live EdgeTenants its last check counted (fullReadCycleMsOf) */
-  readonly #edgeTenantCounts = new Map<string, number>();
   /** NSXManager key → its check interval, and the store revision it was worked out at */
   readonly #checkIntervals = new Map<string, { revision: string; ms: number | undefined }>();
   /** the conflict index per kind and the store revision it was built at */
   readonly #indexes = new Map<DependentKind, { revision: string; index: Promise<ConflictIndex> }>();
-  /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
-  readonly #poolIdsByName = new WeakMap<readonly IpPool[], Map<string, string | null>>();
+  /** each kind's own state, made on first use (KindStateKey) */
+  readonly #kinds = new Map<KindStateKey<unknown>, unknown>();
+  readonly #settings: ReconcilerSettings;
 
-  constructor(options: Required<Omit<ReconcilerOptions, "oneShot">> & Pick<ReconcilerOptions, "oneShot">) {
+  constructor(options: ReconcilerSettings) {
+    this.#settings = options;
     this.store = options.store;
     this.connections = options.connections;
     this.mode = options.mode;
     this.maxAttempts = options.maxAttempts;
     this.oneShot = options.oneShot;
-    this.fullReadIntervalMs = options.fullReadIntervalMs;
-    this.fullReadsPerMinute = options.fullReadsPerMinute;
     this.clock = options.clock;
     this.#defaultSyncIntervalMs = options.defaultSyncIntervalMs;
     this.#jitterFraction = options.jitterFraction;
     this.#random = options.random;
-    this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock: options.clock });
-    this.edgeLists = new EdgeListCache(options.clock);
+  }
+
+  /** A kind's own state: its caches and what it remembers, made from the options on first use. */
+  of<S>(key: KindStateKey<S>): S {
+    if (!this.#kinds.has(key)) this.#kinds.set(key, key.create(this.#settings));
+    return this.#kinds.get(key) as S;
   }
 
   /**
@@ -195,44 +178,8 @@ export class ReconcilerState {
   forgetObject(ref: ObjectRef): void {
     this.#observedAtMs.delete(objectKey(ref));
     this.#trackedSinceMs.delete(objectKey(ref));
-    this.#refusals.delete(objectKey(ref));
-    this.#restored.delete(objectKey(ref));
     this.#checkIntervals.delete(objectKey(ref));
-    this.#edgeTenantCounts.delete(objectKey(ref));
-    this.fullReads.forget(ref);
-  }
-
-  /** This replica wrote `tenant` back to `edgeId` for the object being deleted. */
-  restoredBy(ref: ObjectRef, edgeId: string, tenant: string): void {
-    this.#restored.set(objectKey(ref), `${edgeId}\n${tenant}`);
-  }
-
-  /** Whether this replica wrote exactly that restore for the object (a later pass finds it done, not skipped). */
-  wasRestoredBy(ref: ObjectRef, edgeId: string, tenant: string): boolean {
-    return this.#restored.get(objectKey(ref)) === `${edgeId}\n${tenant}`;
-  }
-
-  /**
-   * What an NSXManager's check learnt of its credentials: refused (with the client that sent
-   * them; the same ones refused again double the wait before they are sent again), or not (a
-   * refusal is forgotten).
-   */
-  credentialsChecked(ref: ObjectRef, refusedBy: string | undefined, nowMs: number): void {
-    const key = objectKey(ref);
-    if (refusedBy === undefined) {
-      this.#refusals.delete(key);
-      return;
-    }
-    const before = this.#refusals.get(key);
-    const failures = before?.clientKey === refusedBy ? before.failures + 1 : 1;
-    const { retryMinMs, retryMaxMs } = REFUSED_CREDENTIALS;
-    const waitMs = Math.min(retryMaxMs, retryMinMs * 2 ** Math.min(failures - 1, 30));
-    this.#refusals.set(key, { clientKey: refusedBy, failures, retryAtMs: nowMs + waitMs });
-  }
-
-  /** The refusal an NSXManager's credentials met at its last check, if they are not accepted since. */
-  refusalOf(ref: ObjectRef): Refusal | undefined {
-    return this.#refusals.get(objectKey(ref));
+    for (const [key, kindState] of this.#kinds) key.forget?.(kindState, ref);
   }
 
   /** When to look again: the interval (the default when undefined), spread by the jitter. */
@@ -405,22 +352,6 @@ export class ReconcilerState {
     return byManager;
   }
 
-  /** The NSXManager's check found this many live EdgeTenants naming it (what its full-read cycle counts). */
-  countedEdgeTenants(manager: ObjectRef, count: number): void {
-    this.#edgeTenantCounts.set(objectKey(manager), count);
-  }
-
-  /**
-   * How often the safety net reads each edge of the NSXManager in full: fullReadIntervalMs, or
-   * longer when the live EdgeTenants its last check counted would take more than
-   * fullReadsPerMinute (edge-tenant/full-read-schedule.ts). Before its first check, the interval: the
-   * schedule counts in cycles, so what falls due keeps its place when the cycle moves.
-   */
-  fullReadCycleMsOf(manager: ObjectRef): number {
-    const edgeTenants = this.#edgeTenantCounts.get(objectKey(manager)) ?? 0;
-    return fullReadCycleMs(this.fullReadIntervalMs, this.fullReadsPerMinute, edgeTenants);
-  }
-
   /** The EdgeTenants that name this NSXManager and are not being deleted: whose edges its list shows. */
   liveEdgeTenantsOf(manager: NSXManager): EdgeTenant[] {
     return liveEdgeTenants(this.dependentsOf(manager));
@@ -448,53 +379,6 @@ export class ReconcilerState {
     }
     if (at !== undefined) this.#checkIntervals.set(key, { revision: at, ms });
     return ms;
-  }
-
-  /** The pools of a scope, shared by every object of the manager until the list expires. */
-  poolList(connection: ManagerConnection, scope: string): Promise<readonly IpPool[]> {
-    return this.#poolLists.get(connection.key, connection.api, scope);
-  }
-
-  /** A fresh list (the manager's own check): what the dependents then share. */
-  refreshPoolList(connection: ManagerConnection, scope: string): Promise<readonly IpPool[]> {
-    this.#poolLists.invalidate(connection.key, scope);
-    return this.poolList(connection, scope);
-  }
-
-  /** Forget the lists of a manager: a pool that was listed turned out not to exist. */
-  forgetPoolLists(connection: ManagerConnection): void {
-    this.#poolLists.invalidate(connection.key);
-  }
-
-  /** Who owns `pool` among the pool objects of the same manager, once their selections resolve. */
-  async poolOwnership(
-    index: ConflictIndex,
-    object: IPPoolAllocations,
-    pool: IpPool,
-    connection: ManagerConnection,
-  ): Promise<PoolOwnership> {
-    const lists = new Map<string, readonly IpPool[] | undefined>();
-    for (const scope of index.nameScopes(object)) {
-      // an unreadable scope leaves its objects undecided; it does not fail this object
-      lists.set(scope, await this.poolList(connection, scope).catch(() => undefined));
-    }
-    return index.poolWinner(object, pool.objectId, (other) => {
-      const { id, name, scope = SPEC_DEFAULTS.poolScope } = other.spec.pool;
-      if (id !== undefined) return id;
-      const list = lists.get(scope);
-      if (list === undefined || name === undefined) return undefined;
-      return this.#idsByName(list).get(name) ?? null;
-    });
-  }
-
-  #idsByName(list: readonly IpPool[]): Map<string, string | null> {
-    let ids = this.#poolIdsByName.get(list);
-    if (ids === undefined) {
-      ids = new Map();
-      for (const pool of list) ids.set(pool.name, ids.has(pool.name) ? null : pool.objectId);
-      this.#poolIdsByName.set(list, ids);
-    }
-    return ids;
   }
 }
 

@@ -35,6 +35,7 @@ import { planRestore, restoreDecision, type RestoreDecision } from "./restore-pl
 import { isPaused } from "../policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
 import { holdsItsSecrets } from "../nsx-manager/handler.ts";
+import { EDGE_TENANT_STATE } from "./state.ts";
 
 /** What a pass over one edge found before reading it. */
 interface EdgeTarget {
@@ -120,7 +121,7 @@ function followed(
   const { state } = ctx;
   const status = settled.status as EdgeTenantStatus | undefined;
   if (failure !== undefined || status === undefined || state.oneShot !== undefined) return settled;
-  const list = state.edgeLists.latest(target.connection.sharedKey)?.list;
+  const list = state.of(EDGE_TENANT_STATE).edgeLists.latest(target.connection.sharedKey)?.list;
   const summary = list?.byId.get(target.config.edgeId);
   if (summary === undefined || !listShows({ ...ctx.object, status }, summary)) return settled;
   const followedForMs = Math.max(0, nextFullReadMs(ctx, status.lastFullReadTime) - ctx.now.getTime());
@@ -156,7 +157,9 @@ export const restorePass: PassHandler<EdgeTenant, RestoreTarget, EdgeSeen | unde
       const { decision } = target;
       const ours =
         decision.type === "restore" &&
-        ctx.state.wasRestoredBy(refOf(ctx.object), decision.config.edgeId, decision.original);
+        ctx.state
+          .of(EDGE_TENANT_STATE)
+          .wasRestoredBy(refOf(ctx.object), decision.config.edgeId, decision.original);
       return planRestore(decision, observed?.edge, ours);
     },
     async execute(action, { target, observed }, ctx) {
@@ -167,7 +170,7 @@ export const restorePass: PassHandler<EdgeTenant, RestoreTarget, EdgeSeen | unde
         ctx,
       );
       // the finalizer's removal may still lose a race: the pass after it finds this restore done
-      ctx.state.restoredBy(refOf(ctx.object), action.edgeId, action.to);
+      ctx.state.of(EDGE_TENANT_STATE).restoredBy(refOf(ctx.object), action.edgeId, action.to);
       return done;
     },
     rereadOn: { NSX_ERR_CONFLICT: "retry" },
@@ -247,8 +250,9 @@ async function recentEdgeList(
   ctx: PassContext<EdgeTenant>,
 ): Promise<EdgeList | undefined> {
   const { state } = ctx;
+  const { edgeLists } = state.of(EDGE_TENANT_STATE);
   const { sharedKey, api } = target.connection;
-  const latest = state.edgeLists.latest(sharedKey);
+  const latest = edgeLists.latest(sharedKey);
   if (latest?.error !== undefined) return undefined;
   const recent = (list: EdgeList | undefined) =>
     list !== undefined &&
@@ -256,9 +260,7 @@ async function recentEdgeList(
   if (recent(latest?.list)) return latest?.list;
   // a one-shot run reconciles its managers first: their lists are there, or failed
   if (state.oneShot !== undefined) return undefined;
-  const fetched = await state.edgeLists
-    .refresh(sharedKey, api, { signal: ctx.signal })
-    .catch(() => undefined);
+  const fetched = await edgeLists.refresh(sharedKey, api, { signal: ctx.signal }).catch(() => undefined);
   return recent(fetched) ? fetched : undefined;
 }
 
@@ -286,8 +288,14 @@ export function nextFullReadMs(ctx: PassContext<EdgeTenant>, lastFullRead: strin
   const firstLookMs = state.trackedSinceMs(refOf(object), nowMs);
   const sinceMs = Number.isFinite(lastMs) ? Math.max(lastMs, firstLookMs) : firstLookMs;
   const manager = managerRefOf(object) ?? refOf(object);
-  const cycleMs = state.fullReadCycleMsOf(manager);
-  return state.fullReads.dueAtMs(refOf(object), { manager, cycleMs, phase: phaseOf(object) }, sinceMs, nowMs);
+  const edgeTenants = state.of(EDGE_TENANT_STATE);
+  const cycleMs = edgeTenants.fullReadCycleMsOf(manager);
+  return edgeTenants.fullReads.dueAtMs(
+    refOf(object),
+    { manager, cycleMs, phase: phaseOf(object) },
+    sinceMs,
+    nowMs,
+  );
 }
 
 /** 1/φ: its multiples, taken modulo 1, fall evenly however many are taken (a Weyl sequence) */
@@ -333,7 +341,7 @@ async function writeTenant(
     const message = `edge ${edgeId}: ${error.message}; nothing was written, the next pass reads it again`;
     throw new ReconcileError({ reason: "IncompleteEdge", message, cause: error });
   }
-  ctx.state.edgeLists.wrote(connection.sharedKey, edgeId, to);
+  ctx.state.of(EDGE_TENANT_STATE).edgeLists.wrote(connection.sharedKey, edgeId, to);
   return "done";
 }
 
@@ -353,7 +361,7 @@ async function readEdge(
   const call: CallOptions = { signal: ctx.signal };
   const known: KnownOfEdge = {
     remembered: rememberedOf(ctx.object.status, edgeId),
-    listed: ctx.state.edgeLists.latest(connection.sharedKey)?.list?.byId.get(edgeId),
+    listed: ctx.state.of(EDGE_TENANT_STATE).edgeLists.latest(connection.sharedKey)?.list?.byId.get(edgeId),
   };
   const first = await getEdge(connection.api, edgeId, call);
   if (!doubted(first, known)) return first;

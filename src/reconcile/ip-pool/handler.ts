@@ -21,6 +21,7 @@ import type { PassContext, PassHandler } from "../kind.ts";
 import type { ReleaseAction } from "../plan.ts";
 import { resolvePool, type PoolConfig, type PoolSelection } from "../spec.ts";
 import { conflictError } from "../state.ts";
+import { POOL_STATE } from "./state.ts";
 
 interface PoolTarget {
   config: PoolConfig;
@@ -78,8 +79,11 @@ export const ipPoolPass: PassHandler<IPPoolAllocations, PoolTarget, PoolObservat
 /** The pool the selection names, and that no older object owns; an undecided owner blocks releases. */
 async function ownPool(target: PoolTarget, ctx: PassContext<IPPoolAllocations>): Promise<IpPool> {
   const { config, connection, index } = target;
-  const pool = selectPool(await ctx.state.poolList(connection, config.pool.scope), config.pool);
-  const ownership = await ctx.state.poolOwnership(index, ctx.object, pool, connection);
+  const pool = selectPool(
+    await ctx.state.of(POOL_STATE).poolList(connection, config.pool.scope),
+    config.pool,
+  );
+  const ownership = await ctx.state.of(POOL_STATE).poolOwnership(index, ctx.object, pool, connection);
   if (ownership.owner !== undefined)
     throw conflictError(`pool ${pool.objectId} (${pool.name})`, ownership.owner);
   if (ownership.undecided !== undefined) {
@@ -117,7 +121,7 @@ async function listAllocations(
   } catch (error) {
     if (!hasNsxCode(error, "NSX_ERR_NOT_FOUND")) throw error;
     // the list named a pool that is gone: list again next time
-    ctx.state.forgetPoolLists(target.connection);
+    ctx.state.of(POOL_STATE).forgetPoolLists(target.connection);
     throw poolNotFound(`pool ${pool.objectId}: ${error.message}`, error);
   }
 }

@@ -38,10 +38,13 @@ import type { EdgeList, EdgeListState, ListReuse } from "../edge-tenant/edge-lis
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "../errors.ts";
 import type { PassContext, PassHandler, Settled } from "../kind.ts";
 import type { SecretFinalizerChange } from "../report.ts";
-import { liveEdgeTenants, REFUSED_CREDENTIALS, type ReconcilerState } from "../state.ts";
+import { liveEdgeTenants, type ReconcilerState } from "../state.ts";
 import { secretNamesOf } from "../routing.ts";
 import { omitUndefined } from "../../util/options.ts";
 import { resolveManager } from "../spec.ts";
+import { EDGE_TENANT_STATE } from "../edge-tenant/state.ts";
+import { POOL_STATE } from "../ip-pool/state.ts";
+import { MANAGER_STATE, REFUSED_CREDENTIALS } from "./state.ts";
 
 /** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
 export interface ManagerObservation {
@@ -84,7 +87,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
     resolveManager(ctx.object);
     const dependents = ctx.state.dependentsOf(ctx.object);
     const edgeTenants = liveEdgeTenants(dependents);
-    ctx.state.countedEdgeTenants(refOf(ctx.object), edgeTenants.length);
+    ctx.state.of(EDGE_TENANT_STATE).countedEdgeTenants(refOf(ctx.object), edgeTenants.length);
     const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
     const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
     // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
@@ -93,7 +96,7 @@ export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObser
   },
   async observe(target, ctx) {
     const { connection } = target;
-    const refreshPools = () => ctx.state.refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
+    const refreshPools = () => ctx.state.of(POOL_STATE).refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
     const [listed, sharedPools] = await Promise.all([
       target.edgeTenants.length === 0 ? undefined : refreshEdgeList(target, ctx),
       target.hasPools ? refreshPools() : undefined,
@@ -186,10 +189,10 @@ function fullReadsOf(
   const { state } = ctx;
   // while the list fails, every EdgeTenant reads its edge at each pass: no safety net to tell of
   if (state.oneShot !== undefined || edgeList?.list === undefined) return undefined;
-  const cycleMs = state.fullReadCycleMsOf(refOf(ctx.object));
+  const cycleMs = state.of(EDGE_TENANT_STATE).fullReadCycleMsOf(refOf(ctx.object));
   const every = `each edge read in full every ${formatDuration(cycleMs)}`;
-  if (cycleMs <= state.fullReadIntervalMs) return every;
-  return `${every} (${state.fullReadsPerMinute} full reads a minute at most, over ${target.edgeTenants.length} EdgeTenants)`;
+  if (cycleMs <= state.of(EDGE_TENANT_STATE).fullReadIntervalMs) return every;
+  return `${every} (${state.of(EDGE_TENANT_STATE).fullReadsPerMinute} full reads a minute at most, over ${target.edgeTenants.length} EdgeTenants)`;
 }
 
 /**
@@ -216,7 +219,7 @@ async function refreshEdgeList(
   target: ManagerTarget,
   ctx: PassContext<NSXManager>,
 ): Promise<{ state: EdgeListState | undefined; own: boolean }> {
-  const { edgeLists } = ctx.state;
+  const { edgeLists } = ctx.state.of(EDGE_TENANT_STATE);
   const { connection } = target;
   let list: EdgeList | undefined;
   try {
@@ -302,7 +305,7 @@ export async function refusedCredentialsWaitMs(
   state: ReconcilerState,
   nowMs: number,
 ): Promise<number | undefined> {
-  const refusal = state.refusalOf(refOf(manager));
+  const refusal = state.of(MANAGER_STATE).refusalOf(refOf(manager));
   if (refusal === undefined || nowMs >= refusal.retryAtMs) return undefined;
   let clientKey: string;
   try {
@@ -326,11 +329,11 @@ export function recordCredentials(
 ): number | undefined {
   const ref = refOf(manager);
   if (!hasNsxCode(error, "NSX_ERR_UNAUTHORIZED")) {
-    if (error === undefined) state.credentialsChecked(ref, undefined, nowMs);
+    if (error === undefined) state.of(MANAGER_STATE).credentialsChecked(ref, undefined, nowMs);
     return undefined;
   }
   const client = state.connections.held(ref.namespace, ref.name);
-  if (client !== undefined) state.credentialsChecked(ref, client.key, nowMs);
+  if (client !== undefined) state.of(MANAGER_STATE).credentialsChecked(ref, client.key, nowMs);
   return REFUSED_CREDENTIALS.secretPollMs;
 }
 

@@ -154,6 +154,8 @@ describe("a kind added by following docs/adding-a-kind.md (firewall default, tes
       "features.firewall.defaultPolicy.action",
       "tenant",
     ]);
+    // a simulator started without the list (tests, third-party clients) sanctions the built-in kinds' fields
+    expect(sanctionedEdgeFields(EFFECTS)).toEqual([...DEFAULT_SANCTIONED_EDGE_FIELDS]);
     const declared = await pass("apply", sanctionedEdgeFields(WITH_FIREWALL_DEFAULT));
     expect(declared.audit.violations).toEqual([]);
     await client?.close();
