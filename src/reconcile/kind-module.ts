@@ -9,6 +9,7 @@ import type { ObjectRef } from "../api/refs.ts";
 import type { NsxvObject } from "../api/types.ts";
 import type { ConditionUpdate, ReconcileEvent } from "./conditions.ts";
 import type { PassContext } from "./kind.ts";
+import type { ManagerCheckPart } from "./manager-check.ts";
 import type { PassRun } from "./pass.ts";
 import type { ObjectStatus, SecretFinalizerChange } from "./report.ts";
 import type { ReconcilerState } from "./state.ts";
@@ -58,6 +59,8 @@ export interface KindModule<T extends NsxvObject> {
     object: T,
     state: ReconcilerState,
   ) => Promise<{ held: string[]; changes: SecretFinalizerChange[] }>;
+  /** a dependent kind's part of its NSXManager's check (manager-check.ts): what its objects observe from */
+  managerCheck?: ManagerCheckPart;
   /** lets go of what the kind holds for an object that is gone (the NSXManager: its client is closed) */
   forget?: (ref: ObjectRef, state: ReconcilerState) => Promise<void>;
   /** a kind that acts on delete holds objects with this finalizer while they want it */

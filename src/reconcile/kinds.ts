@@ -7,12 +7,20 @@ import type { Kind, NsxvObject } from "../api/types.ts";
 import { edgeTenantKind } from "./edge-tenant/kind.ts";
 import { ipPoolKind } from "./ip-pool/kind.ts";
 import type { KindModule } from "./kind-module.ts";
+import type { ManagerCheckPart } from "./manager-check.ts";
 import { nsxManagerKind } from "./nsx-manager/kind.ts";
 
+/** The dependent kinds, in the order an NSXManager's Ready message names what their parts of its check read. */
+const DEPENDENT_MODULES = { IPPoolAllocations: ipPoolKind, EdgeTenant: edgeTenantKind } as const;
+
+/** The dependent kinds' parts of an NSXManager's check (manager-check.ts): its module runs them. */
+export const MANAGER_CHECK_PARTS: readonly ManagerCheckPart[] = Object.values(DEPENDENT_MODULES).flatMap(
+  (module) => (module.managerCheck === undefined ? [] : [module.managerCheck]),
+);
+
 export const KIND_MODULES: { readonly [K in Kind]: KindModule<Extract<NsxvObject, { kind: K }>> } = {
-  NSXManager: nsxManagerKind,
-  EdgeTenant: edgeTenantKind,
-  IPPoolAllocations: ipPoolKind,
+  NSXManager: nsxManagerKind(MANAGER_CHECK_PARTS),
+  ...DEPENDENT_MODULES,
 };
 
 /** The module of an object's kind. */

@@ -23,7 +23,7 @@ import {
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
 import type { PassContext, Settled } from "./kind.ts";
 import type { KindModule } from "./kind-module.ts";
-import { moduleOf } from "./kinds.ts";
+import { MANAGER_CHECK_PARTS, moduleOf } from "./kinds.ts";
 import type { PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
 import { POOL_LIST_DEFAULTS } from "./ip-pool/pool-lists.ts";
@@ -57,7 +57,7 @@ export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => 
 
 export function createReconciler(options: ReconcilerOptions): Reconcile {
   const o = withDefaults(RECONCILER_DEFAULTS, options);
-  const state = new ReconcilerState(o);
+  const state = new ReconcilerState(o, MANAGER_CHECK_PARTS);
   const { store } = o;
 
   return async function reconcile(ref, callOptions = {}) {

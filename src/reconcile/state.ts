@@ -11,7 +11,6 @@ import {
   DEPENDENT_KINDS,
   type DependentKind,
   type DependentObject,
-  type EdgeTenant,
   type NSXManager,
   type NsxvObject,
   SKIP_RESTORE_ANNOTATION,
@@ -51,6 +50,18 @@ export interface KindStateKey<S> {
   create(settings: ReconcilerSettings): S;
   /** an object is gone: what is kept of it goes (any kind's object: an NSXManager's too) */
   forget?(state: S, ref: ObjectRef): void;
+}
+
+/** What a dependent kind is to the NSXManager its objects name (the part of its check: manager-check.ts). */
+export interface DependentRole {
+  kind: DependentKind;
+  /**
+   * its objects observe from the check (the EdgeTenants: the edge list it reads): the check runs
+   * at the shortest sync interval of the live ones
+   */
+  pacesCheck?: boolean;
+  /** an object of the kind needs its manager's Secrets kept against deletion (an EdgeTenant with a restore pending) */
+  needsSecrets?(object: DependentObject): boolean;
 }
 
 export interface ReconcilerOptions {
@@ -114,8 +125,12 @@ export class ReconcilerState {
   readonly #kinds = new Map<KindStateKey<unknown>, unknown>();
   readonly #settings: ReconcilerSettings;
 
-  constructor(options: ReconcilerSettings) {
+  /** what each dependent kind is to its NSXManager (kinds.ts: the parts of its check) */
+  readonly dependentRoles: readonly DependentRole[];
+
+  constructor(options: ReconcilerSettings, dependentRoles: readonly DependentRole[]) {
     this.#settings = options;
+    this.dependentRoles = dependentRoles;
     this.store = options.store;
     this.connections = options.connections;
     this.mode = options.mode;
@@ -352,11 +367,6 @@ export class ReconcilerState {
     return byManager;
   }
 
-  /** The EdgeTenants that name this NSXManager and are not being deleted: whose edges its list shows. */
-  liveEdgeTenantsOf(manager: NSXManager): EdgeTenant[] {
-    return liveEdgeTenants(this.dependentsOf(manager));
-  }
-
   /**
    * How often an NSXManager is checked (and its edge list read): the shortest sync interval of its
    * EdgeTenants, undefined for the default. Its Ready goes stale by the same interval.
@@ -373,20 +383,18 @@ export class ReconcilerState {
     const kept = this.#checkIntervals.get(key);
     if (at !== undefined && kept?.revision === at) return kept.ms;
     let ms: number | undefined;
-    for (const object of this.liveEdgeTenantsOf(manager)) {
+    // the objects that observe from the check: its interval is the shortest of theirs
+    const paced = new Set(
+      this.dependentRoles.filter((role) => role.pacesCheck === true).map((role) => role.kind),
+    );
+    for (const object of this.dependentsOf(manager)) {
+      if (!paced.has(object.kind) || object.metadata.deletionTimestamp !== undefined) continue;
       const interval = syncIntervalMsOf(object);
       if (interval !== undefined) ms = Math.min(ms ?? Infinity, interval);
     }
     if (at !== undefined) this.#checkIntervals.set(key, { revision: at, ms });
     return ms;
   }
-}
-
-/** The EdgeTenants among a manager's dependents that are not being deleted. */
-export function liveEdgeTenants(dependents: readonly NsxvObject[]): EdgeTenant[] {
-  return dependents.filter(
-    (o): o is EdgeTenant => o.kind === "EdgeTenant" && o.metadata.deletionTimestamp === undefined,
-  );
 }
 
 /**

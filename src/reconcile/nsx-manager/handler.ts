@@ -1,20 +1,19 @@
 /**
- * The NSXManager kind, one pass of the common contract (kind.ts) with nothing to act on: the
- * manager's own check. It builds the client from the spec and the Secrets and reads the edge list
- * when EdgeTenants name the manager (which they then observe from), and the pools of the global
- * scope when IPPoolAllocations name it (a fresh list, which they then share) or when there is no
- * edge list to answer the check: reachable and authenticated, or why not. One call per 1024
- * edges is the whole check of a manager with only EdgeTenants. Ready is the outcome of the check itself (`readyFollowsFailure` in
- * its module, kind.ts), and a failed check says what it learnt (`managerFacts`). A connection
- * open to its network path (plain http:// to another machine, or no certificate verification) is
- * said on every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event
- * when that starts or its reason changes.
+ * The NSXManager kind, one pass of the common contract (reconcile/kind.ts) with nothing to act on:
+ * the manager's own check. It builds the client from the spec and the Secrets, and runs the part
+ * of each dependent kind (reconcile/manager-check.ts, from the registry) for the objects of that
+ * kind that name the manager: what they observe from is read with the check's connection (the
+ * edge list for EdgeTenants, the pools of the global scope for IPPoolAllocations); when no part's
+ * read answered, the part that can answers the check (the pools): reachable and authenticated, or
+ * why not. Ready is the outcome of the check itself (`readyFollowsFailure` in its module,
+ * kind.ts), and a failed check says what it learnt (`managerFacts`). A connection open to its
+ * network path (plain http:// to another machine, or no certificate verification) is said on
+ * every pass, checked or not (`insecureConditions`): `Insecure=True`, and a Warning event when
+ * that starts or its reason changes.
  */
 import {
   IN_USE_FINALIZER,
-  RESTORE_FINALIZER,
-  SPEC_DEFAULTS,
-  type EdgeTenant,
+  type DependentObject,
   type NSXManager,
   type NSXManagerStatus,
 } from "../../api/types.ts";
@@ -22,7 +21,6 @@ import { insecureTransport } from "../../nsx/client-options.ts";
 import { NsxError } from "../../nsx/errors.ts";
 import {
   findCondition,
-  managerValue,
   setConditions,
   syncedUpdates,
   type ConditionUpdate,
@@ -30,51 +28,26 @@ import {
   type InsecureReason,
   type ReconcileEvent,
 } from "../conditions.ts";
-import { formatDuration } from "../../api/duration.ts";
 import { formatRef, refOf, type ObjectRef } from "../../api/refs.ts";
-import type { ManagerConnection } from "../connections.ts";
-import { edgeTenantsToWake } from "../edge-tenant/edge-list-plan.ts";
-import type { EdgeList, EdgeListState, ListReuse } from "../edge-tenant/edge-lists.ts";
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "../errors.ts";
-import type { PassContext, PassHandler, Settled } from "../kind.ts";
+import type { PassHandler } from "../kind.ts";
+import type { ManagerCheck, ManagerCheckPart, PartObservation } from "../manager-check.ts";
 import type { SecretFinalizerChange } from "../report.ts";
-import { liveEdgeTenants, type ReconcilerState } from "../state.ts";
+import type { ReconcilerState } from "../state.ts";
 import { secretNamesOf } from "../routing.ts";
 import { omitUndefined } from "../../util/options.ts";
 import { resolveManager } from "../spec.ts";
-import { EDGE_TENANT_STATE } from "../edge-tenant/state.ts";
-import { POOL_STATE } from "../ip-pool/state.ts";
 import { MANAGER_STATE, REFUSED_CREDENTIALS } from "./state.ts";
 
-/** What the check saw: the pools of the global scope, the UUID the manager reports, and its edge list. */
+/** What the check saw: each dependent kind's part (in the registry's order), and the UUID the manager reports. */
 export interface ManagerObservation {
-  /** undefined when the edge list answered the check and no object needs the pools */
-  pools: number | undefined;
+  parts: PartObservation[];
   vsmUuid: string | undefined;
-  /** the edge list, read when EdgeTenants name this manager */
-  edgeList: EdgeListState | undefined;
 }
 
-/** The manager's pass: its client, its EdgeTenants, and when to come back. */
-export interface ManagerTarget {
-  connection: ManagerConnection;
-  edgeTenants: EdgeTenant[];
-  /** IPPoolAllocations name it: they share the fresh pool list this check reads */
-  hasPools: boolean;
-  /** the shortest sync interval of its EdgeTenants (the default without any), spread: its list's interval */
-  resyncMs: number;
-}
-
-/** Answers to the edge list that fail the check itself; any other failure of the list (a 403, a bad page) is the list's own. */
-const CHECK_FAILURES = ["NSX_ERR_UNAUTHORIZED", "NSX_ERR_CONNECTION", "NSX_ERR_UNAVAILABLE"] as const;
-
-/**
- * One list per real manager: a list that another NSXManager naming the same manager (reached the
- * same verified way) fetched within most of this check's interval serves this check too, so a
- * manager several NSXManager objects name is listed once per interval, not once per object.
- */
-function reuseOf(target: ManagerTarget): ListReuse {
-  return { for: target.connection.key, withinMs: Math.floor(target.resyncMs * 0.9) };
+/** The manager's pass: its client, the objects that name it, and when to come back. */
+export interface ManagerTarget extends ManagerCheck {
+  dependents: DependentObject[];
 }
 
 /** An NSXManager's passes plan no action: one that reaches execute is a bug. */
@@ -82,177 +55,94 @@ function noActions(action: never): Promise<never> {
   return Promise.reject(new Error(`an NSXManager has no actions: ${String(action)}`));
 }
 
-export const nsxManagerPass: PassHandler<NSXManager, ManagerTarget, ManagerObservation, never> = {
-  async prepare(ctx) {
-    resolveManager(ctx.object);
-    const dependents = ctx.state.dependentsOf(ctx.object);
-    const edgeTenants = liveEdgeTenants(dependents);
-    ctx.state.of(EDGE_TENANT_STATE).countedEdgeTenants(refOf(ctx.object), edgeTenants.length);
-    const hasPools = dependents.some((o) => o.kind === "IPPoolAllocations");
-    const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
-    // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
-    const connection = await ctx.state.connect(ctx.object, { fresh: true });
-    return { connection, edgeTenants, hasPools, resyncMs };
-  },
-  async observe(target, ctx) {
-    const { connection } = target;
-    const refreshPools = () => ctx.state.of(POOL_STATE).refreshPoolList(connection, SPEC_DEFAULTS.poolScope);
-    const [listed, sharedPools] = await Promise.all([
-      target.edgeTenants.length === 0 ? undefined : refreshEdgeList(target, ctx),
-      target.hasPools ? refreshPools() : undefined,
-    ]);
-    const edgeList = listed?.state;
-    // a list this check read answers it (reachable, authenticated): the pools are listed only for
-    // the objects that share that list, or as the check when there is no list of its own (none, or
-    // another NSXManager's: that one's credentials were sent, not these)
-    const answered = edgeList?.list !== undefined && listed?.own === true;
-    const pools = sharedPools ?? (answered ? undefined : await refreshPools());
-    return { pools: pools?.length, vsmUuid: reportedUuid(pools, edgeList), edgeList };
-  },
-  plan(target, observed, ctx) {
-    const previous = ctx.object.status;
-    const edgeList: EdgeListState | undefined =
-      observed.edgeList?.error === undefined
-        ? observed.edgeList
-        : { error: managerValue(observed.edgeList.error) };
-    const pools =
-      observed.pools === undefined
-        ? undefined
-        : `${observed.pools} pool${observed.pools === 1 ? "" : "s"} in ${SPEC_DEFAULTS.poolScope}`;
-    const listed =
-      edgeList === undefined
-        ? undefined
-        : edgeList.list !== undefined
-          ? `${edgeList.list.byId.size} edge${edgeList.list.byId.size === 1 ? "" : "s"} listed`
-          : `the edge list failed (${edgeList.error}): its EdgeTenants read their edges one by one until it works`;
-    const seen = [pools, listed, fullReadsOf(target, edgeList, ctx)]
-      .filter((part) => part !== undefined)
-      .join("; ");
-    const vsmUuid = observed.vsmUuid ?? previous?.vsmUuid;
-    const status = (): NSXManagerStatus =>
-      omitUndefined({
-        observedGeneration: ctx.generation,
-        reachable: true,
-        authenticated: true,
-        // a manager with no pool reports no UUID: the one it reported before stays
-        vsmUuid,
-        edgeListError: edgeList?.error,
-        conditions: setConditions(
-          previous?.conditions,
-          [
-            {
-              type: "Ready",
-              status: "True",
-              reason: "Available",
-              message: `reachable and authenticated: ${seen}`,
-            },
-            ...syncedUpdates(ctx.writesBlockedBy),
-            edgeListCondition(edgeList),
-          ],
-          { now: ctx.now, generation: ctx.generation },
-        ),
-      });
-    const events: ReconcileEvent[] =
-      edgeList?.error !== undefined && previous?.edgeListError === undefined
-        ? [
-            {
-              type: "Warning",
-              reason: "EdgeListUnavailable",
-              message: `the edge list failed: ${edgeList.error}`,
-            },
-          ]
-        : [];
-    const fromList = listVerdict(target, edgeList);
-    return {
-      actions: [],
-      withheld: [],
-      requeueAfterMs: target.resyncMs,
-      settle: () => ({ status: status(), events, ...fromList }),
-    };
-  },
-  execute: noActions,
-  rereadOn: {},
-  targetOf: () => "",
-  describe: () => "",
-};
-
 /**
- * How often the safety net reads each of the manager's edges in full, when the operator runs and
- * its list was read (EdgeTenants name it): the full-read interval, or the longer cycle its budget of reads a minute
- * makes (reconcile/edge-tenant/full-read-schedule.ts), with why.
+ * The NSXManager's passes over the dependent kinds' parts of its check (`parts`: the registry's,
+ * kinds.ts): the check of a live object, and the release pass of a deleting one.
  */
-function fullReadsOf(
-  target: ManagerTarget,
-  edgeList: EdgeListState | undefined,
-  ctx: PassContext<NSXManager>,
-): string | undefined {
-  const { state } = ctx;
-  // while the list fails, every EdgeTenant reads its edge at each pass: no safety net to tell of
-  if (state.oneShot !== undefined || edgeList?.list === undefined) return undefined;
-  const cycleMs = state.of(EDGE_TENANT_STATE).fullReadCycleMsOf(refOf(ctx.object));
-  const every = `each edge read in full every ${formatDuration(cycleMs)}`;
-  if (cycleMs <= state.of(EDGE_TENANT_STATE).fullReadIntervalMs) return every;
-  return `${every} (${state.of(EDGE_TENANT_STATE).fullReadsPerMinute} full reads a minute at most, over ${target.edgeTenants.length} EdgeTenants)`;
+export function managerPasses(parts: readonly ManagerCheckPart[]): {
+  check: PassHandler<NSXManager, ManagerTarget, ManagerObservation, never>;
+  release: PassHandler<NSXManager, ReleaseTarget, ManagerObservation | undefined, never>;
+} {
+  const check = checkPass(parts);
+  return { check, release: releasePass(check) };
 }
 
-/**
- * What the list tells the manager's EdgeTenants: those to wake now, and those it shows as their
- * status says, observed when it was read.
- */
-function listVerdict(
-  target: ManagerTarget,
-  edgeList: EdgeListState | undefined,
-): Pick<Settled, "wake" | "alsoObserved"> {
-  if (edgeList === undefined) return { wake: [] };
-  const { wake, shown } = edgeTenantsToWake(target.edgeTenants, edgeList);
-  const fetchedAtMs = edgeList.list?.fetchedAtMs;
-  return fetchedAtMs === undefined ? { wake } : { wake, alsoObserved: { refs: shown, atMs: fetchedAtMs } };
+function checkPass(
+  parts: readonly ManagerCheckPart[],
+): PassHandler<NSXManager, ManagerTarget, ManagerObservation, never> {
+  return {
+    async prepare(ctx) {
+      resolveManager(ctx.object);
+      const dependents = ctx.state.dependentsOf(ctx.object);
+      for (const part of parts) part.prepare?.(ofKind(dependents, part), ctx);
+      const resyncMs = ctx.state.resync(ctx.state.checkIntervalMs(ctx.object));
+      // the manager's own check reads its Secrets as they are now: a rotation or a binding counts at once
+      const connection = await ctx.state.connect(ctx.object, { fresh: true });
+      return { connection, dependents, resyncMs };
+    },
+    async observe(target, ctx) {
+      const read = (part: ManagerCheckPart, asCheck: boolean) =>
+        part.observe(ofKind(target.dependents, part), target, ctx, asCheck);
+      const seen = await Promise.all(parts.map((part) => read(part, false)));
+      // no part's read answered (none of its kinds names it, or the list read was another's): a part's read is the check
+      const asCheck = parts.findIndex((part) => part.answersCheck === true);
+      const checkPart = parts[asCheck];
+      if (!seen.some((part) => part.answered) && checkPart !== undefined)
+        seen[asCheck] = await read(checkPart, true);
+      return { parts: seen, vsmUuid: seen.find((part) => part.vsmUuid !== undefined)?.vsmUuid };
+    },
+    plan(target, observed, ctx) {
+      const previous = ctx.object.status;
+      const verdicts = observed.parts.map((part) => part.verdict(ctx));
+      const seen = verdicts.flatMap((v) => v.seen ?? []).join("; ");
+      const status = (): NSXManagerStatus =>
+        omitUndefined({
+          observedGeneration: ctx.generation,
+          reachable: true,
+          authenticated: true,
+          // a manager with no pool reports no UUID: the one it reported before stays
+          vsmUuid: observed.vsmUuid ?? previous?.vsmUuid,
+          ...Object.assign({}, ...verdicts.map((v) => v.status ?? {})),
+          conditions: setConditions(
+            previous?.conditions,
+            [
+              {
+                type: "Ready",
+                status: "True",
+                reason: "Available",
+                message: `reachable and authenticated: ${seen}`,
+              },
+              ...syncedUpdates(ctx.writesBlockedBy),
+              ...verdicts.flatMap((v) => v.conditions ?? []),
+            ],
+            { now: ctx.now, generation: ctx.generation },
+          ),
+        });
+      const events = verdicts.flatMap((v) => v.events ?? []);
+      const wake = verdicts.flatMap((v) => v.wake ?? []);
+      const alsoObserved = verdicts.find((v) => v.alsoObserved !== undefined)?.alsoObserved;
+      return {
+        actions: [],
+        withheld: [],
+        requeueAfterMs: target.resyncMs,
+        settle: () => ({
+          status: status(),
+          events,
+          wake,
+          ...(alsoObserved === undefined ? {} : { alsoObserved }),
+        }),
+      };
+    },
+    execute: noActions,
+    rereadOn: {},
+    targetOf: () => "",
+    describe: () => "",
+  };
 }
 
-/**
- * The manager's edge list, fetched now (or one another NSXManager naming the same manager fetched
- * lately: `own` false): what its EdgeTenants observe from. A failure that says the manager refused
- * the credentials or did not answer is the check's own failure; any other (a 403 on the list, a
- * bad page) is the list's, kept as the reason its EdgeTenants read one by one.
- */
-async function refreshEdgeList(
-  target: ManagerTarget,
-  ctx: PassContext<NSXManager>,
-): Promise<{ state: EdgeListState | undefined; own: boolean }> {
-  const { edgeLists } = ctx.state.of(EDGE_TENANT_STATE);
-  const { connection } = target;
-  let list: EdgeList | undefined;
-  try {
-    list = await edgeLists.refresh(
-      connection.sharedKey,
-      connection.api,
-      { signal: ctx.signal },
-      reuseOf(target),
-    );
-  } catch (error) {
-    if (CHECK_FAILURES.some((code) => hasNsxCode(error, code))) throw error;
-  }
-  return { state: edgeLists.latest(connection.sharedKey), own: list?.fetchedFor === connection.key };
-}
-
-/** The manager's UUID as its pools or edges report it, kept (and compared) as status shows it. */
-function reportedUuid(
-  pools: readonly { vsmUuid?: string | undefined }[] | undefined,
-  edgeList: EdgeListState | undefined,
-): string | undefined {
-  const summaries = edgeList?.list?.byId.values() ?? [];
-  const vsmUuid = [...(pools ?? []), ...summaries].find((o) => o.vsmUuid !== undefined)?.vsmUuid;
-  return vsmUuid === undefined ? undefined : managerValue(vsmUuid);
-}
-
-/**
- * `EdgeListUnavailable=True` while the manager's edge list cannot be used (refused, or past what
- * one list may cost): the manager is still Ready, and its EdgeTenants read their edges one by one.
- */
-function edgeListCondition(edgeList: EdgeListState | undefined): ConditionUpdate {
-  if (edgeList?.error === undefined) return { type: "EdgeListUnavailable", remove: true };
-  const message = `the edge list failed: ${edgeList.error}; its EdgeTenants read their edges one by one until it works (tried again at every check)`;
-  return { type: "EdgeListUnavailable", status: "True", reason: "EdgeListUnavailable", message };
+/** The dependents of a part's kind. */
+function ofKind(dependents: readonly DependentObject[], part: ManagerCheckPart): DependentObject[] {
+  return dependents.filter((o) => o.kind === part.kind);
 }
 
 /**
@@ -379,16 +269,10 @@ export async function secretHolds(
   return { held, changes };
 }
 
-/** An EdgeTenant that names this manager remembers an original tenant to write back on delete. */
+/** An object that names this manager needs its Secrets kept (its kind's part says: an EdgeTenant with a restore pending). */
 function restoresPending(manager: NSXManager, state: ReconcilerState): boolean {
-  return state
-    .dependentsOf(manager)
-    .some(
-      (o) =>
-        o.kind === "EdgeTenant" &&
-        o.status?.originalTenant !== undefined &&
-        (o.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
-    );
+  const roles = new Map(state.dependentRoles.map((role) => [role.kind, role]));
+  return state.dependentsOf(manager).some((o) => roles.get(o.kind)?.needsSecrets?.(o) === true);
 }
 
 /** Another NSXManager of the namespace reads the Secret and has restores pending: it stays held. */
@@ -445,32 +329,29 @@ interface ReleaseTarget {
  * Deleting an NSXManager that holds the in-use finalizer: while objects still name it (a restore
  * may be pending), it is checked as usual and kept; once none does, it goes without a call.
  */
-export const managerReleasePass: PassHandler<
-  NSXManager,
-  ReleaseTarget,
-  ManagerObservation | undefined,
-  never
-> = {
-  async prepare(ctx) {
-    const dependents = ctx.state.dependentsOf(ctx.object).map((o) => formatRef(refOf(o)));
-    if (dependents.length === 0) return { dependents, check: undefined };
-    return { dependents, check: await nsxManagerPass.prepare(ctx) };
-  },
-  observe: (target, ctx, depth) =>
-    target.check === undefined
-      ? Promise.resolve(undefined)
-      : nsxManagerPass.observe(target.check, ctx, depth),
-  plan(target, observed, ctx) {
-    if (target.check === undefined || observed === undefined)
-      return { actions: [], withheld: [], settle: () => ({ events: [], finalized: true }) };
-    const checked = nsxManagerPass.plan(target.check, observed, ctx);
-    return {
-      ...checked,
-      settle: (results, failure) => ({ ...checked.settle(results, failure), finalized: false }),
-    };
-  },
-  execute: noActions,
-  rereadOn: {},
-  targetOf: () => "",
-  describe: () => "",
-};
+function releasePass(
+  check: PassHandler<NSXManager, ManagerTarget, ManagerObservation, never>,
+): PassHandler<NSXManager, ReleaseTarget, ManagerObservation | undefined, never> {
+  return {
+    async prepare(ctx) {
+      const dependents = ctx.state.dependentsOf(ctx.object).map((o) => formatRef(refOf(o)));
+      if (dependents.length === 0) return { dependents, check: undefined };
+      return { dependents, check: await check.prepare(ctx) };
+    },
+    observe: (target, ctx, depth) =>
+      target.check === undefined ? Promise.resolve(undefined) : check.observe(target.check, ctx, depth),
+    plan(target, observed, ctx) {
+      if (target.check === undefined || observed === undefined)
+        return { actions: [], withheld: [], settle: () => ({ events: [], finalized: true }) };
+      const checked = check.plan(target.check, observed, ctx);
+      return {
+        ...checked,
+        settle: (results, failure) => ({ ...checked.settle(results, failure), finalized: false }),
+      };
+    },
+    execute: noActions,
+    rereadOn: {},
+    targetOf: () => "",
+    describe: () => "",
+  };
+}

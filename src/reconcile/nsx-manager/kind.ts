@@ -4,33 +4,37 @@
  */
 import { IN_USE_FINALIZER, type NSXManager } from "../../api/types.ts";
 import type { KindModule } from "../kind-module.ts";
+import type { ManagerCheckPart } from "../manager-check.ts";
 import { passOf } from "../pass.ts";
 import {
   dependentsOnReadyChange,
   insecureConditions,
   managerFacts,
-  managerReleasePass,
-  nsxManagerPass,
+  managerPasses,
   recordCredentials,
   refusedCredentialsWaitMs,
   secretHolds,
 } from "./handler.ts";
 
-export const nsxManagerKind: KindModule<NSXManager> = {
-  reconcile: passOf(nsxManagerPass),
-  readyFollowsFailure: true,
-  resyncFindsChanges: true,
-  failureFacts: managerFacts,
-  remember: recordCredentials,
-  waitBeforeCall: refusedCredentialsWaitMs,
-  wakesOnReadyChange: dependentsOnReadyChange,
-  secretHolds,
-  specConditions: insecureConditions,
-  forget: (ref, state) => state.connections.forget(ref.namespace, ref.name),
-  finalizer: {
-    name: IN_USE_FINALIZER,
-    wanted: (object, state) => state.dependentsOf(object).length > 0,
-    finalize: passOf(managerReleasePass),
-    doing: "keeping the manager while objects that name it are deleted",
-  },
-};
+/** The module, over the dependent kinds' parts of the check (the registry's, kinds.ts). */
+export function nsxManagerKind(parts: readonly ManagerCheckPart[]): KindModule<NSXManager> {
+  const passes = managerPasses(parts);
+  return {
+    reconcile: passOf(passes.check),
+    readyFollowsFailure: true,
+    resyncFindsChanges: true,
+    failureFacts: managerFacts,
+    remember: recordCredentials,
+    waitBeforeCall: refusedCredentialsWaitMs,
+    wakesOnReadyChange: dependentsOnReadyChange,
+    secretHolds,
+    specConditions: insecureConditions,
+    forget: (ref, state) => state.connections.forget(ref.namespace, ref.name),
+    finalizer: {
+      name: IN_USE_FINALIZER,
+      wanted: (object, state) => state.dependentsOf(object).length > 0,
+      finalize: passOf(passes.release),
+      doing: "keeping the manager while objects that name it are deleted",
+    },
+  };
+}
