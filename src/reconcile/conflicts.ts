@@ -43,29 +43,34 @@ export class ConflictIndex {
   readonly #managers: ReadonlyMap<string, string>;
   /** the claimants with authority, by objectKey */
   readonly #authorized: ReadonlySet<string>;
+  /** what an object claims on its manager (its kind says: an edge, a pool as selected) */
+  readonly #claimOf: ClaimOf;
 
-  private constructor(
-    byTarget: Map<string, DependentObject[]>,
-    pools: Map<string, ManagerPools>,
-    managers: ReadonlyMap<string, string>,
-    authorized: ReadonlySet<string>,
-  ) {
-    this.#byTarget = byTarget;
-    this.#pools = pools;
-    this.#managers = managers;
-    this.#authorized = authorized;
+  private constructor(parts: {
+    byTarget: Map<string, DependentObject[]>;
+    pools: Map<string, ManagerPools>;
+    managers: ReadonlyMap<string, string>;
+    authorized: ReadonlySet<string>;
+    claimOf: ClaimOf;
+  }) {
+    this.#byTarget = parts.byTarget;
+    this.#pools = parts.pools;
+    this.#managers = parts.managers;
+    this.#authorized = parts.authorized;
+    this.#claimOf = parts.claimOf;
   }
 
   /**
-   * From every EdgeTenant and IPPoolAllocations of the source (other kinds are ignored), and
-   * whether each has authority (default: none has, and age alone decides). Objects being deleted
-   * own nothing; objects whose target fields are missing own nothing (their reconcile fails with
-   * InvalidSpec before it could act).
+   * From every dependent object of the source (NSXManagers are ignored), what each claims
+   * (`claimOf`: its kind's claim, state.ts's DependentRole), and whether each has authority
+   * (none has: age alone decides). Objects being deleted own nothing; objects whose target fields
+   * are missing (no claim) own nothing (their reconcile fails with InvalidSpec before it could act).
    */
   static build(
     objects: readonly NsxvObject[],
-    managers: readonly NsxvObject[] = [],
-    authority: (object: DependentObject) => boolean = () => false,
+    managers: readonly NsxvObject[],
+    authority: ((object: DependentObject) => boolean) | undefined,
+    claimOf: ClaimOf,
   ): ConflictIndex {
     const byTarget = new Map<string, DependentObject[]>();
     const pools = new Map<string, ManagerPools>();
@@ -74,9 +79,9 @@ export class ConflictIndex {
     // one pass, appending in place: linear in the number of objects
     for (const object of objects) {
       if (object.kind === "NSXManager" || object.metadata.deletionTimestamp !== undefined) continue;
-      const key = targetKey(object, identities);
+      const key = targetKey(object, identities, claimOf);
       if (key === undefined) continue;
-      if (authority(object)) authorized.add(objectKey(refOf(object)));
+      if (authority?.(object) === true) authorized.add(objectKey(refOf(object)));
       append(byTarget, key, object);
       if (object.kind === "IPPoolAllocations")
         addPool(pools, managerKey(object, identities) as string, object);
@@ -89,7 +94,7 @@ export class ConflictIndex {
       for (const group of byId.values()) if (group.length > 1) group.sort(order);
       byName.sort(order);
     }
-    return new ConflictIndex(byTarget, pools, identities, authorized);
+    return new ConflictIndex({ byTarget, pools, managers: identities, authorized, claimOf });
   }
 
   /** Whether the object had authority when the index was built (its NSXManager allows it and accepted its credentials). */
@@ -105,7 +110,7 @@ export class ConflictIndex {
 
   /** The older object that owns this object's edge or pool (as written in the spec), or undefined. */
   winnerOver(object: DependentObject): ObjectRef | undefined {
-    const key = targetKey(object, this.#managers);
+    const key = targetKey(object, this.#managers, this.#claimOf);
     const owner = key === undefined ? undefined : this.#byTarget.get(key)?.[0];
     return owner === undefined || sameRef(refOf(owner), refOf(object)) ? undefined : refOf(owner);
   }
@@ -181,15 +186,18 @@ function managerKey(object: DependentObject, managers: ReadonlyMap<string, strin
   return managers.get(ref) ?? `object ${ref}`;
 }
 
-function targetKey(object: DependentObject, managers: ReadonlyMap<string, string>): string | undefined {
+/** What an object claims on its manager (an edge, a pool as selected), or undefined: it claims nothing. */
+export type ClaimOf = (object: DependentObject) => string | undefined;
+
+/** What the object claims, on the real manager its NSXManager names. */
+function targetKey(
+  object: DependentObject,
+  managers: ReadonlyMap<string, string>,
+  claimOf: ClaimOf,
+): string | undefined {
   const manager = managerKey(object, managers);
-  if (manager === undefined) return undefined;
-  if (object.kind === "EdgeTenant") {
-    return typeof object.spec.edgeId === "string" ? `${manager} edge ${object.spec.edgeId}` : undefined;
-  }
-  const { id, name, scope = SPEC_DEFAULTS.poolScope } = object.spec.pool ?? {};
-  if ((id === undefined) === (name === undefined)) return undefined;
-  return id !== undefined ? `${manager} pool-id ${id}` : `${manager} pool-name ${scope} ${name}`;
+  const claim = manager === undefined ? undefined : claimOf(object);
+  return claim === undefined ? undefined : `${manager} ${claim}`;
 }
 
 /** creationTimestamp (objects without one after those with one), then namespace/name */

@@ -18,7 +18,7 @@ import {
 import type { Clock } from "../util/clock.ts";
 import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
-import { ConflictIndex } from "./conflicts.ts";
+import { ConflictIndex, type ClaimOf } from "./conflicts.ts";
 import type { ManagerConnection, ManagerConnections } from "./connections.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolveManager, syncIntervalMsOf } from "./spec.ts";
@@ -62,6 +62,8 @@ export interface DependentRole {
   pacesCheck?: boolean;
   /** an object of the kind needs its manager's Secrets kept against deletion (an EdgeTenant with a restore pending) */
   needsSecrets?(object: DependentObject): boolean;
+  /** what an object of the kind claims on its manager (conflicts.ts): two that claim the same conflict */
+  claim(object: DependentObject): string | undefined;
 }
 
 export interface ReconcilerOptions {
@@ -124,6 +126,8 @@ export class ReconcilerState {
   /** each kind's own state, made on first use (KindStateKey) */
   readonly #kinds = new Map<KindStateKey<unknown>, unknown>();
   readonly #settings: ReconcilerSettings;
+  /** what a dependent object claims on its manager, by its kind's role */
+  readonly #claimOf: ClaimOf;
 
   /** what each dependent kind is to its NSXManager (kinds.ts: the parts of its check) */
   readonly dependentRoles: readonly DependentRole[];
@@ -131,6 +135,8 @@ export class ReconcilerState {
   constructor(options: ReconcilerSettings, dependentRoles: readonly DependentRole[]) {
     this.#settings = options;
     this.dependentRoles = dependentRoles;
+    const roles = new Map(dependentRoles.map((role) => [role.kind, role]));
+    this.#claimOf = (object) => roles.get(object.kind)?.claim(object);
     this.store = options.store;
     this.connections = options.connections;
     this.mode = options.mode;
@@ -228,7 +234,9 @@ export class ReconcilerState {
       const manager = ref === undefined ? undefined : byRef.get(objectKey(ref));
       return hasAuthority(manager, refOf(object).namespace, labels);
     };
-    const index = Promise.resolve(ConflictIndex.build(this.store.list(kind), managers, authority));
+    const index = Promise.resolve(
+      ConflictIndex.build(this.store.list(kind), managers, authority, this.#claimOf),
+    );
     if (revision !== undefined) {
       this.#indexes.set(kind, { revision, index });
       index.catch(() => {

@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
-import type { EdgeTenant, IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
+import type { DependentObject, EdgeTenant, IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import { ConflictIndex } from "../../src/reconcile/conflicts.ts";
 import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
+import { MANAGER_CHECK_PARTS } from "../../src/reconcile/kinds.ts";
+
+/** The index as the reconciler builds it: each object's claim is its kind's (the registry's roles). */
+const build = (
+  objects: readonly NsxvObject[],
+  managers: readonly NsxvObject[] = [],
+  authority?: (object: DependentObject) => boolean,
+) =>
+  ConflictIndex.build(objects, managers, authority, (object) =>
+    MANAGER_CHECK_PARTS.find((part) => part.kind === object.kind)?.claim(object),
+  );
 
 const older = "2024-01-01T00:00:00Z";
 const newer = "2024-02-01T00:00:00Z";
@@ -220,7 +231,7 @@ const cases: Case[] = [
 
 describe("ConflictIndex.winnerOver", () => {
   it.each(cases)("$name", (c) => {
-    const index = ConflictIndex.build(c.objects, c.managers);
+    const index = build(c.objects, c.managers);
     const subject = c.objects[c.subject] as Parameters<ConflictIndex["winnerOver"]>[0];
     expect(index.winnerOver(subject)?.name, c.reason).toBe(c.winner);
   });
@@ -276,9 +287,7 @@ describe("authority before ownership", () => {
     },
   ];
   it.each(cases)("$name: $reason", ({ authorized, subject, winner }) => {
-    const index = ConflictIndex.build([squatter, owner, third], managers, (o) =>
-      authorized.includes(o.metadata.name),
-    );
+    const index = build([squatter, owner, third], managers, (o) => authorized.includes(o.metadata.name));
     expect(index.winnerOver(subject)?.name).toBe(winner);
   });
 
@@ -288,7 +297,7 @@ describe("authority before ownership", () => {
       { name: "squatter", namespace: "z", creationTimestamp: older },
     );
     const byId = poolAllocations({}, { name: "owner", namespace: "y", creationTimestamp: newer });
-    const index = ConflictIndex.build([byName, byId], managers, (o) => o.metadata.name === "owner");
+    const index = build([byName, byId], managers, (o) => o.metadata.name === "owner");
     expect(index.poolWinner(byId, "ipaddresspool-1", () => "ipaddresspool-1")).toEqual({});
     expect(index.poolWinner(byName, "ipaddresspool-1", () => "ipaddresspool-1").owner?.name).toBe("owner");
   });
@@ -386,7 +395,7 @@ describe("ConflictIndex.poolWinner", () => {
     winner?: string;
     undecided?: string;
   }[])("$name", ({ reason, subject, names, unknown, winner, undecided }) => {
-    const index = ConflictIndex.build([byName, byId, otherScope]);
+    const index = build([byName, byId, otherScope]);
     const result = index.poolWinner(subject, "ipaddresspool-1", resolve(names, unknown));
     expect(result.owner?.name, reason).toBe(winner);
     expect(result.undecided?.name, reason).toBe(undecided);
@@ -397,7 +406,7 @@ describe("ConflictIndex.poolWinner", () => {
       { managerRef: { name: "nsx2" }, pool: { name: "x", scope: "datacenter-9" } },
       { name: "elsewhere" },
     );
-    const index = ConflictIndex.build([byName, byId, otherScope, elsewhere]);
+    const index = build([byName, byId, otherScope, elsewhere]);
     expect([...index.nameScopes(byId)].sort()).toEqual(["datacenter-2", "globalroot-0"]);
   });
 
@@ -408,7 +417,7 @@ describe("ConflictIndex.poolWinner", () => {
         { name: `p${i}`, creationTimestamp: new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString() },
       ),
     );
-    const index = ConflictIndex.build(objects);
+    const index = build(objects);
     let asked = 0;
     const last = objects[199] as IPPoolAllocations;
     const result = index.poolWinner(last, "ipaddresspool-199", (o) => {

@@ -17,6 +17,7 @@ import { managerValue, type ConditionUpdate, type ReconcileEvent } from "../cond
 import { hasNsxCode } from "../errors.ts";
 import type { PassContext } from "../kind.ts";
 import type { ManagerCheck, ManagerCheckPart, PartVerdict } from "../manager-check.ts";
+import { edgeClaim } from "./claim.ts";
 import { edgeTenantsToWake } from "./edge-list-plan.ts";
 import type { EdgeList, EdgeListState, ListReuse } from "./edge-lists.ts";
 import { EDGE_TENANT_STATE } from "./state.ts";
@@ -33,6 +34,7 @@ export function liveEdgeTenants(dependents: readonly DependentObject[]): EdgeTen
 
 export const edgeListCheck: ManagerCheckPart = {
   kind: "EdgeTenant",
+  claim: edgeClaim,
   pacesCheck: true,
   // an original tenant to write back on delete: the manager's Secrets are kept until it is
   needsSecrets: (object) =>

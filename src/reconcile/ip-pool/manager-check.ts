@@ -6,10 +6,12 @@
 import { SPEC_DEFAULTS } from "../../api/types.ts";
 import { managerValue } from "../conditions.ts";
 import type { ManagerCheckPart } from "../manager-check.ts";
+import { poolClaim } from "./claim.ts";
 import { POOL_STATE } from "./state.ts";
 
 export const poolCheck: ManagerCheckPart = {
   kind: "IPPoolAllocations",
+  claim: poolClaim,
   answersCheck: true,
   async observe(dependents, { connection }, ctx, asCheck) {
     if (dependents.length === 0 && !asCheck) return { answered: false, verdict: () => ({}) };
