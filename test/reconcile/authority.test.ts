@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NsxvObject } from "../../src/api/types.ts";
 import { condition, setup } from "./harness.ts";
-import { credentials, edgeTenant, manager } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 
 /** The platform's manager in `ns`, shared with the namespaces labelled team=a. */
 const shared = manager({ allowedNamespaces: { selector: { matchLabels: { team: "a" } } } });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { DependentObject, EdgeTenant, IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import { ConflictIndex } from "../../src/reconcile/conflicts.ts";
-import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { poolAllocations } from "./ip-pool/fixtures.ts";
+import { manager } from "./nsx-manager/fixtures.ts";
 import { MANAGER_CHECK_PARTS } from "../../src/reconcile/kinds.ts";
 
 /** The index as the reconciler builds it: each object's claim is its kind's (the registry's roles). */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ManagerClientOptions } from "../../src/nsx/client.ts";
 import { ManagerConnections } from "../../src/reconcile/connections.ts";
-import { credentials, fakeManager, manager, type FakeManager } from "./fixtures.ts";
+import { fakeManager, type FakeManager } from "./fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 
 function setup() {
   const created: { options: ManagerClientOptions; fake: FakeManager }[] = [];

@@ -11,20 +11,10 @@ import { describe, expect, it } from "vitest";
 import type { Kind, NsxvObject } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { FakeClock } from "../../src/util/clock.ts";
-import {
-  allocations,
-  apiError,
-  credentials,
-  edgeTenant,
-  edgeXml,
-  fakeManager,
-  manager,
-  pool,
-  poolAllocations,
-  T0,
-  withOriginal,
-  type FakeManager,
-} from "./fixtures.ts";
+import { edgeTenant, edgeXml, withOriginal } from "./edge-tenant/fixtures.ts";
+import { apiError, fakeManager, T0, type FakeManager } from "./fixtures.ts";
+import { allocations, pool, poolAllocations } from "./ip-pool/fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 import { condition, setup } from "./harness.ts";
 
 const SECOND = 1_000;

@@ -1,38 +1,23 @@
 /**
- * Builders for the reconcile tests: objects of the three kinds, pools, allocations, edge
- * documents, and a fake manager (an object literal implementing ManagerApi over in-memory state,
- * with a call log and injectable faults).
+ * Builders shared by the reconcile tests: times, object metadata, a manager's error, and a fake
+ * manager (an object literal implementing ManagerApi over in-memory state, with a call log and
+ * injectable faults). Each kind's builders are in its folder's fixtures.ts (edge-tenant/,
+ * ip-pool/, nsx-manager/).
  */
-import {
-  API_VERSION,
-  RESTORE_FINALIZER,
-  type EdgeTenant,
-  type EdgeTenantSpec,
-  type IPPoolAllocations,
-  type IPPoolAllocationsSpec,
-  type NSXManager,
-  type NSXManagerSpec,
-  type ObjectMeta,
-  type Secret,
-  type StrayAddress,
-} from "../../src/api/types.ts";
+import type { ObjectMeta } from "../../src/api/types.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError } from "../../src/nsx/errors.ts";
 import type { Allocation, EdgeSummary, IpPool, ManagerApi, ReleaseAnswer } from "../../src/nsx/types.ts";
-import type { EdgeTenantPlanInput } from "../../src/reconcile/edge-tenant/plan.ts";
-import type { IpPoolPlanInput } from "../../src/reconcile/ip-pool/plan.ts";
 import type { Failure } from "../../src/reconcile/conditions.ts";
 import type { KindPlan, Settled } from "../../src/reconcile/kind.ts";
 import type { Action } from "../../src/reconcile/plan.ts";
-import { resolveEdgeTenant, resolvePool } from "../../src/reconcile/spec.ts";
-import { formatIp, tryParseIp } from "../../src/util/ip.ts";
 
 export const T0 = new Date("2024-05-01T12:00:00Z");
 export const at = (ms: number): Date => new Date(T0.getTime() + ms);
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
 
-type Meta = Partial<ObjectMeta>;
+export type Meta = Partial<ObjectMeta>;
 
 export function meta(overrides: Meta = {}): ObjectMeta {
   return {
@@ -42,112 +27,6 @@ export function meta(overrides: Meta = {}): ObjectMeta {
     creationTimestamp: "2024-01-01T00:00:00Z",
     ...overrides,
   };
-}
-
-export function manager(spec: Partial<NSXManagerSpec> = {}, m: Meta = {}): NSXManager {
-  return {
-    apiVersion: API_VERSION,
-    kind: "NSXManager",
-    metadata: meta({ name: "nsx", ...m }),
-    spec: { url: "https://nsx.example", credentialsSecretRef: { name: "nsx-creds" }, ...spec },
-  };
-}
-
-export function credentials(
-  name = "nsx-creds",
-  data: Record<string, string> = { username: "admin", password: "s3cret" },
-): Secret {
-  return { apiVersion: "v1", kind: "Secret", metadata: { name, namespace: "ns" }, stringData: data };
-}
-
-export function edgeTenant(spec: Partial<EdgeTenantSpec> = {}, m: Meta = {}): EdgeTenant {
-  return {
-    apiVersion: API_VERSION,
-    kind: "EdgeTenant",
-    metadata: meta({ name: "edge", ...m }),
-    spec: { managerRef: { name: "nsx" }, edgeId: "edge-1", tenant: "blue", ...spec },
-  };
-}
-
-/** The object as it is once a pass recorded the edge's original tenant (before its first correction). */
-export function withOriginal(object: EdgeTenant, originalTenant: string): EdgeTenant {
-  const originalTenantOf = {
-    edgeId: object.spec.edgeId,
-    manager: object.spec.managerRef.name,
-    managerURL: "https://nsx.example",
-  };
-  return { ...object, status: { ...object.status, originalTenant, originalTenantOf } };
-}
-
-export function poolAllocations(spec: Partial<IPPoolAllocationsSpec> = {}, m: Meta = {}): IPPoolAllocations {
-  return {
-    apiVersion: API_VERSION,
-    kind: "IPPoolAllocations",
-    metadata: meta({ name: "pool", ...m }),
-    spec: { managerRef: { name: "nsx" }, pool: { id: "ipaddresspool-1" }, allowed: [], ...spec },
-  };
-}
-
-export function pool(overrides: Partial<IpPool> = {}): IpPool {
-  return {
-    objectId: "ipaddresspool-1",
-    name: "controllers",
-    scopeId: "globalroot-0",
-    totalAddressCount: 10,
-    usedAddressCount: 0,
-    usedPercentage: 0,
-    ranges: [{ startAddress: "10.0.0.1", endAddress: "10.0.0.10" }],
-    ...overrides,
-  };
-}
-
-/**
- * Allocations as a manager lists them: an address, or [address, note], or [address, note, id].
- * The id defaults to one derived from the canonical address (`allocationIdOf`), so that the same
- * address listed in two passes is the same allocation unless a case says otherwise.
- */
-export function allocations(
-  ...ips: (string | [string, string] | [string, string | undefined, string])[]
-): Allocation[] {
-  return ips.map((entry) => {
-    const [ipAddress, allocationNote, id] = typeof entry === "string" ? [entry, undefined, undefined] : entry;
-    return {
-      id: id ?? allocationIdOf(ipAddress),
-      ipAddress,
-      ...(allocationNote === undefined ? {} : { allocationNote }),
-    };
-  });
-}
-
-/** A stray as status records it: the fixtures' default allocation of the address, first seen at `firstSeen`. */
-export function recordedStray(ip: string, firstSeen: string, note?: string): StrayAddress {
-  return { ip, allocationId: allocationIdOf(ip), ...(note === undefined ? {} : { note }), firstSeen };
-}
-
-/** The default id of the allocation of an address in these fixtures. */
-export function allocationIdOf(ip: string): string {
-  const parsed = tryParseIp(ip);
-  return `allocatedipaddress-${parsed === undefined ? ip : formatIp(parsed)}`;
-}
-
-/** A small edge document with content the PUT must carry back unchanged. */
-export function edgeXml(
-  init: { id?: string; version?: number; tenant?: string; name?: string } = {},
-): string {
-  const { id = "edge-1", version = 7, tenant, name = "edge-one" } = init;
-  return [
-    `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<edge>`,
-    `  <id>${id}</id>`,
-    `  <version>${version}</version>`,
-    `  <status>deployed</status>`,
-    `  <datacenterMoid>datacenter-2</datacenterMoid>`,
-    ...(tenant === undefined ? [] : [`  <tenant>${tenant}</tenant>`]),
-    `  <name>${name}</name>`,
-    `  <features><firewall><rule id="1">keep &amp; me</rule></firewall><featureConfig/></features>`,
-    `  <edgeAssistId>4</edgeAssistId>`,
-    `</edge>`,
-  ].join("\n");
 }
 
 export function apiError(
@@ -291,36 +170,6 @@ export function fakeManager(
 /** calls whose text starts with the prefix */
 export function count(calls: readonly string[], prefix: string): number {
   return calls.filter((c) => c.startsWith(prefix)).length;
-}
-
-/** A pool planner input from an object, as the handler builds it: the spec resolved once. */
-export function poolPlanInput(
-  init: Omit<IpPoolPlanInput, "config" | "generation"> & { object: IPPoolAllocations },
-): IpPoolPlanInput {
-  const { object, ...rest } = init;
-  return { ...rest, config: resolvePool(object), generation: object.metadata.generation };
-}
-
-/** An edge planner input from an object, as the handler builds it: the spec resolved once. */
-export function edgePlanInput(
-  init: Omit<
-    EdgeTenantPlanInput,
-    "config" | "generation" | "manager" | "recordsOriginal" | "finalizerPresent"
-  > &
-    Partial<Pick<EdgeTenantPlanInput, "manager" | "recordsOriginal" | "finalizerPresent">> & {
-      object: EdgeTenant;
-    },
-): EdgeTenantPlanInput {
-  const { object, ...rest } = init;
-  return {
-    manager: { name: object.spec.managerRef.name, url: "https://nsx.example" },
-    // a one-shot pass unless a case says otherwise: the record-before-write step is its own cases
-    recordsOriginal: false,
-    finalizerPresent: (object.metadata.finalizers ?? []).includes(RESTORE_FINALIZER),
-    ...rest,
-    config: resolveEdgeTenant(object),
-    generation: object.metadata.generation,
-  };
 }
 
 /** What a plan settles to when every action it planned was carried out. */

@@ -12,7 +12,10 @@ import { ManagerConnections } from "../../src/reconcile/connections.ts";
 import { createReconciler, type ReconcilerDeps } from "../../src/reconcile/reconciler.ts";
 import type { ReconcileReport } from "../../src/reconcile/report.ts";
 import { memoryStore, type DesiredStateStore } from "../../src/reconcile/store.ts";
-import { allocations, credentials, edgeXml, fakeManager, pool, T0, type FakeManager } from "./fixtures.ts";
+import { edgeXml } from "./edge-tenant/fixtures.ts";
+import { fakeManager, T0, type FakeManager } from "./fixtures.ts";
+import { allocations, pool } from "./ip-pool/fixtures.ts";
+import { credentials } from "./nsx-manager/fixtures.ts";
 
 export const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
 

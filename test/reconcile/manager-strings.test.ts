@@ -11,16 +11,10 @@ import { refOf } from "../../src/api/refs.ts";
 import type { IPPoolAllocations, NsxvObject } from "../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../src/reconcile/edge-tenant/edge-list-plan.ts";
 import { condition, setup } from "./harness.ts";
-import {
-  allocations,
-  edgeTenant,
-  edgeXml,
-  fakeManager,
-  manager,
-  MINUTE,
-  pool,
-  poolAllocations,
-} from "./fixtures.ts";
+import { edgeTenant, edgeXml } from "./edge-tenant/fixtures.ts";
+import { fakeManager, MINUTE } from "./fixtures.ts";
+import { allocations, pool, poolAllocations } from "./ip-pool/fixtures.ts";
+import { manager } from "./nsx-manager/fixtures.ts";
 
 const HUGE = 40_000;
 const MARKER = /\.\.\.\[cut: \d+ more characters, sha256 [0-9a-f]{8}\]/;

@@ -13,7 +13,8 @@ import { runPass } from "../../src/reconcile/pass.ts";
 import type { SetTenantAction } from "../../src/reconcile/plan.ts";
 import type { ReconcilerState } from "../../src/reconcile/state.ts";
 import { FakeClock } from "../../src/util/clock.ts";
-import { edgeTenant, T0 } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { T0 } from "./fixtures.ts";
 
 /** What the fake manager shows on one read: edge → its tenant; the wanted tenant is "want". */
 type Shown = Record<string, string>;

@@ -5,22 +5,10 @@ import { NsxTransportError } from "../../src/nsx/errors.ts";
 import { phaseOf } from "../../src/reconcile/edge-tenant/handler.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { condition, iso, setup } from "./harness.ts";
-import {
-  allocationIdOf,
-  allocations,
-  apiError,
-  at,
-  count,
-  credentials,
-  edgeTenant,
-  fakeManager,
-  manager,
-  MINUTE,
-  pool,
-  poolAllocations,
-  T0,
-  withOriginal,
-} from "./fixtures.ts";
+import { edgeTenant, withOriginal } from "./edge-tenant/fixtures.ts";
+import { apiError, at, count, fakeManager, MINUTE, T0 } from "./fixtures.ts";
+import { allocationIdOf, allocations, pool, poolAllocations } from "./ip-pool/fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 
 describe("NSXManager", () => {
   it("checks reachability and credentials with the pool list of globalroot-0", async () => {

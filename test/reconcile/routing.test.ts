@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { objectKey } from "../../src/api/refs.ts";
 import type { Condition, NsxvObject } from "../../src/api/types.ts";
 import { alsoConcerned, concernedBy, concernedBySecret } from "../../src/reconcile/routing.ts";
-import { credentials, edgeTenant, manager, poolAllocations } from "../reconcile/fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { poolAllocations } from "./ip-pool/fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 
 const condition = (type: string, status: Condition["status"], reason: string): Condition => ({
   type,

@@ -13,7 +13,10 @@ import { createReconciler, type ReconcilerDeps } from "../../src/reconcile/recon
 import { memoryStore } from "../../src/reconcile/store.ts";
 import { refOf } from "../../src/api/refs.ts";
 import { generateEdgeXml, startSimulator, type RunningSimulator } from "../../src/simulator/index.ts";
-import { credentials, edgeTenant, manager, MINUTE, poolAllocations, T0 } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { MINUTE, T0 } from "./fixtures.ts";
+import { poolAllocations } from "./ip-pool/fixtures.ts";
+import { credentials, manager } from "./nsx-manager/fixtures.ts";
 
 let simulator: RunningSimulator | undefined;
 let connections: ManagerConnections | undefined;

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { IPPoolAllocationsSpec } from "../../src/api/types.ts";
 import { ReconcileError } from "../../src/reconcile/errors.ts";
 import { resolveEdgeTenant, resolveManager, resolvePool } from "../../src/reconcile/spec.ts";
-import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { poolAllocations } from "./ip-pool/fixtures.ts";
+import { manager } from "./nsx-manager/fixtures.ts";
 
 describe("resolvePool", () => {
   it.each([

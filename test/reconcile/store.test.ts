@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { Kind, NsxvObject } from "../../src/api/types.ts";
 import { memoryStore } from "../../src/reconcile/store.ts";
 import { refOf } from "../../src/api/refs.ts";
-import { edgeTenant, manager, poolAllocations } from "./fixtures.ts";
+import { edgeTenant } from "./edge-tenant/fixtures.ts";
+import { poolAllocations } from "./ip-pool/fixtures.ts";
+import { manager } from "./nsx-manager/fixtures.ts";
 
 const edge = edgeTenant({}, { name: "e" });
 const pool = poolAllocations({}, { name: "p" });

@@ -11,19 +11,10 @@ import { refOf } from "../../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../../src/reconcile/edge-tenant/edge-list-plan.ts";
 import { phaseOf } from "../../../src/reconcile/edge-tenant/handler.ts";
-import {
-  apiError,
-  count,
-  credentials,
-  edgeTenant,
-  edgeXml,
-  fakeManager,
-  manager,
-  MINUTE,
-  pool,
-  poolAllocations,
-  withOriginal,
-} from "../fixtures.ts";
+import { edgeTenant, edgeXml, withOriginal } from "./fixtures.ts";
+import { apiError, count, fakeManager, MINUTE } from "../fixtures.ts";
+import { pool, poolAllocations } from "../ip-pool/fixtures.ts";
+import { credentials, manager } from "../nsx-manager/fixtures.ts";
 import { condition, setup } from "../harness.ts";
 
 const HOUR = 60 * MINUTE;

@@ -11,7 +11,9 @@ import { objectKey, refOf } from "../../../src/api/refs.ts";
 import type { EdgeTenant, NsxvObject } from "../../../src/api/types.ts";
 import { fullReadCycleMs, FullReadSchedule } from "../../../src/reconcile/edge-tenant/full-read-schedule.ts";
 import { RECONCILER_DEFAULTS } from "../../../src/reconcile/reconciler.ts";
-import { edgeTenant, edgeXml, fakeManager, manager, MINUTE } from "../fixtures.ts";
+import { edgeTenant, edgeXml } from "./fixtures.ts";
+import { fakeManager, MINUTE } from "../fixtures.ts";
+import { manager } from "../nsx-manager/fixtures.ts";
 import { setup } from "../harness.ts";
 
 const HOUR = 60 * MINUTE;

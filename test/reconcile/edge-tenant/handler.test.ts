@@ -8,7 +8,9 @@ import {
 } from "../../../src/api/types.ts";
 import { EdgeDocument } from "../../../src/nsx/edge-document.ts";
 import { NsxTransportError } from "../../../src/nsx/errors.ts";
-import { apiError, count, edgeTenant, edgeXml, fakeManager, manager, withOriginal } from "../fixtures.ts";
+import { edgeTenant, edgeXml, withOriginal } from "./fixtures.ts";
+import { apiError, count, fakeManager } from "../fixtures.ts";
+import { manager } from "../nsx-manager/fixtures.ts";
 import { condition, iso, setup } from "../harness.ts";
 import { T0 } from "../fixtures.ts";
 

@@ -3,7 +3,8 @@ import type { EdgeTenantSpec, EdgeTenantStatus } from "../../../src/api/types.ts
 import { planEdgeTenant, type EdgeObservation } from "../../../src/reconcile/edge-tenant/plan.ts";
 import type { Failure } from "../../../src/reconcile/conditions.ts";
 import { ReconcileError } from "../../../src/reconcile/errors.ts";
-import { allDone, at, edgePlanInput, edgeTenant, MINUTE, onlyDone, T0 } from "../fixtures.ts";
+import { edgePlanInput, edgeTenant } from "./fixtures.ts";
+import { allDone, at, MINUTE, onlyDone, T0 } from "../fixtures.ts";
 
 const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");
 const observed = (tenant: string | undefined): EdgeObservation => ({

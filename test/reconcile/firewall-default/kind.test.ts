@@ -28,7 +28,8 @@ import {
   type RunningSimulator,
 } from "../../../src/simulator/index.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
-import { edgeTenant, T0 } from "../fixtures.ts";
+import { edgeTenant } from "../edge-tenant/fixtures.ts";
+import { T0 } from "../fixtures.ts";
 import { firewallDefaultPass } from "./handler.ts";
 import { WITH_FIREWALL_DEFAULT } from "./registry.ts";
 

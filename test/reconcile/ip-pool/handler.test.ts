@@ -2,19 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { IPPoolAllocations, IPPoolAllocationsStatus } from "../../../src/api/types.ts";
 import type { ReconcileReport } from "../../../src/reconcile/report.ts";
 import { selectPool } from "../../../src/reconcile/ip-pool/handler.ts";
-import {
-  allocations,
-  apiError,
-  at,
-  count,
-  fakeManager,
-  manager,
-  MINUTE,
-  pool,
-  poolAllocations,
-  recordedStray,
-  T0,
-} from "../fixtures.ts";
+import { apiError, at, count, fakeManager, MINUTE, T0 } from "../fixtures.ts";
+import { allocations, pool, poolAllocations, recordedStray } from "./fixtures.ts";
+import { manager } from "../nsx-manager/fixtures.ts";
 import { condition, iso, setup } from "../harness.ts";
 
 const STRAYS = ["10.0.0.7", "10.0.0.8", "10.0.0.9"];

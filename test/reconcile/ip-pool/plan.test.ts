@@ -17,20 +17,15 @@ import {
 } from "../../../src/reconcile/ip-pool/plan.ts";
 import type { KindPlan } from "../../../src/reconcile/kind.ts";
 import type { ReleaseAction } from "../../../src/reconcile/plan.ts";
+import { allDone, at, MINUTE, onlyDone, SECOND, T0 } from "../fixtures.ts";
 import {
-  allDone,
   allocationIdOf,
   allocations,
-  at,
-  MINUTE,
   pool,
   poolAllocations,
-  onlyDone,
   poolPlanInput,
   recordedStray,
-  SECOND,
-  T0,
-} from "../fixtures.ts";
+} from "./fixtures.ts";
 
 interface Case {
   name: string;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PoolListCache } from "../../../src/reconcile/ip-pool/pool-lists.ts";
-import { apiError, count, fakeManager, pool } from "../fixtures.ts";
+import { apiError, count, fakeManager } from "../fixtures.ts";
+import { pool } from "./fixtures.ts";
 
 function setup(ttlMs: number) {
   const clock = { ms: 0, now: () => clock.ms };

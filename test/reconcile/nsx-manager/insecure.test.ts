@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { NSXManager, NSXManagerSpec } from "../../../src/api/types.ts";
 import { NsxTransportError } from "../../../src/nsx/errors.ts";
 import { condition, setup } from "../harness.ts";
-import { manager } from "../fixtures.ts";
+import { manager } from "./fixtures.ts";
 
 describe("NSXManager Insecure", () => {
   it.each([
