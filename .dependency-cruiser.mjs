@@ -42,6 +42,22 @@ export default {
       to: { path: "^src/(?!reconcile/|api/|nsx/|util/)" },
     },
     {
+      name: "a-kind-is-one-folder",
+      comment:
+        "A kind's folder in reconcile/ (edge-tenant/, ip-pool/, nsx-manager/) imports the shared core, not another kind's folder, but for the NSXManager's that every dependent kind names (docs/adding-a-kind.md).",
+      severity: "error",
+      from: { path: "^src/reconcile/([^/]+)/" },
+      to: { path: "^src/reconcile/[^/]+/", pathNot: ["^src/reconcile/$1/", "^src/reconcile/nsx-manager/"] },
+    },
+    {
+      name: "the-core-finds-kinds-in-the-registries",
+      comment:
+        "reconcile/'s shared core reaches the kinds' folders only through the registries (kinds.ts: the modules; actions.ts and plan.ts: the actions and their effects), the package's entry (index.ts) and the reconciler's defaults of the kinds' options; code outside reconcile/ only through index.ts.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/reconcile/([^/]+/|(kinds|actions|plan|index|reconciler)\\.ts$)" },
+      to: { path: "^src/reconcile/[^/]+/" },
+    },
+    {
       name: "controller-is-generic",
       comment:
         "controller/ is generic machinery: it imports nothing of nsx/, reconcile/, source/ or the kinds, and no cluster adapter (kube/ implements controller's interfaces, not the other way round).",
