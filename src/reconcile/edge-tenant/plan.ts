@@ -30,7 +30,7 @@ import {
 } from "../conditions.ts";
 import type { ActionResults, KindPlan, Settled } from "../kind.ts";
 import { omitUndefined } from "../../util/options.ts";
-import type { SetTenantAction, Withheld } from "../plan.ts";
+import type { SetTenantAction } from "../plan.ts";
 import { allows } from "../policy.ts";
 import type { EdgeTenantConfig } from "../spec.ts";
 
@@ -84,66 +84,120 @@ const HOLD_WAIT_MS = 1_000;
 export function planEdgeTenant(input: EdgeTenantPlanInput): KindPlan<SetTenantAction> {
   const drift = driftOf(input);
   const moved = movedFrom(input);
-  // a move under a remembered original blocks writes as an uncertain desired state does
-  const writesBlockedBy =
-    input.writesBlockedBy ??
-    (moved !== undefined && input.config.deletionPolicy === "Restore" ? moved : undefined);
+  const writesBlockedBy = blockedBy(input, moved);
   const original = originalOf(input, moved);
   const lost = lostOriginal(input, original);
-  const policyWithholds = allows(input.config.policy, "updateEdge")
-    ? undefined
-    : `managementPolicy ${input.config.policy}: not changed`;
-  const why =
-    policyWithholds ?? (writesBlockedBy === undefined ? undefined : `held: ${writesBlockedBy.message}`);
-  // record before you act: the original (and the finalizer Restore needs) before the first write
-  const record =
-    drift !== undefined &&
-    why === undefined &&
-    input.recordsOriginal &&
-    lost === undefined &&
-    (original === undefined || (input.config.deletionPolicy === "Restore" && !input.finalizerPresent));
-  const recording = record
-    ? "the tenant it carries now is recorded first (status.originalTenant)"
-    : undefined;
+  const { policyWithholds, why } = withholding(input, writesBlockedBy);
+  const step = stepOf(input, { drift, why, original, lost });
   // what a read shows, never a list's summary (cut as status shows it): a list's drift is read first
-  const recordedNow = record && input.observed.via === "read";
-  const hold = input.secretsHold;
-  const awaitingHold =
-    drift !== undefined && why === undefined && !record && hold !== undefined && !hold.held;
+  const recordedNow = step === "record" && input.observed.via === "read";
+  const awaitingHold = step === "awaitHold";
   const holding = awaitingHold
     ? `NSXManager ${input.manager.name} first holds its Secrets against deletion (finalizer nsxv.io/in-use), so that a restore on delete can read them whatever goes first`
     : undefined;
-  const withheldWhy = why ?? recording ?? holding;
-  const withheld: Withheld<SetTenantAction>[] =
-    drift === undefined || withheldWhy === undefined ? [] : [{ action: drift, why: withheldWhy }];
-  // the first record of an original stays: a later pass that only adds the finalizer keeps it
-  const recorded = original ?? (recordedNow ? { tenant: drift?.from ?? "", of: sourceOf(input) } : undefined);
-  // the list's summary decides nothing it would write: a correction (or its record) is planned on
-  // a read; and when the last pass saw drift it meant to correct (it recorded the original first,
-  // or its write failed), a list that lags must not call it settled: a read does
-  const observeFully =
-    input.observed.via === "list" &&
-    !awaitingHold &&
-    ((drift !== undefined && why === undefined) ||
-      (policyWithholds === undefined && sawDriftToCorrect(input)));
+  const withheldWhy = why ?? (step === "record" ? RECORDING : holding);
+  const recorded = recordedOriginal(input, original, recordedNow ? drift : undefined);
   const pending = recordedNow
     ? `the original tenant ${quote(drift?.from)} is recorded; the correction follows`
     : holding;
+  const decision = { drift, writesBlockedBy, why: withheldWhy, pending, recorded, lost };
+  // the NSXManager is asked to hold its Secrets
+  const wake = awaitingHold && input.secretsHold !== undefined ? { wake: [input.secretsHold.manager] } : {};
   return {
-    actions: drift === undefined || withheldWhy !== undefined ? [] : [drift],
-    withheld,
-    observeFully,
+    ...correction(drift, withheldWhy),
+    observeFully: observesFully(input, { step, policyWithholds }),
     requeueAfterMs: recordedNow ? AT_ONCE_MS : awaitingHold ? HOLD_WAIT_MS : undefined,
-    settle: (results, failure) => ({
-      ...settle(
-        input,
-        { drift, writesBlockedBy, why: withheldWhy, pending, recorded, lost },
-        results,
-        failure,
-      ),
-      ...(awaitingHold && hold !== undefined ? { wake: [hold.manager] } : {}),
-    }),
+    settle: (results, failure) => ({ ...settle(input, decision, results, failure), ...wake }),
   };
+}
+
+/** The correction made, or withheld and why. */
+function correction(
+  drift: SetTenantAction | undefined,
+  why: string | undefined,
+): Pick<KindPlan<SetTenantAction>, "actions" | "withheld"> {
+  if (drift === undefined) return { actions: [], withheld: [] };
+  if (why === undefined) return { actions: [drift], withheld: [] };
+  return { actions: [], withheld: [{ action: drift, why }] };
+}
+
+/**
+ * Why the correction is withheld whatever else: the management policy, or what blocks every write
+ * (`held: …`).
+ */
+function withholding(
+  input: EdgeTenantPlanInput,
+  writesBlockedBy: Failure | undefined,
+): { policyWithholds: string | undefined; why: string | undefined } {
+  if (!allows(input.config.policy, "updateEdge")) {
+    const policyWithholds = `managementPolicy ${input.config.policy}: not changed`;
+    return { policyWithholds, why: policyWithholds };
+  }
+  return {
+    policyWithholds: undefined,
+    why: writesBlockedBy === undefined ? undefined : `held: ${writesBlockedBy.message}`,
+  };
+}
+
+/**
+ * The list's summary decides nothing it would write: a correction (or its record) is planned on a
+ * read; and when the last pass saw drift it meant to correct (it recorded the original first, or
+ * its write failed), a list that lags must not call it settled: a read does.
+ */
+function observesFully(
+  input: EdgeTenantPlanInput,
+  pass: { step: Step; policyWithholds: string | undefined },
+): boolean {
+  if (input.observed.via !== "list" || pass.step === "awaitHold") return false;
+  const wouldAct = pass.step === "record" || pass.step === "correct";
+  return wouldAct || (pass.policyWithholds === undefined && sawDriftToCorrect(input));
+}
+
+const RECORDING = "the tenant it carries now is recorded first (status.originalTenant)";
+
+/** A move under a remembered original blocks writes as an uncertain desired state does. */
+function blockedBy(input: EdgeTenantPlanInput, moved: Failure | undefined): Failure | undefined {
+  if (input.writesBlockedBy !== undefined) return input.writesBlockedBy;
+  return input.config.deletionPolicy === "Restore" ? moved : undefined;
+}
+
+type Step = "inSync" | "withheld" | "record" | "awaitHold" | "correct";
+
+/**
+ * What this pass does about the edge: nothing (no drift), withhold the correction (`why`), record
+ * the original (and the finalizer Restore needs) before the first write, wait for the NSXManager
+ * to hold its Secrets, or correct.
+ */
+function stepOf(
+  input: EdgeTenantPlanInput,
+  d: {
+    drift: SetTenantAction | undefined;
+    why: string | undefined;
+    original: OriginalRecord | undefined;
+    lost: string | undefined;
+  },
+): Step {
+  if (d.drift === undefined) return "inSync";
+  if (d.why !== undefined) return "withheld";
+  const unrecorded =
+    d.original === undefined || (input.config.deletionPolicy === "Restore" && !input.finalizerPresent);
+  if (input.recordsOriginal && d.lost === undefined && unrecorded) return "record";
+  const hold = input.secretsHold;
+  return hold !== undefined && !hold.held ? "awaitHold" : "correct";
+}
+
+/**
+ * The original as status keeps it after this pass: the first record stays (a later pass that only
+ * adds the finalizer keeps it), else the tenant the read shows when this pass records it (`recording`,
+ * the drift it corrects next), on the edge and manager it acts on.
+ */
+function recordedOriginal(
+  input: EdgeTenantPlanInput,
+  original: OriginalRecord | undefined,
+  recording: SetTenantAction | undefined,
+): OriginalRecord | undefined {
+  if (original !== undefined || recording === undefined) return original;
+  return { tenant: recording.from ?? "", of: sourceOf(input) };
 }
 
 /** The previous pass of this generation found the edge drifted and did not correct it (yet). */
@@ -156,6 +210,12 @@ function sawDriftToCorrect(input: EdgeTenantPlanInput): boolean {
   );
 }
 
+/** An original tenant and the edge and manager it was read on. */
+interface OriginalRecord {
+  tenant: string;
+  of: OriginalTenantSource;
+}
+
 interface Decision {
   drift: SetTenantAction | undefined;
   writesBlockedBy: Failure | undefined;
@@ -164,7 +224,7 @@ interface Decision {
   /** a correction on its way (the original recorded, or the Secrets being held), said by Reconciling */
   pending: string | undefined;
   /** the original as status keeps it after this pass */
-  recorded: { tenant: string; of: OriginalTenantSource } | undefined;
+  recorded: OriginalRecord | undefined;
   /** why the original is not known, when it was lost */
   lost: string | undefined;
 }
@@ -175,55 +235,9 @@ function settle(
   results: ActionResults<SetTenantAction>,
   failure: Failure | undefined,
 ): Settled {
-  const { config, observed, previous, now, generation } = input;
-  const { drift, recorded, lost } = decision;
+  const { observed, previous, now, generation } = input;
+  const { drift, recorded } = decision;
   const corrected = drift !== undefined && results.done.length > 0;
-  const edge =
-    observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${managerValue(observed.name)})`;
-  let ready: ConditionUpdate;
-  if (drift === undefined || corrected) {
-    const message = corrected
-      ? `tenant of ${edge} corrected from ${quote(drift.from)} to ${quote(drift.to)}`
-      : `${edge} has tenant ${quote(config.tenant)}`;
-    ready = { type: "Ready", status: "True", reason: "InSync", message };
-  } else {
-    const why =
-      failure !== undefined
-        ? `the correction failed: ${failure.message}`
-        : (decision.why ?? "a correction is planned");
-    const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${why})`;
-    // a correction on its way (the original recorded, the write next) is not drift left in place
-    const pending = decision.pending !== undefined && failure === undefined;
-    ready = { type: "Ready", status: "False", reason: pending ? "CorrectionPending" : "Drifted", message };
-  }
-  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.writesBlockedBy);
-  const updates: ConditionUpdate[] = [ready, ...synced];
-  if (decision.pending !== undefined && failure === undefined) {
-    const message = `${edge}: ${decision.pending}`;
-    updates.push({ type: "Reconciling", status: "True", reason: "CorrectionPending", message });
-  }
-  updates.push(
-    lost === undefined
-      ? { type: "OriginalTenantLost", remove: true }
-      : { type: "OriginalTenantLost", status: "True", reason: "StatusLost", message: lost },
-  );
-  const events: ReconcileEvent[] = [];
-  const { writesBlockedBy: blocked } = decision;
-  // a move under a remembered original needs a person: said once, when it starts
-  if (
-    blocked?.reason === "EdgeMoved" &&
-    findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved"
-  )
-    events.push({ type: "Warning", reason: blocked.reason, message: blocked.message });
-  if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
-    events.push({ type: "Warning", reason: "StatusLost", message: lost });
-  const read = observed.via === "read";
-  const notes =
-    read && input.listedTenant !== undefined && input.listedTenant !== managerValue(observed.tenant ?? "")
-      ? [
-          `the edge list showed ${observed.edgeId} with tenant ${quote(input.listedTenant)}, the read shows ${quote(observed.tenant)}: a summary that lags; the read decides`,
-        ]
-      : [];
   return {
     status: omitUndefined({
       observedGeneration: generation,
@@ -236,12 +250,89 @@ function settle(
       originalTenantOf: recorded?.of,
       lastCorrectionTime: corrected ? formatTime(now) : previous?.lastCorrectionTime,
       ...howObserved(input),
-      conditions: setConditions(previous?.conditions, updates, { now, generation }),
+      conditions: setConditions(previous?.conditions, conditionUpdates(input, decision, corrected, failure), {
+        now,
+        generation,
+      }),
     }),
-    events,
-    notes,
+    events: settleEvents(previous, decision),
+    notes: listNotes(input),
     ...(observed.observedAtMs !== undefined ? { observedAtMs: observed.observedAtMs } : {}),
   };
+}
+
+/** Ready, Synced, Reconciling and OriginalTenantLost after the pass. */
+function conditionUpdates(
+  input: EdgeTenantPlanInput,
+  decision: Decision,
+  corrected: boolean,
+  failure: Failure | undefined,
+): ConditionUpdate[] {
+  const { observed } = input;
+  const edge =
+    observed.name === undefined ? observed.edgeId : `${observed.edgeId} (${managerValue(observed.name)})`;
+  const synced = failure !== undefined ? failureUpdates(failure) : syncedUpdates(decision.writesBlockedBy);
+  const updates: ConditionUpdate[] = [readyUpdate(input, decision, { edge, corrected, failure }), ...synced];
+  if (decision.pending !== undefined && failure === undefined) {
+    const message = `${edge}: ${decision.pending}`;
+    updates.push({ type: "Reconciling", status: "True", reason: "CorrectionPending", message });
+  }
+  const { lost } = decision;
+  updates.push(
+    lost === undefined
+      ? { type: "OriginalTenantLost", remove: true }
+      : { type: "OriginalTenantLost", status: "True", reason: "StatusLost", message: lost },
+  );
+  return updates;
+}
+
+/** Ready: in sync (or corrected now), else the drift left and why. */
+function readyUpdate(
+  input: EdgeTenantPlanInput,
+  decision: Decision,
+  pass: { edge: string; corrected: boolean; failure: Failure | undefined },
+): ConditionUpdate {
+  const { drift } = decision;
+  const { edge, failure } = pass;
+  if (drift === undefined || pass.corrected) {
+    const message = pass.corrected
+      ? `tenant of ${edge} corrected from ${quote(drift?.from)} to ${quote(drift?.to)}`
+      : `${edge} has tenant ${quote(input.config.tenant)}`;
+    return { type: "Ready", status: "True", reason: "InSync", message };
+  }
+  const why =
+    failure !== undefined
+      ? `the correction failed: ${failure.message}`
+      : (decision.why ?? "a correction is planned");
+  const message = `${edge} has tenant ${quote(drift.from)}, spec.tenant is ${quote(drift.to)}: would set it to ${quote(drift.to)} (${why})`;
+  // a correction on its way (the original recorded, the write next) is not drift left in place
+  const pending = decision.pending !== undefined && failure === undefined;
+  return { type: "Ready", status: "False", reason: pending ? "CorrectionPending" : "Drifted", message };
+}
+
+/** The Warnings a pass raises once, when what they tell starts. */
+function settleEvents(previous: EdgeTenantStatus | undefined, decision: Decision): ReconcileEvent[] {
+  const events: ReconcileEvent[] = [];
+  const { writesBlockedBy: blocked, lost } = decision;
+  // a move under a remembered original needs a person: said once, when it starts
+  if (
+    blocked?.reason === "EdgeMoved" &&
+    findCondition(previous?.conditions, "Synced")?.reason !== "EdgeMoved"
+  )
+    events.push({ type: "Warning", reason: blocked.reason, message: blocked.message });
+  if (lost !== undefined && findCondition(previous?.conditions, "OriginalTenantLost")?.status !== "True")
+    events.push({ type: "Warning", reason: "StatusLost", message: lost });
+  return events;
+}
+
+/** A read that shows another tenant than the edge list did: the list lags, said in the pass's notes. */
+function listNotes(input: EdgeTenantPlanInput): string[] {
+  const { observed, listedTenant } = input;
+  if (observed.via !== "read" || listedTenant === undefined) return [];
+  if (listedTenant === managerValue(observed.tenant ?? "")) return [];
+  return [
+    `the edge list showed ${observed.edgeId} with tenant ${quote(listedTenant)}, the read shows ${quote(observed.tenant)}: a summary that lags; the read decides`,
+  ];
 }
 
 /** How the edge was observed, in status: a full read (now, and what it showed of the edge) or the list. */
@@ -293,10 +384,7 @@ function movedFrom(input: EdgeTenantPlanInput): Failure | undefined {
 }
 
 /** The original this edge keeps: none when an Orphan object moved away from the edge it was read on. */
-function originalOf(
-  input: EdgeTenantPlanInput,
-  moved: Failure | undefined,
-): { tenant: string; of: OriginalTenantSource } | undefined {
+function originalOf(input: EdgeTenantPlanInput, moved: Failure | undefined): OriginalRecord | undefined {
   const tenant = input.previous?.originalTenant;
   if (tenant === undefined) return undefined;
   if (moved !== undefined && input.config.deletionPolicy !== "Restore") return undefined;

@@ -490,3 +490,80 @@ describe("planEdgeTenant: the original tenant, recorded before the first write a
     expect(allDone(plan).status, "corrected: unknown until read").not.toHaveProperty("edgeVersion");
   });
 });
+
+describe("planEdgeTenant: a Restore correction waits for its NSXManager to hold its Secrets", () => {
+  const managerRef = { kind: "NSXManager" as const, name: "nsx", namespace: "default" };
+  const recorded: EdgeTenantStatus = {
+    originalTenant: "red",
+    originalTenantOf: { edgeId: "edge-1", manager: "nsx", managerURL: "https://nsx.example" },
+  };
+  const plan = (held: boolean, via: "read" | "list") =>
+    planEdgeTenant(
+      edgePlanInput({
+        object: edgeTenant({ deletionPolicy: "Restore" }),
+        observed: { ...observed("red"), via },
+        previous: recorded,
+        now: T0,
+        recordsOriginal: true,
+        finalizerPresent: true,
+        secretsHold: { held, manager: managerRef },
+      }),
+    );
+
+  it("withholds the correction, asks the NSXManager's pass for, comes back in a second, says so in Reconciling", () => {
+    const waiting = plan(false, "read");
+    expect(waiting.actions).toEqual([]);
+    expect(waiting.withheld[0]?.why).toMatch(/^NSXManager nsx first holds its Secrets against deletion/);
+    expect(waiting.requeueAfterMs).toBe(1_000);
+    const settled = allDone(waiting);
+    expect(settled.wake, "the NSXManager is woken to hold them").toEqual([managerRef]);
+    const conditions = (settled.status as EdgeTenantStatus).conditions;
+    expect(conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "CorrectionPending",
+    });
+    expect(conditions?.find((c) => c.type === "Reconciling")?.message).toMatch(/first holds its Secrets/);
+  });
+
+  it("seen on the list while waiting, asks for no read: the read would wait as well", () => {
+    expect(plan(false, "list").observeFully).toBe(false);
+  });
+
+  it("corrects once they are held, and wakes nobody", () => {
+    const held = plan(true, "read");
+    expect(held.actions.map(({ from, to }) => ({ from, to }))).toEqual([{ from: "red", to: "blue" }]);
+    expect(held.withheld).toEqual([]);
+    expect(held.requeueAfterMs).toBeUndefined();
+    expect(allDone(held).wake).toBeUndefined();
+  });
+});
+
+describe("planEdgeTenant: a read after the list", () => {
+  const notes = (listedTenant: string | undefined, via: "read" | "list" = "read") =>
+    allDone(
+      planEdgeTenant(
+        edgePlanInput({
+          object: edgeTenant(),
+          observed: { ...observed("blue"), via },
+          previous,
+          now: T0,
+          listedTenant,
+        }),
+      ),
+    ).notes ?? [];
+
+  it.each([
+    { reason: "the list showed another tenant: a note says the read decides", listed: "red", want: 1 },
+    { reason: "the list agreed: nothing to say", listed: "blue", want: 0 },
+    { reason: "no list before the read: nothing to say", listed: undefined, want: 0 },
+  ])("$reason", ({ listed, want }) => {
+    const got = notes(listed);
+    expect(got).toHaveLength(want);
+    if (want > 0)
+      expect(got[0]).toMatch(/the edge list showed edge-1 with tenant "red", the read shows "blue"/);
+  });
+
+  it("an observation from the list itself has no note", () => {
+    expect(notes("red", "list")).toEqual([]);
+  });
+});
