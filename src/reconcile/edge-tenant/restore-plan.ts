@@ -7,7 +7,7 @@
  * original was lost), or when another live object owns that edge now; each says why in an Event.
  */
 import { formatRef, managerOfLabel, refOf, type ObjectRef } from "../../api/refs.ts";
-import { SKIP_RESTORE_ANNOTATION, type EdgeTenant } from "../../api/types.ts";
+import { SKIP_RESTORE_ANNOTATION, type EdgeTenant, type OriginalTenantSource } from "../../api/types.ts";
 import type { ReconcileEvent } from "../conditions.ts";
 import { findCondition } from "../conditions.ts";
 import type { EdgeObservation } from "./plan.ts";
@@ -28,6 +28,73 @@ export type RestoreDecision =
       managerURL: string | undefined;
     };
 
+/** Why the object goes without a write: Normal when nothing was to be written, Warning when a remembered original is left. */
+interface Skip {
+  type: ReconcileEvent["type"];
+  why: string;
+}
+
+/** What the rules for skipping a restore look at. */
+interface RestoreContext {
+  object: EdgeTenant;
+  config: EdgeTenantConfig;
+  /** the edge the original was read from (the spec's, for a status older than that record) */
+  edgeId: string;
+  original: string | undefined;
+  managerPaused: boolean;
+}
+
+/** The object says no restore, asked in this order; the first that applies decides. */
+const SKIP_RULES: readonly ((c: RestoreContext) => Skip | undefined)[] = [
+  ({ object, original, edgeId }) => {
+    if (object.metadata.annotations?.[SKIP_RESTORE_ANNOTATION] !== "true") return undefined;
+    const what =
+      original === undefined
+        ? ""
+        : ` the original tenant ${JSON.stringify(original)} of ${edgeId} is not written back;`;
+    return {
+      type: "Warning",
+      why: `annotation ${SKIP_RESTORE_ANNOTATION} is "true":${what} the edge keeps the tenant it has`,
+    };
+  },
+  ({ config }) =>
+    config.deletionPolicy === "Restore"
+      ? undefined
+      : { type: "Normal", why: `deletionPolicy is ${config.deletionPolicy}` },
+  ({ config }) =>
+    allows(config.policy, "updateEdge")
+      ? undefined
+      : { type: "Normal", why: `managementPolicy ${config.policy} writes nothing, on delete either` },
+  ({ object, managerPaused, edgeId }) => {
+    if (!isPaused(object.metadata) && !managerPaused) return undefined;
+    const whose = managerPaused ? " on its NSXManager" : "";
+    return {
+      type: "Warning",
+      why: `annotation nsxv.io/paused is "true"${whose}: no manager calls, on delete either; ${edgeId} keeps the tenant it has`,
+    };
+  },
+];
+
+/** No original to write back: lost (a Warning) or never recorded, the edge never corrected. */
+function unknownOriginal(object: EdgeTenant, edgeId: string): Skip {
+  const lost = findCondition(object.status?.conditions, "OriginalTenantLost");
+  return lost?.status === "True"
+    ? { type: "Warning", why: `the original tenant of ${edgeId} is not known (${lost.message})` }
+    : { type: "Normal", why: `the operator never corrected ${edgeId}: nothing to restore` };
+}
+
+/** The decision to skip: its Event says why. */
+function skipped(object: EdgeTenant, { type, why }: Skip): RestoreDecision {
+  return {
+    type: "skip",
+    event: {
+      type,
+      reason: type === "Normal" ? "RestoreSkipped" : "RestoreAbandoned",
+      message: `${formatRef(refOf(object))} goes without restoring a tenant: ${why}`,
+    },
+  };
+}
+
 /**
  * What deleting the object does, before anything is read; `owner` holds the original's edge now,
  * if anyone does; `managerPaused` when its NSXManager carries the pause annotation.
@@ -37,64 +104,42 @@ export function restoreDecision(
   owner: ObjectRef | undefined,
   managerPaused = false,
 ): RestoreDecision {
-  const ref = formatRef(refOf(object));
-  // Normal: nothing to restore, or none of this object's business; Warning: a remembered original is left unwritten
-  const skip = (type: ReconcileEvent["type"], why: string): RestoreDecision => ({
-    type: "skip",
-    event: {
-      type,
-      reason: type === "Normal" ? "RestoreSkipped" : "RestoreAbandoned",
-      message: `${ref} goes without restoring a tenant: ${why}`,
-    },
-  });
   let config: EdgeTenantConfig;
   try {
     config = resolveEdgeTenant(object);
   } catch (error) {
-    return skip("Warning", `its spec cannot be read (${(error as Error).message})`);
+    return skipped(object, { type: "Warning", why: `its spec cannot be read (${(error as Error).message})` });
   }
-  const status = object.status;
-  const of = status?.originalTenantOf;
+  const of = object.status?.originalTenantOf;
   const edgeId = of?.edgeId ?? config.edgeId;
-  const original = status?.originalTenant;
-  if (object.metadata.annotations?.[SKIP_RESTORE_ANNOTATION] === "true") {
-    const what =
-      original === undefined
-        ? ""
-        : ` the original tenant ${JSON.stringify(original)} of ${edgeId} is not written back;`;
-    return skip(
-      "Warning",
-      `annotation ${SKIP_RESTORE_ANNOTATION} is "true":${what} the edge keeps the tenant it has`,
-    );
+  const original = object.status?.originalTenant;
+  for (const rule of SKIP_RULES) {
+    const skip = rule({ object, config, edgeId, original, managerPaused });
+    if (skip !== undefined) return skipped(object, skip);
   }
-  if (config.deletionPolicy !== "Restore")
-    return skip("Normal", `deletionPolicy is ${config.deletionPolicy}`);
-  if (!allows(config.policy, "updateEdge"))
-    return skip("Normal", `managementPolicy ${config.policy} writes nothing, on delete either`);
-  if (isPaused(object.metadata) || managerPaused) {
-    const whose = managerPaused ? " on its NSXManager" : "";
-    return skip(
-      "Warning",
-      `annotation nsxv.io/paused is "true"${whose}: no manager calls, on delete either; ${edgeId} keeps the tenant it has`,
-    );
-  }
-  if (original === undefined) {
-    const lost = findCondition(status?.conditions, "OriginalTenantLost");
-    return lost?.status === "True"
-      ? skip("Warning", `the original tenant of ${edgeId} is not known (${lost.message})`)
-      : skip("Normal", `the operator never corrected ${edgeId}: nothing to restore`);
-  }
+  if (original === undefined) return skipped(object, unknownOriginal(object, edgeId));
   if (owner !== undefined)
-    return skip(
-      "Normal",
-      `${edgeId} is owned by ${formatRef(owner)} now: its tenant is that object's to decide`,
-    );
+    return skipped(object, {
+      type: "Normal",
+      why: `${edgeId} is owned by ${formatRef(owner)} now: its tenant is that object's to decide`,
+    });
+  return restoreOn(object, config, { tenant: original, of });
+}
+
+/** The restore, on the edge and manager the original was read on (the spec's, for a status older than that record). */
+function restoreOn(
+  object: EdgeTenant,
+  config: EdgeTenantConfig,
+  original: { tenant: string; of: OriginalTenantSource | undefined },
+): RestoreDecision {
+  const { of } = original;
+  const edgeId = of?.edgeId ?? config.edgeId;
   const managerName = of?.manager ?? config.managerName;
   const manager = managerOfLabel(refOf(object).namespace, managerName);
   return {
     type: "restore",
     config: { ...config, edgeId, manager, managerName },
-    original,
+    original: original.tenant,
     managerURL: of?.managerURL,
   };
 }
