@@ -84,6 +84,12 @@ export function loggingEventRecorder(logger: Logger): EventRecorder {
 
 type NsxvObjectLike = { kind: string; metadata: { name: string; namespace?: string } };
 
+/** An object as the reconciler saw it before a read (undefined: not at all), and whether its file's certainty moved. */
+interface Seen {
+  view: NsxvObject | undefined;
+  certaintyChanged: boolean;
+}
+
 interface Entry<T> {
   value: T;
   file: string;
@@ -442,10 +448,37 @@ export class DirectorySource implements DesiredStateSource {
     invalid: Map<string, ManifestError>,
     gone: readonly string[],
   ): void {
-    const before = this.#objects;
     const beforeSecrets = this.#secrets;
-    /** objects as the reconciler saw them before this read, and whether their file's certainty moved */
-    const seen = new Map<string, { view: NsxvObject | undefined; certaintyChanged: boolean }>();
+    const seen = this.#seen(objects, invalid, gone);
+    this.#invalid = invalid;
+    this.#forgetGone(objects);
+    this.#objects = objects;
+    this.#secrets = secrets;
+    this.#revision += 1;
+    this.#firstLoad = false;
+    this.#loaded.open();
+    // a failed write is logged by the memory; the next change writes again
+    this.#memory.persist().catch(() => undefined);
+    this.#emitObjects(seen);
+    for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
+      if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
+      const [namespace = "", name = ""] = key.split("/");
+      this.#listeners.emit({ type: "secret", namespace, name });
+    }
+  }
+
+  /**
+   * The objects of this read and of the last, and those the status file knew (`gone`), as the
+   * reconciler saw them before this read, and whether their file's certainty moved; remembers
+   * those read.
+   */
+  #seen(
+    objects: Map<string, Entry<NsxvObject>>,
+    invalid: Map<string, ManifestError>,
+    gone: readonly string[],
+  ): Map<string, Seen> {
+    const before = this.#objects;
+    const seen = new Map<string, Seen>();
     for (const [key, { value, file }] of objects) {
       const old = before.get(key);
       // a file that stops or starts loading changes what may be written for its objects
@@ -458,33 +491,30 @@ export class DirectorySource implements DesiredStateSource {
       if (!objects.has(key)) seen.set(key, { view: this.#view(value), certaintyChanged: false });
     // known only from the status file until now (a restart): its deletion is news
     for (const key of gone) if (!seen.has(key)) seen.set(key, { view: undefined, certaintyChanged: false });
-    this.#invalid = invalid;
-    // an object gone from the files is forgotten, unless it holds finalizers: then it is being
-    // deleted; one missing for less than the quiet period is not known to be gone yet
+    return seen;
+  }
+
+  /**
+   * An object gone from the files is forgotten, unless it holds finalizers: then it is being
+   * deleted; one missing for less than the quiet period is not known to be gone yet.
+   */
+  #forgetGone(objects: Map<string, Entry<NsxvObject>>): void {
     for (const [key, remembered] of [...this.#memory.objects]) {
       if (objects.has(key)) delete remembered.deletedAt;
       else if (this.#objectRemovals.isMissing(key)) continue;
       else if ((remembered.finalizers ?? []).length === 0) this.#memory.objects.delete(key);
       else if (remembered.deletedAt === undefined) remembered.deletedAt = formatTime(this.#clock.now());
     }
-    this.#objects = objects;
-    this.#secrets = secrets;
-    this.#revision += 1;
-    this.#firstLoad = false;
-    this.#loaded.open();
-    // a failed write is logged by the memory; the next change writes again
-    this.#memory.persist().catch(() => undefined);
+  }
+
+  /** An event for each object whose intent, or its file's certainty, moved with this read. */
+  #emitObjects(seen: Map<string, Seen>): void {
     for (const [key, { view, certaintyChanged }] of seen) {
-      const entry = objects.get(key);
+      const entry = this.#objects.get(key);
       const after = entry === undefined ? this.#deleting(key) : this.#view(entry.value);
       if (view === undefined && after === undefined) continue; // never seen, and gone
       if (view !== undefined && after !== undefined && !certaintyChanged && sameIntent(view, after)) continue;
       this.#listeners.emit({ type: "object", before: view, after, always: certaintyChanged });
-    }
-    for (const key of new Set([...secrets.keys(), ...beforeSecrets.keys()])) {
-      if (JSON.stringify(secrets.get(key)?.value) === JSON.stringify(beforeSecrets.get(key)?.value)) continue;
-      const [namespace = "", name = ""] = key.split("/");
-      this.#listeners.emit({ type: "secret", namespace, name });
     }
   }
 
