@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { AddressSet } from "../api/address-set.ts";
 import { loadManifests } from "../api/manifests.ts";
-import { SPEC_DEFAULTS, type NsxvObject } from "../api/types.ts";
+import { SPEC_DEFAULTS, type EdgeTenant, type IPPoolAllocations, type NsxvObject } from "../api/types.ts";
 import { EFFECTS, isPaused, sanctionedEdgeFields } from "../reconcile/index.ts";
 import {
   loadStateFile,
@@ -197,22 +197,17 @@ function poolChecks(
 
 /** Paused objects and Observe objects: their edges and pools are as they were. */
 function untouchedCheck(objects: readonly NsxvObject[], before: StateDump, after: StateDump): Check {
-  const targets: string[] = [];
-  const changed: string[] = [];
-  for (const object of objects) {
-    if (object.kind === "NSXManager") continue;
-    if (!isPaused(object.metadata) && object.spec.managementPolicy !== "Observe") continue;
-    if (object.kind === "EdgeTenant") {
-      const [was, is] = [before, after].map((s) => s.edges.find((e) => e.id === object.spec.edgeId));
-      targets.push(`edge ${object.spec.edgeId}`);
-      if (was?.version !== is?.version || was?.tenant !== is?.tenant) changed.push(object.spec.edgeId);
-    } else {
-      const { id, name } = object.spec.pool;
-      const [was, is] = [before, after].map((s) => s.pools.find((p) => p.id === id || p.name === name));
-      targets.push(`pool ${was?.id ?? id ?? name}`);
-      if (JSON.stringify(was?.allocations) !== JSON.stringify(is?.allocations)) changed.push(was?.id ?? "?");
-    }
-  }
+  const looked = objects.flatMap((object) => {
+    if (object.kind === "NSXManager") return [];
+    if (!isPaused(object.metadata) && object.spec.managementPolicy !== "Observe") return [];
+    return [
+      object.kind === "EdgeTenant"
+        ? edgeUntouched(object, before, after)
+        : poolUntouched(object, before, after),
+    ];
+  });
+  const targets = looked.map((l) => l.target);
+  const changed = looked.flatMap((l) => (l.changed === undefined ? [] : [l.changed]));
   return {
     ok: changed.length === 0,
     text:
@@ -220,6 +215,28 @@ function untouchedCheck(objects: readonly NsxvObject[], before: StateDump, after
         ? `paused and Observe objects left alone: ${targets.join(", ") || "(none in the manifests)"}`
         : `changed although paused or Observe: ${changed.join(", ")}`,
   };
+}
+
+/** What an untouched object's check looked at, and what of it changed (if anything did). */
+interface Untouched {
+  target: string;
+  changed?: string;
+}
+
+/** An EdgeTenant's edge: its version and tenant as they were. */
+function edgeUntouched(object: EdgeTenant, before: StateDump, after: StateDump): Untouched {
+  const { edgeId } = object.spec;
+  const [was, is] = [before, after].map((s) => s.edges.find((e) => e.id === edgeId));
+  const changed = was?.version !== is?.version || was?.tenant !== is?.tenant;
+  return { target: `edge ${edgeId}`, ...(changed ? { changed: edgeId } : {}) };
+}
+
+/** An IPPoolAllocations's pool: its allocations as they were. */
+function poolUntouched(object: IPPoolAllocations, before: StateDump, after: StateDump): Untouched {
+  const { id, name } = object.spec.pool;
+  const [was, is] = [before, after].map((s) => s.pools.find((p) => p.id === id || p.name === name));
+  const changed = JSON.stringify(was?.allocations) !== JSON.stringify(is?.allocations);
+  return { target: `pool ${was?.id ?? id ?? name}`, ...(changed ? { changed: was?.id ?? "?" } : {}) };
 }
 
 export function demoCommand(): Command {

@@ -17,6 +17,9 @@ describe("demo", () => {
     expect(out).toContain("No changes. 1 object observed only, 1 paused.");
     expect(out).toContain("✓ 2 edge PUTs, none lost content");
     expect(out).toContain("✓ 3 strays released, none of them allowed");
+    expect(out, "the paused edge and the Observe pool").toContain(
+      "✓ paused and Observe objects left alone: edge edge-3, pool ipaddresspool-3",
+    );
     expect(out).not.toContain("✗");
     expect(out).toContain("Demo complete");
     expect(out.split("\n").length, "short enough to read at once").toBeLessThan(70);
