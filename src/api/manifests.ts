@@ -318,12 +318,11 @@ const READ_KINDS: ReadonlySet<string> = new Set([...KINDS, "Secret"]);
 /** One object (a document, or an item of a List at `at`): validated into the set, skipped, or an error. */
 function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (string | number)[]): void {
   const { source, result } = ctx;
-  const apiVersion = object["apiVersion"];
-  const kind = object["kind"];
   const where = (field: string): { field: string; line: number } => ({
     field: fieldOf([...at, field]),
     line: ctx.lineOf([...at, field]),
   });
+  const { apiVersion, kind } = object;
   if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
     const field = typeof apiVersion !== "string" || apiVersion === "" ? "apiVersion" : "kind";
     result.errors.push(new ManifestError({ ...source, ...where(field), detail: "Required value" }));
@@ -333,23 +332,47 @@ function loadObject(ctx: DocumentContext, object: Record<string, unknown>, at: (
   const name = typeof metadata["name"] === "string" ? metadata["name"] : undefined;
   const namespace = typeof metadata["namespace"] === "string" ? metadata["namespace"] : "default";
   const named = { kind, namespace, name };
-  const isOurs = apiVersion.split("/")[0] === GROUP;
-  if (!isOurs && !READ_KINDS.has(kind)) {
-    result.skipped.push({ source, apiVersion, kind, namespace, name });
-    return;
-  }
-  // a kind this tool reads under another apiVersion is a mistake, never a document to skip
-  const wanted = kind === "Secret" ? "v1" : API_VERSION;
-  if (READ_KINDS.has(kind) && apiVersion !== wanted) {
-    const detail = `${kind} is ${wanted}, not ${apiVersion}`;
-    result.errors.push(new ManifestError({ ...source, ...where("apiVersion"), ...named, detail }));
-    return;
-  }
+  const refusal = kindRefusal(apiVersion, kind);
+  if (refusal === "skip") result.skipped.push({ source, apiVersion, kind, namespace, name });
+  else if (refusal !== undefined)
+    result.errors.push(
+      new ManifestError({ ...source, ...where(refusal.field), ...named, detail: refusal.detail }),
+    );
+  else loadKnown(ctx, { object, at, named, metadata });
+}
+
+/**
+ * Whether a document's kind is one this tool reads: skipped when it is another API's; an error
+ * (the field and why) when it is ours but no kind of ours, or a kind we read under another
+ * apiVersion: a mistake, never a document to skip.
+ */
+function kindRefusal(
+  apiVersion: string,
+  kind: string,
+): "skip" | { field: string; detail: string } | undefined {
   if (!READ_KINDS.has(kind)) {
-    const detail = `${apiVersion} has no kind ${kind}: want one of ${KINDS.join(", ")}`;
-    result.errors.push(new ManifestError({ ...source, ...where("kind"), ...named, detail }));
-    return;
+    if (apiVersion.split("/")[0] !== GROUP) return "skip";
+    return { field: "kind", detail: `${apiVersion} has no kind ${kind}: want one of ${KINDS.join(", ")}` };
   }
+  const wanted = kind === "Secret" ? "v1" : API_VERSION;
+  return apiVersion === wanted
+    ? undefined
+    : { field: "apiVersion", detail: `${kind} is ${wanted}, not ${apiVersion}` };
+}
+
+/** A document of a kind this tool reads: validated (a Secret decoded), or its errors, each at its line. */
+function loadKnown(
+  ctx: DocumentContext,
+  doc: {
+    object: Record<string, unknown>;
+    at: (string | number)[];
+    named: { kind: string; namespace: string; name: string | undefined };
+    metadata: Record<string, unknown>;
+  },
+): void {
+  const { source, result } = ctx;
+  const { object, at, named, metadata } = doc;
+  const { kind, namespace, name } = named;
   const report = (issues: FieldIssue[]): boolean => {
     for (const { field, path, message } of issues) {
       const line = ctx.lineOf([...at, ...path]);
