@@ -301,13 +301,7 @@ export class ResourceWatch {
   }
 
   #apply(type: string, raw: unknown): void {
-    if (type === "ERROR") {
-      const status = (raw ?? {}) as { code?: number; message?: string; reason?: string };
-      const message = `watch ${this.#o.path}: ${status.code ?? "?"} ${status.reason ?? ""} ${status.message ?? ""}`;
-      throw new WatchError(status.code === 410 ? "WATCH_GONE" : "WATCH_FAILED", message.trim(), {
-        status: status.code,
-      });
-    }
+    if (type === "ERROR") throw watchError(this.#o.path, raw);
     const object = raw as KubeObject;
     if (typeof object?.metadata?.name !== "string" && type !== "BOOKMARK") return;
     const version = object?.metadata?.resourceVersion;
@@ -316,4 +310,13 @@ export class ResourceWatch {
     else if (type !== "BOOKMARK") return;
     if (typeof version === "string" && version !== "") this.#resourceVersion = version;
   }
+}
+
+/** A watch's ERROR event (a Status) as the error it ends the watch with: 410 Gone asks for a new list. */
+function watchError(path: string, raw: unknown): WatchError {
+  const status = (raw ?? {}) as { code?: number; message?: string; reason?: string };
+  const message = `watch ${path}: ${status.code ?? "?"} ${status.reason ?? ""} ${status.message ?? ""}`;
+  return new WatchError(status.code === 410 ? "WATCH_GONE" : "WATCH_FAILED", message.trim(), {
+    status: status.code,
+  });
 }
