@@ -21,7 +21,8 @@ export const MANIFEST_LIMITS = Object.freeze({
   maxNesting: 128,
 });
 
-export type ManifestLimits = typeof MANIFEST_LIMITS;
+// numbers, not the defaults' literal types: a caller (a test) may pass others
+export type ManifestLimits = { readonly [K in keyof typeof MANIFEST_LIMITS]: number };
 
 /** How deep a manifest may nest: far beyond any real object, far below what could exhaust the stack. */
 export const MAX_MANIFEST_DEPTH = 64;

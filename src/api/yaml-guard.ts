@@ -49,8 +49,7 @@ export function scanYamlText(
 ): TextProblem | undefined {
   let offset = 0;
   let tokens = 0;
-  let flowDepth = 0;
-  let lineIndicators = 0;
+  const depth: Depth = { flow: 0, line: 0 };
   /** the token after a scalar marker is the scalar's own text */
   let scalarText = false;
   for (const token of new Lexer().lex(text)) {
@@ -62,24 +61,47 @@ export function scanYamlText(
     const type = CST.tokenType(token);
     if (type === "scalar") scalarText = true;
     if (type !== null && !NOT_COUNTED.has(type)) tokens++;
-    if (type === "flow-seq-start" || type === "flow-map-start") flowDepth++;
-    else if (type === "flow-seq-end" || type === "flow-map-end") flowDepth = Math.max(0, flowDepth - 1);
-    else if (type === "seq-item-ind" || type === "explicit-key-ind") lineIndicators++;
-    else if (type === "newline") lineIndicators = 0;
-    if (flowDepth + lineIndicators > limits.maxNesting) {
-      return {
-        offset,
-        detail: `nested deeper than ${limits.maxNesting} levels: refused before parsing (a manifest is read to 64 levels)`,
-      };
-    }
-    if (tokens > limits.maxTokens) {
-      return {
-        offset,
-        detail: `more than ${limits.maxTokens} YAML tokens (scalars, indicators, brackets): refused before parsing; split the file`,
-      };
-    }
+    nest(depth, type);
+    const detail = overLimit(limits, depth, tokens);
+    if (detail !== undefined) return { offset, detail };
     if (type === null || !MARKERS.has(type)) offset += token.length;
   }
+  return undefined;
+}
+
+/** How deep the lexer is: in flow brackets, and in a line's `-` and `?` indicators. */
+interface Depth {
+  flow: number;
+  line: number;
+}
+
+/** A token's move of the depth: a flow bracket opens or closes a level, a line's indicator opens one until its newline. */
+function nest(depth: Depth, type: string | null): void {
+  switch (type) {
+    case "flow-seq-start":
+    case "flow-map-start":
+      depth.flow++;
+      break;
+    case "flow-seq-end":
+    case "flow-map-end":
+      depth.flow = Math.max(0, depth.flow - 1);
+      break;
+    case "seq-item-ind":
+    case "explicit-key-ind":
+      depth.line++;
+      break;
+    case "newline":
+      depth.line = 0;
+      break;
+  }
+}
+
+/** The limit the text went past at this token, said, or undefined. */
+function overLimit(limits: ManifestLimits, depth: Depth, tokens: number): string | undefined {
+  if (depth.flow + depth.line > limits.maxNesting)
+    return `nested deeper than ${limits.maxNesting} levels: refused before parsing (a manifest is read to 64 levels)`;
+  if (tokens > limits.maxTokens)
+    return `more than ${limits.maxTokens} YAML tokens (scalars, indicators, brackets): refused before parsing; split the file`;
   return undefined;
 }
 
