@@ -44,17 +44,25 @@ export function parseDuration(text: string): number {
   TERM.lastIndex = 0;
   while (TERM.lastIndex < text.length) {
     const at = TERM.lastIndex;
-    const match = TERM.exec(text);
-    const [, whole = "", fraction = "", unit = ""] = match ?? [];
-    if (match === null || (whole === "" && fraction === "")) {
+    const term = nextTermNs(text);
+    if (term === undefined) {
       return fail(`expected a number and a unit (ms, s, m, h) at ${JSON.stringify(text.slice(at))}`);
     }
-    const perUnit = NS_PER_UNIT[unit] ?? 0n;
-    ns += BigInt(whole === "" ? "0" : whole) * perUnit;
-    if (fraction !== "") ns += (BigInt(fraction) * perUnit) / 10n ** BigInt(fraction.length);
+    ns += term;
     if (ns > MAX_NS) fail("longer than the longest Go duration (about 2562047h)");
   }
   return Number(ns) / 1e6;
+}
+
+/** The nanoseconds of the term (`1.5h`) at TERM.lastIndex, moving past it; undefined when there is none. */
+function nextTermNs(text: string): bigint | undefined {
+  const match = TERM.exec(text);
+  const [, whole = "", fraction = "", unit = ""] = match ?? [];
+  if (match === null || (whole === "" && fraction === "")) return undefined;
+  const perUnit = NS_PER_UNIT[unit] ?? 0n;
+  const wholeNs = BigInt(whole === "" ? "0" : whole) * perUnit;
+  if (fraction === "") return wholeNs;
+  return wholeNs + (BigInt(fraction) * perUnit) / 10n ** BigInt(fraction.length);
 }
 
 /** Milliseconds → short Go-style text for messages: `1h30m`, `1m30s`, `1.5s`, `250ms`, `0s`. */
