@@ -156,32 +156,37 @@ function positive(
   return value;
 }
 
-/** Applies the defaults and checks every value; throws NsxDocumentError, never echoing the URL. */
-export function resolveClientOptions(options: ManagerClientOptions): ResolvedClientOptions {
-  const o = withDefaults(CLIENT_DEFAULTS, options);
+/** The manager's URL: http(s), no credentials, query or fragment; never echoed, it could carry userinfo. */
+function managerUrl(text: string): URL {
   let url: URL;
   try {
-    url = new URL(options.url);
+    url = new URL(text);
   } catch {
     throw new NsxDocumentError("client options: url is not a URL");
   }
-  // the URL is never echoed: it could carry userinfo
-  if (
-    !["http:", "https:"].includes(url.protocol) ||
-    url.username !== "" ||
-    url.password !== "" ||
-    url.search !== "" ||
-    url.hash !== ""
-  ) {
+  const extras = [url.username, url.password, url.search, url.hash].some((part) => part !== "");
+  if (!["http:", "https:"].includes(url.protocol) || extras) {
     throw new NsxDocumentError(
       "client options: url must be http(s)://host[:port][/path], without credentials, query or fragment",
     );
   }
+  return url;
+}
+
+/** A username Basic auth can carry (non-empty, no ':'), and a password. */
+function checkCredentials(options: ManagerClientOptions): void {
   if (typeof options.username !== "string" || options.username === "" || options.username.includes(":")) {
     throw new NsxDocumentError("client options: username must be non-empty and without ':'");
   }
   if (typeof options.password !== "string")
     throw new NsxDocumentError("client options: password must be a string");
+}
+
+/** Applies the defaults and checks every value; throws NsxDocumentError, never echoing the URL. */
+export function resolveClientOptions(options: ManagerClientOptions): ResolvedClientOptions {
+  const o = withDefaults(CLIENT_DEFAULTS, options);
+  const url = managerUrl(options.url);
+  checkCredentials(options);
   const auth = o.auth;
   if (auth !== "basic" && auth !== "token")
     throw new NsxDocumentError('client options: auth must be "basic" or "token"');
