@@ -408,15 +408,9 @@ export class ManagerClient implements ManagerApi {
         call.route === "token" || o.auth === "basic" ? this.#basic : await this.#tokenHeader(call);
       const outcome = await this.#attempt(call, authorization, attempt);
       if (outcome.kind === "response" && outcome.status >= 200 && outcome.status < 300) return outcome;
-      if (
-        outcome.kind === "response" &&
-        outcome.status === 401 &&
-        authorization !== this.#basic &&
-        !tokenRenewed
-      ) {
-        // a 401 is decided before any processing: renew the token once and repeat
+      // a 401 is decided before any processing: renew the token once and repeat
+      if (!tokenRenewed && this.#dropRejectedToken(outcome, authorization)) {
         tokenRenewed = true;
-        if (this.#token !== undefined && authorization.endsWith(this.#token.value)) this.#token = undefined;
         continue;
       }
       const error = outcome.kind === "response" ? this.#apiError(call, outcome) : outcome.error;
@@ -424,6 +418,13 @@ export class ManagerClient implements ManagerApi {
       await this.#pause(call, this.#retryDelayMs(outcome, retries), error);
       retries++;
     }
+  }
+
+  /** A 401 to a token (not to Basic auth): the token is dropped, unless another replaced it meanwhile. */
+  #dropRejectedToken(outcome: AttemptOutcome, authorization: string): boolean {
+    if (outcome.kind !== "response" || outcome.status !== 401 || authorization === this.#basic) return false;
+    if (this.#token !== undefined && authorization.endsWith(this.#token.value)) this.#token = undefined;
+    return true;
   }
 
   /** One attempt through the limiter and the circuit breaker, reported to the hook. */
