@@ -341,25 +341,32 @@ class Tokenizer {
     const next = text.charCodeAt(pos + 1);
     if (next === SLASH) return this.#endTag();
     if (next !== BANG && next !== QUESTION) return this.#startTag();
-    if (text.startsWith("<!--", pos)) {
-      const end = text.indexOf("-->", pos + 4);
-      if (end === -1) this.#fail(pos, "unterminated comment");
-      if (text.slice(pos + 4, end).includes("--") || (end > pos + 4 && text.charAt(end - 1) === "-")) {
-        this.#fail(pos, "'--' inside a comment");
-      }
-      return this.#leaf("comment", end + 3);
-    }
-    if (text.startsWith("<![CDATA[", pos)) {
-      if (this.#depth === 0) this.#fail(pos, "CDATA section outside the root element");
-      const end = text.indexOf("]]>", pos + 9);
-      if (end === -1) this.#fail(pos, "unterminated CDATA section");
-      return this.#leaf("cdata", end + 3);
-    }
+    if (text.startsWith("<!--", pos)) return this.#comment();
+    if (text.startsWith("<![CDATA[", pos)) return this.#cdata();
     if (text.startsWith("<!DOCTYPE", pos)) this.#refuse("DOCTYPE");
     if (text.startsWith("<!ENTITY", pos)) this.#refuse("ENTITY");
     if (text.startsWith("<!", pos)) this.#fail(pos, "unknown markup declaration");
     if (text.startsWith("<?", pos)) return this.#processingInstruction();
     this.#startTag();
+  }
+
+  #comment(): void {
+    const text = this.#text;
+    const pos = this.#pos;
+    const end = text.indexOf("-->", pos + 4);
+    if (end === -1) this.#fail(pos, "unterminated comment");
+    if (text.slice(pos + 4, end).includes("--") || (end > pos + 4 && text.charAt(end - 1) === "-")) {
+      this.#fail(pos, "'--' inside a comment");
+    }
+    this.#leaf("comment", end + 3);
+  }
+
+  #cdata(): void {
+    const pos = this.#pos;
+    if (this.#depth === 0) this.#fail(pos, "CDATA section outside the root element");
+    const end = this.#text.indexOf("]]>", pos + 9);
+    if (end === -1) this.#fail(pos, "unterminated CDATA section");
+    this.#leaf("cdata", end + 3);
   }
 
   #processingInstruction(): void {
