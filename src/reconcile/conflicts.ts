@@ -141,20 +141,24 @@ export class ConflictIndex {
     let undecided: ObjectRef | undefined;
     const order = (a: DependentObject, b: DependentObject): number =>
       Number(this.hasAuthority(refOf(b))) - Number(this.hasAuthority(refOf(a))) || olderFirst(a, b);
-    // merge the two lists, in rank order, up to the first object that does not rank before `object`
-    for (let i = 0, j = 0; ;) {
-      const a = byId[i];
-      const b = byName[j];
-      const takeA = a !== undefined && (b === undefined || order(a, b) <= 0);
-      const other = takeA ? a : b;
-      if (other === undefined || order(other, object) >= 0) break;
-      if (takeA) i++;
-      else j++;
+    // the two lists merged in rank order, up to the first object that does not rank before `object`
+    for (const other of merged(byId, byName, order)) {
+      if (order(other, object) >= 0) break;
       const resolved = resolve(other);
       if (resolved === poolId) return { owner: refOf(other) };
       if (resolved === undefined) undecided ??= refOf(other);
     }
     return undecided === undefined ? {} : { undecided };
+  }
+}
+
+/** Two lists, each in `order`, as one in that order (the first list's first on a tie); lazily. */
+function* merged<T>(a: readonly T[], b: readonly T[], order: (x: T, y: T) => number): Generator<T> {
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const takeA = j >= b.length || (i < a.length && order(a[i] as T, b[j] as T) <= 0);
+    yield takeA ? (a[i++] as T) : (b[j++] as T);
   }
 }
 
