@@ -170,11 +170,9 @@ export function sameAllocation(recorded: AllocationIdentity, listed: AllocationI
 
 function decide(input: IpPoolPlanInput): Decisions {
   const { config } = input;
-  const nowMs = input.now.getTime();
   const { allocated, strays } = findStrays(input, config);
 
   const releasing = allows(config.policy, "releaseAddress");
-  const oneShot = input.oneShot;
   const decisions: Decisions = {
     config,
     allocated,
@@ -187,38 +185,59 @@ function decide(input: IpPoolPlanInput): Decisions {
   let counted = 0;
   for (const stray of strays) {
     const action = toAction(input.observed.pool.objectId, stray);
-    const withhold = (why: string, pending = false): void => {
-      decisions.withheld.push({ action, why });
-      if (pending && releasing) decisions.pending.add(stray.key);
-    };
-    const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
-    if (stray.parsed === undefined) withhold("never released: the manager's text is not an IP address");
-    else if (config.maxPerSync === 0) withhold("never released: spec.release.maxPerSync is 0");
-    else if (oneShot !== undefined && !oneShot.releaseStrays)
-      withhold("held back: rerun with --release-strays (one pass cannot wait out minStrayAge)");
-    else if (oneShot === undefined && nowMs < dueAtMs) {
-      withhold(
-        `held back: stray since ${stray.firstSeen}, due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`,
-        true,
-      );
-      if (releasing)
-        decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, dueAtMs - nowMs);
-    } else if (counted >= config.maxPerSync) {
-      withhold(`held back: spec.release.maxPerSync ${config.maxPerSync} reached this pass`, true);
-      // due now: the next pass comes soon rather than after the whole sync interval
-      if (releasing && oneShot === undefined)
-        decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, CAPPED_REQUEUE_MS);
-    } else {
-      counted++;
-      if (!releasing) withhold(`would release: managementPolicy ${config.policy} changes nothing`);
-      else if (input.writesBlockedBy !== undefined) withhold(`held: ${input.writesBlockedBy.message}`);
-      else {
-        assertReleasable(config.allowed, action);
-        decisions.actions.push(action);
-      }
+    const hold = heldBack(input, stray, counted);
+    if (hold === undefined) counted++;
+    const why = hold?.why ?? releaseWithheld(input, releasing);
+    if (why === undefined) {
+      assertReleasable(config.allowed, action);
+      decisions.actions.push(action);
+      continue;
     }
+    decisions.withheld.push({ action, why });
+    if (!releasing || hold === undefined) continue;
+    if (hold.pending) decisions.pending.add(stray.key);
+    if (hold.retryInMs !== undefined)
+      decisions.requeueAfterMs = Math.min(decisions.requeueAfterMs ?? Infinity, hold.retryInMs);
   }
   return decisions;
+}
+
+/** Why a stray waits: said in the withheld list; pending (a release on its way) and when to come back, for a policy that releases. */
+interface Hold {
+  why: string;
+  pending?: boolean;
+  retryInMs?: number;
+}
+
+/**
+ * Why a stray is not released this pass, whatever the policy, asked in order; undefined when it
+ * is released (and counts against maxPerSync) unless the policy or a block on writes withholds it.
+ */
+function heldBack(input: IpPoolPlanInput, stray: Stray, counted: number): Hold | undefined {
+  const { config, oneShot } = input;
+  if (stray.parsed === undefined) return { why: "never released: the manager's text is not an IP address" };
+  if (config.maxPerSync === 0) return { why: "never released: spec.release.maxPerSync is 0" };
+  if (oneShot !== undefined && !oneShot.releaseStrays)
+    return { why: "held back: rerun with --release-strays (one pass cannot wait out minStrayAge)" };
+  const nowMs = input.now.getTime();
+  const dueAtMs = stray.firstSeenMs + config.minStrayAgeMs;
+  if (oneShot === undefined && nowMs < dueAtMs) {
+    const why = `held back: stray since ${stray.firstSeen}, due at ${formatTime(dueAtMs)} (minStrayAge ${formatDuration(config.minStrayAgeMs)})`;
+    return { why, pending: true, retryInMs: dueAtMs - nowMs };
+  }
+  if (counted >= config.maxPerSync) {
+    const why = `held back: spec.release.maxPerSync ${config.maxPerSync} reached this pass`;
+    // due now: the next pass comes soon rather than after the whole sync interval
+    return { why, pending: true, ...(oneShot === undefined ? { retryInMs: CAPPED_REQUEUE_MS } : {}) };
+  }
+  return undefined;
+}
+
+/** Why a stray due for release is not released: the policy releases nothing, or writes are blocked. */
+function releaseWithheld(input: IpPoolPlanInput, releasing: boolean): string | undefined {
+  if (!releasing) return `would release: managementPolicy ${input.config.policy} changes nothing`;
+  if (input.writesBlockedBy !== undefined) return `held: ${input.writesBlockedBy.message}`;
+  return undefined;
 }
 
 /**
