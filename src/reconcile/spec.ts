@@ -80,29 +80,15 @@ export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
 
 export function resolvePool(object: IPPoolAllocations): PoolConfig {
   const { spec } = object;
-  const { id, name, scope = SPEC_DEFAULTS.poolScope } = spec.pool ?? {};
-  if ((id === undefined) === (name === undefined)) {
-    throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
-  }
-  if (id !== undefined && !isPoolId(id)) {
-    throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
-  }
-  if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");
-  if (!Array.isArray(spec.allowed)) throw ReconcileError.invalidSpec("spec.allowed: must be a list");
-  let allowed: AddressSet;
-  try {
-    allowed = AddressSet.parse(spec.allowed);
-  } catch (error) {
-    if (error instanceof AddressSetError) throw ReconcileError.invalidSpec(error.message, error);
-    throw error;
-  }
+  const pool = poolOf(spec.pool);
+  const allowed = allowedOf(spec.allowed);
   const maxPerSync = spec.release?.maxPerSync ?? SPEC_DEFAULTS.maxPerSync;
   if (!Number.isSafeInteger(maxPerSync) || maxPerSync < 0) {
     throw ReconcileError.invalidSpec(`spec.release.maxPerSync: ${String(maxPerSync)} is not an integer >= 0`);
   }
   return {
     ...dependent(object),
-    pool: { ...(id !== undefined ? { id } : { name }), scope },
+    pool,
     allowed,
     minStrayAgeMs: duration(
       "spec.release.minStrayAge",
@@ -110,6 +96,30 @@ export function resolvePool(object: IPPoolAllocations): PoolConfig {
     ),
     maxPerSync,
   };
+}
+
+/** spec.pool: an id (ipaddresspool-<n>) or a non-empty name, not both, and its scope. */
+function poolOf(spec: IPPoolAllocations["spec"]["pool"] | undefined): PoolConfig["pool"] {
+  const { id, name, scope = SPEC_DEFAULTS.poolScope } = spec ?? {};
+  if ((id === undefined) === (name === undefined)) {
+    throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
+  }
+  if (id !== undefined && !isPoolId(id)) {
+    throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
+  }
+  if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");
+  return { ...(id !== undefined ? { id } : { name }), scope };
+}
+
+/** spec.allowed: a list of addresses and ranges. */
+function allowedOf(allowed: unknown): AddressSet {
+  if (!Array.isArray(allowed)) throw ReconcileError.invalidSpec("spec.allowed: must be a list");
+  try {
+    return AddressSet.parse(allowed);
+  } catch (error) {
+    if (error instanceof AddressSetError) throw ReconcileError.invalidSpec(error.message, error);
+    throw error;
+  }
 }
 
 /**
@@ -127,27 +137,7 @@ export function resolveManager(object: NSXManager): ManagerConfig {
 }
 
 function resolveManagerSpec(spec: NSXManager["spec"]): ManagerConfig {
-  let url: URL;
-  try {
-    url = new URL(spec.url);
-  } catch {
-    // a URL that does not parse may still hold a password (`admin:secret@nsx` without a scheme);
-    // the parser's error is left out: it carries the input
-    throw ReconcileError.invalidSpec(
-      `spec.url: ${JSON.stringify(hideUrlCredentials(String(spec.url)))} is not a URL`,
-    );
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw ReconcileError.invalidSpec(`spec.url: scheme ${url.protocol} is not https: or http:`);
-  }
-  if (url.username !== "" || url.password !== "") {
-    // never echo the URL here: it carries credentials
-    throw ReconcileError.invalidSpec("spec.url: must not carry credentials; use spec.credentialsSecretRef");
-  }
-  if (hasQueryOrFragment(spec.url)) {
-    // nor here: a query often carries a token
-    throw ReconcileError.invalidSpec("spec.url: must not carry a query string or fragment (? or #)");
-  }
+  checkManagerUrl(spec.url);
   const credentialsSecret = spec.credentialsSecretRef?.name;
   if (typeof credentialsSecret !== "string" || credentialsSecret === "") {
     throw ReconcileError.invalidSpec("spec.credentialsSecretRef.name: must be set");
@@ -225,4 +215,29 @@ function positive(field: string, value: number | undefined, fallback: number): n
     throw ReconcileError.invalidSpec(`${field}: ${String(n)} is not a number > 0`);
   }
   return n;
+}
+
+/** spec.url: http(s), without credentials, query or fragment; never echoed with them. */
+function checkManagerUrl(text: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    // a URL that does not parse may still hold a password (`admin:secret@nsx` without a scheme);
+    // the parser's error is left out: it carries the input
+    throw ReconcileError.invalidSpec(
+      `spec.url: ${JSON.stringify(hideUrlCredentials(String(text)))} is not a URL`,
+    );
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw ReconcileError.invalidSpec(`spec.url: scheme ${url.protocol} is not https: or http:`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    // never echo the URL here: it carries credentials
+    throw ReconcileError.invalidSpec("spec.url: must not carry credentials; use spec.credentialsSecretRef");
+  }
+  if (hasQueryOrFragment(text)) {
+    // nor here: a query often carries a token
+    throw ReconcileError.invalidSpec("spec.url: must not carry a query string or fragment (? or #)");
+  }
 }
