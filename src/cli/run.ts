@@ -186,6 +186,45 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
       `--concurrency-per-manager (${perManager}) cannot be more than --concurrency (${flags.concurrency}): a manager's share of the reconciles`,
     );
   }
+  const leaderElection = leaderElectionConfig(flags, env);
+  return {
+    source: sourceConfig(flags),
+    concurrency: flags.concurrency,
+    concurrencyPerManager: perManager,
+    syncIntervalMs: flags.syncInterval,
+    fullReadIntervalMs: flags.fullReadInterval,
+    fullReadsPerMinute: flags.fullReadsPerMinute,
+    shutdownTimeoutMs: flags.shutdownTimeout,
+    ...(flags.leaderElect ? { leaderElection } : {}),
+    metricsBindAddress: flags.metricsBindAddress,
+    healthProbeBindAddress: flags.healthProbeBindAddress,
+    logLevel: flags.logLevel,
+  };
+}
+
+/** Where the objects come from: a directory of manifests, or the cluster. */
+function sourceConfig(flags: RunFlags): RunConfig["source"] {
+  if (flags.manifests !== undefined)
+    return {
+      type: "manifests",
+      dir: flags.manifests,
+      ...(flags.statusFile !== undefined ? { statusFile: flags.statusFile } : {}),
+      removalQuietMs: flags.removalQuietPeriod ?? DIRECTORY_DEFAULTS.removalQuietMs,
+      readBounds: readBoundsOf(flags),
+    };
+  return {
+    type: "cluster",
+    ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+    ...(flags.selector !== undefined ? { selector: flags.selector } : {}),
+  };
+}
+
+/** The leader election's lease, checked whether or not it is on: the lease outlasts the renewal, the renewal its retries. */
+function leaderElectionConfig(
+  flags: RunFlags,
+  env: Record<string, string | undefined>,
+): NonNullable<RunConfig["leaderElection"]> {
   const le = {
     leaseDurationMs: flags.leaderElectionLeaseDuration,
     renewDeadlineMs: flags.leaderElectionRenewDeadline,
@@ -202,39 +241,9 @@ export function runConfig(flags: RunFlags, env: Record<string, string | undefine
     );
   }
   return {
-    source:
-      flags.manifests !== undefined
-        ? {
-            type: "manifests",
-            dir: flags.manifests,
-            ...(flags.statusFile !== undefined ? { statusFile: flags.statusFile } : {}),
-            removalQuietMs: flags.removalQuietPeriod ?? DIRECTORY_DEFAULTS.removalQuietMs,
-            readBounds: readBoundsOf(flags),
-          }
-        : {
-            type: "cluster",
-            ...(flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {}),
-            ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
-            ...(flags.selector !== undefined ? { selector: flags.selector } : {}),
-          },
-    concurrency: flags.concurrency,
-    concurrencyPerManager: perManager,
-    syncIntervalMs: flags.syncInterval,
-    fullReadIntervalMs: flags.fullReadInterval,
-    fullReadsPerMinute: flags.fullReadsPerMinute,
-    shutdownTimeoutMs: flags.shutdownTimeout,
-    ...(flags.leaderElect
-      ? {
-          leaderElection: {
-            id: flags.leaderElectionId,
-            namespace: flags.leaderElectionNamespace ?? env.POD_NAMESPACE ?? flags.namespace ?? "default",
-            ...le,
-          },
-        }
-      : {}),
-    metricsBindAddress: flags.metricsBindAddress,
-    healthProbeBindAddress: flags.healthProbeBindAddress,
-    logLevel: flags.logLevel,
+    id: flags.leaderElectionId,
+    namespace: flags.leaderElectionNamespace ?? env.POD_NAMESPACE ?? flags.namespace ?? "default",
+    ...le,
   };
 }
 
