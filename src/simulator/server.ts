@@ -95,17 +95,12 @@ interface ServerContext {
 async function serve(server: ServerContext, req: IncomingMessage, res: ServerResponse) {
   const { state, signal } = server;
   const method = req.method ?? "GET";
-  const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
-  const segments = decodeSegments(rawPath);
-  const body = await readBody(req, state.settings.maxRequestBytes);
-  if (segments === undefined || body === undefined) {
-    sendPlain(
-      res,
-      segments === undefined ? 400 : 413,
-      segments === undefined ? "bad path" : "body too large",
-    );
+  const read = await readRequest(req, state.settings.maxRequestBytes);
+  if ("refused" in read) {
+    sendPlain(res, read.refused.status, read.refused.text);
     return;
   }
+  const { rawPath, rawQuery, segments, body } = read;
   if (segments[0] === "_simulator") {
     serveControl(server, req, res, { method, segments: segments.slice(1), body });
     return;
@@ -145,6 +140,22 @@ async function serve(server: ServerContext, req: IncomingMessage, res: ServerRes
   }
   state.counters.count(routeName, response.status);
   await send(server, res, response, { plan, mediaType: mediaType ?? "application/xml" });
+}
+
+/** A request's path, decoded, its query and its body; or why it is refused: 400 a path that does not decode, 413 a body too large. */
+async function readRequest(
+  req: IncomingMessage,
+  maxBytes: number,
+): Promise<
+  | { rawPath: string; rawQuery: string; segments: string[]; body: Buffer }
+  | { refused: { status: number; text: string } }
+> {
+  const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
+  const segments = decodeSegments(rawPath);
+  const body = await readBody(req, maxBytes);
+  if (segments === undefined) return { refused: { status: 400, text: "bad path" } };
+  if (body === undefined) return { refused: { status: 413, text: "body too large" } };
+  return { rawPath, rawQuery, segments, body };
 }
 
 function serveControl(
@@ -210,18 +221,7 @@ async function send(
   response: ApiResponse,
   { plan, mediaType }: { plan: FaultPlan; mediaType: XmlType },
 ): Promise<void> {
-  let status = response.status;
-  let body = response.body;
-  if (response.errors !== undefined) {
-    const shape = (plan.outcome?.kind === "status" ? plan.outcome.shape : undefined) ?? plan.shape ?? "error";
-    body = errorDocument(response.errors, shape, { pretty: state.settings.prettyXml });
-  }
-  if (plan.malformed) {
-    // a 204 has no body to spoil: answer 200 with a cut document instead
-    if (body === undefined) status = 200;
-    const whole = Buffer.from(body ?? booleanDocument(true));
-    body = whole.subarray(0, Math.floor(whole.length / 2));
-  }
+  const { status, body } = answerOf(response, plan, state.settings.prettyXml);
   const headers: Record<string, string | number> = { ...response.headers };
   if (body === undefined) {
     res.writeHead(status, headers);
@@ -242,6 +242,27 @@ async function send(
     res.write(bytes.subarray(offset, offset + bytesPerInterval));
   }
   res.end();
+}
+
+/** The status and body sent: a fault's error document in its shape, a malformed fault's cut in half. */
+function answerOf(
+  response: ApiResponse,
+  plan: FaultPlan,
+  pretty: boolean,
+): { status: number; body: ApiResponse["body"] } {
+  let status = response.status;
+  let body = response.body;
+  if (response.errors !== undefined) {
+    const shape = (plan.outcome?.kind === "status" ? plan.outcome.shape : undefined) ?? plan.shape ?? "error";
+    body = errorDocument(response.errors, shape, { pretty });
+  }
+  if (plan.malformed) {
+    // a 204 has no body to spoil: answer 200 with a cut document instead
+    if (body === undefined) status = 200;
+    const whole = Buffer.from(body ?? booleanDocument(true));
+    body = whole.subarray(0, Math.floor(whole.length / 2));
+  }
+  return { status, body };
 }
 
 /** for requests that cannot be read: the connection is closed, as unread body bytes may follow */

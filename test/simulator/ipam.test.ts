@@ -349,6 +349,13 @@ describe("routing", () => {
     expect((await pool("ipaddresspool-1")).usedAddressCount).toBe("2");
   });
 
+  it("answers 400 to a path that does not decode, before a body too large", async () => {
+    await t.control("PUT", "settings", { maxRequestBytes: 64 });
+    const reply = await t.api("POST", `${POOLS}/%E0%A4%A/ipaddresses`, { body: "x".repeat(100) });
+    expect(reply.status).toBe(400);
+    expect(reply.text).toBe("bad path");
+  });
+
   it("tolerates a trailing slash", async () => {
     expect((await t.api("GET", `${POOLS}/scope/globalroot-0/`)).status).toBe(200);
   });
