@@ -153,6 +153,7 @@ function observesFully(
   return wouldAct || (pass.policyWithholds === undefined && sawDriftToCorrect(input));
 }
 
+/** Why the correction waits a pass: record before you act (the original, and the finalizer Restore needs). */
 const RECORDING = "the tenant it carries now is recorded first (status.originalTenant)";
 
 /** A move under a remembered original blocks writes as an uncertain desired state does. */
