@@ -167,6 +167,6 @@ describe("loading the baseline", () => {
 
   it("the repository's own baseline loads: every entry's file exists", () => {
     const repo = join(import.meta.dirname, "../..");
-    expect(loadBaseline(repo, 15).length).toBeGreaterThan(0);
+    expect(() => loadBaseline(repo, 15)).not.toThrow();
   });
 });
