@@ -105,16 +105,17 @@ const SLASH = 47;
 const BANG = 33;
 const QUESTION = 63;
 const GT = 62;
+const LT = 60;
 
-/** A-Z a-z _ : — the ASCII characters NAME_START allows */
-function isAsciiNameStart(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 58;
-}
-
-/** and - . 0-9 after the first */
-function isAsciiNameChar(c: number): boolean {
-  return isAsciiNameStart(c) || (c >= 48 && c <= 57) || c === 45 || c === 46;
-}
+/** ASCII_NAME bits: NAME_START allows the character (A-Z a-z _ :), NAME allows it after the first (and 0-9 - .) */
+const NAME_START_BIT = 1;
+const NAME_CHAR_BIT = 2;
+/** per ASCII character code, its NAME_START_BIT and NAME_CHAR_BIT: one load instead of a chain of comparisons */
+const ASCII_NAME = Uint8Array.from({ length: 128 }, (_, c) => {
+  const start = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 58;
+  const char = start || (c >= 48 && c <= 57) || c === 45 || c === 46;
+  return (start ? NAME_START_BIT : 0) | (char ? NAME_CHAR_BIT : 0);
+});
 
 function indexOrEnd(text: string, search: string, from: number): number {
   const at = text.indexOf(search, from);
@@ -243,19 +244,31 @@ class Tokenizer {
     }
     if (text.startsWith("\uFEFF")) this.#leaf("text", 1);
     if (text.startsWith("<?xml", this.#pos)) this.#declaration();
-    while (this.#pos < text.length) {
-      const lt = text.indexOf("<", this.#pos);
-      const textEnd = lt === -1 ? text.length : lt;
-      if (textEnd > this.#pos) this.#characterData(textEnd);
-      if (lt === -1) break;
-      this.#markup();
-    }
+    this.#tokens();
     const open = this.#unkeptName(this.#unkeptStarts.length - 1) ?? this.#stack.at(-1)?.name;
     if (open !== undefined) this.#fail(text.length, `<${open}> is not closed`);
     if (!this.#sawRoot) this.#fail(text.length, "no root element");
     return this.#root === undefined
       ? undefined
       : { prolog: this.#prolog, root: this.#root, epilog: this.#epilog };
+  }
+
+  /** every token after the declaration, in document order */
+  #tokens(): void {
+    const text = this.#text;
+    while (this.#pos < text.length) {
+      if (this.#unkeptStarts.length > 0) this.#unkeptContent();
+      const lt = this.#nextMarkup(this.#pos);
+      const textEnd = lt === -1 ? text.length : lt;
+      if (textEnd > this.#pos) this.#characterData(textEnd);
+      if (lt === -1) break;
+      this.#markup();
+    }
+  }
+
+  /** the next `<` at or after `from`; -1 when none. Markup mostly follows markup (`</a><b>`): then no search */
+  #nextMarkup(from: number): number {
+    return this.#text.charCodeAt(from) === LT ? from : this.#text.indexOf("<", from);
   }
 
   #fail(pos: number, reason: string): never {
@@ -382,7 +395,6 @@ class Tokenizer {
   }
 
   #startTag(): void {
-    if (this.#unkeptStarts.length > 0 && this.#plainUnkeptTag()) return;
     START_TAG.lastIndex = this.#pos;
     const m = START_TAG.exec(this.#text);
     if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
@@ -419,26 +431,69 @@ class Tokenizer {
   }
 
   /**
-   * A start tag inside an element not kept, read without a regex when it is the common kind (an
-   * ASCII name, no attributes): true when it was; false leaves it to the general path.
+   * The content of elements not kept (most of a scan), for as long as it is of the common kinds:
+   * text, start tags with an ASCII name and no attribute, and the end tag of the innermost open
+   * element. It stops at the first other token (comment, CDATA, PI, attributes, another name, a
+   * mismatch, nesting too deep) with #pos at its `<`, and when the kept element around is reached:
+   * the general path reads what is left, with the same checks and the same words for what it
+   * refuses.
    */
-  #plainUnkeptTag(): boolean {
+  #unkeptContent(): void {
     const text = this.#text;
-    const start = this.#pos + 1;
-    let i = start;
+    while (this.#unkeptStarts.length > 0) {
+      const pos = this.#pos;
+      const lt = this.#nextMarkup(pos);
+      if (lt === -1) return;
+      if (lt > pos) this.#unkeptText(lt);
+      const next = text.charCodeAt(lt + 1) === SLASH ? this.#closeUnkept() : this.#plainUnkeptTag(lt);
+      if (next === -1) return;
+      this.#pos = next;
+    }
+  }
+
+  /**
+   * Text up to `end` inside an element not kept: only looked at when it holds an `&` or a `]]>`
+   * (the positions #characterData keeps) or a sink listens
+   */
+  #unkeptText(end: number): void {
+    const listening = this.#sink !== undefined && this.#quietAt === -1;
+    if (listening || this.#nextCdataEnd < end || this.#nextAmpersand < end) this.#characterData(end);
+    else this.#pos = end;
+  }
+
+  /**
+   * The start tag at `lt` inside an element not kept, when it is the common kind (an ASCII name,
+   * no attribute, nesting within bounds), read without a regex: opened, and where it ends is
+   * returned; -1 leaves it to the general path.
+   */
+  #plainUnkeptTag(lt: number): number {
+    const text = this.#text;
+    let i = lt + 1;
     let c = text.charCodeAt(i);
-    if (!isAsciiNameStart(c)) return false;
+    if (c >= 128 || ((ASCII_NAME[c] as number) & NAME_START_BIT) === 0) return -1;
     do c = text.charCodeAt(++i);
-    while (isAsciiNameChar(c));
-    const nameEnd = i;
-    while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(++i);
-    const selfClosing = c === SLASH;
-    if (selfClosing) c = text.charCodeAt(++i);
-    if (c !== GT) return false;
-    this.#opening(this.#depth);
-    this.#openUnkept(start, nameEnd - start, selfClosing);
-    this.#pos = i + 1;
-    return true;
+    while (c < 128 && ((ASCII_NAME[c] as number) & NAME_CHAR_BIT) !== 0);
+    const nameLength = i - lt - 1;
+    i = this.#skipSpace(i);
+    const selfClosing = text.charCodeAt(i) === SLASH;
+    if (selfClosing) i++;
+    if (text.charCodeAt(i) !== GT || this.#depth >= MAX_XML_DEPTH) return -1;
+    this.#openUnkept(lt + 1, nameLength, selfClosing);
+    return i + 1;
+  }
+
+  /**
+   * The end tag at #pos, when it closes the innermost element not kept: closed, and where it ends
+   * is returned; -1 when it closes something else
+   */
+  #closeUnkept(): number {
+    const end = this.#endOfUnkept(this.#unkeptStarts.length - 1);
+    if (end === -1) return -1;
+    this.#unkeptStarts.pop();
+    this.#unkeptLengths.pop();
+    this.#depth--;
+    this.#heardEnd();
+    return end + 1;
   }
 
   /** the checks of every start tag, kept or not: one root element, nesting bounded */
@@ -501,15 +556,10 @@ class Tokenizer {
 
   #endTag(): void {
     const text = this.#text;
-    const unkept = this.#unkeptStarts.length - 1;
-    if (unkept >= 0) {
-      const end = this.#endOfUnkept(unkept);
-      if (end === -1) this.#mismatch(this.#unkeptName(unkept));
-      this.#unkeptStarts.pop();
-      this.#unkeptLengths.pop();
-      this.#depth--;
-      this.#heardEnd();
-      this.#pos = end + 1;
+    if (this.#unkeptStarts.length > 0) {
+      const next = this.#closeUnkept();
+      if (next === -1) this.#mismatch(this.#unkeptName(this.#unkeptStarts.length - 1));
+      this.#pos = next;
       return;
     }
     const open = this.#stack.pop();
@@ -541,11 +591,17 @@ class Tokenizer {
 
   /** the `>` after an end tag's name at `from`, white space allowed before it; -1 when something else comes */
   #endTagClose(from: number): number {
+    const end = this.#skipSpace(from);
+    return this.#text.charCodeAt(end) === GT ? end : -1;
+  }
+
+  /** the first position at or after `from` that is not XML white space */
+  #skipSpace(from: number): number {
     const text = this.#text;
-    let end = from;
-    let c = text.charCodeAt(end);
-    while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(++end);
-    return c === GT ? end : -1;
+    let at = from;
+    let c = text.charCodeAt(at);
+    while (c === 32 || c === 9 || c === 10 || c === 13) c = text.charCodeAt(++at);
+    return at;
   }
 
   #mismatch(open: string | undefined): never {
