@@ -165,7 +165,14 @@ export class ShapeReader implements XmlSink {
       return false;
     }
     const name = text.slice(nameStart, nameStart + nameLength);
-    const path = children.get(name) ?? childPath(parent, name);
+    const known = children.get(name);
+    if (known === undefined && depth > 1 && parent !== "features") {
+      // neither listed nor on the way to what the shape keeps (those are all in `children`): a
+      // vnic's label, mtu, ... get no path of their own
+      this.#unnamedDepth++;
+      return false;
+    }
+    const path = known ?? childPath(parent, name);
     paths.push(path);
     if (depth === 1) this.#childHoldsElements = false;
     this.#visit(path, depth === 1 || parent === "features");
