@@ -1,18 +1,16 @@
 /**
- * The specs of the three kinds, checked and defaulted into what the planners and the executor
- * use. The CRDs refuse bad input already; these checks are the second line (manifest files in
- * the CLI skip the API server), and what they find is a terminal InvalidSpec error naming the
- * field, since only a change of the object can fix it.
+ * What the kinds' specs share, checked and defaulted into what the planners and the executor
+ * use: the NSXManager's (every dependent's pass resolves its manager's) and the fields every
+ * dependent has (its manager, policy, sync interval). A kind's own fields are resolved in its
+ * folder (edge-tenant/spec.ts, ip-pool/spec.ts). The CRDs refuse bad input already; these checks
+ * are the second line (manifest files in the CLI skip the API server), and what they find is a
+ * terminal InvalidSpec error naming the field, since only a change of the object can fix it.
  */
-import { AddressSet, AddressSetError } from "../api/address-set.ts";
 import { managerLabel, managerRefOf, refOf, type ObjectRef } from "../api/refs.ts";
 import { parseDuration } from "../api/duration.ts";
 import {
   SPEC_DEFAULTS,
-  type DeletionPolicy,
   type DependentObject,
-  type EdgeTenant,
-  type IPPoolAllocations,
   type ManagementPolicy,
   type ManagerAuth,
   type NSXManager,
@@ -20,9 +18,9 @@ import {
 import { hasQueryOrFragment, hideUrlCredentials } from "../util/url-credentials.ts";
 import { ReconcileError } from "./errors.ts";
 import { resolvePolicy } from "./policy.ts";
-import { isEdgeId, isPoolId } from "../nsx/ids.ts";
 
-interface DependentConfig {
+/** What every dependent's spec resolves to, besides its kind's own fields. */
+export interface DependentConfig {
   /** the NSXManager the object acts through (spec.managerRef, in its own namespace by default) */
   manager: ObjectRef;
   /** how status and messages name it: its name, or `namespace/name` in another namespace (managerLabel) */
@@ -30,26 +28,6 @@ interface DependentConfig {
   policy: ManagementPolicy;
   /** spec.syncInterval clamped to the floor; undefined when not set */
   syncIntervalMs: number | undefined;
-}
-
-export interface EdgeTenantConfig extends DependentConfig {
-  edgeId: string;
-  tenant: string;
-  deletionPolicy: DeletionPolicy;
-}
-
-export interface PoolSelection {
-  id?: string;
-  name?: string;
-  scope: string;
-}
-
-export interface PoolConfig extends DependentConfig {
-  pool: PoolSelection;
-  allowed: AddressSet;
-  minStrayAgeMs: number;
-  /** 0 = never release */
-  maxPerSync: number;
 }
 
 export interface ManagerConfig {
@@ -61,65 +39,6 @@ export interface ManagerConfig {
   maxConcurrentRequests: number;
   requestsPerSecond: number;
   requestTimeoutMs: number;
-}
-
-export function resolveEdgeTenant(object: EdgeTenant): EdgeTenantConfig {
-  const { spec } = object;
-  if (!isEdgeId(spec.edgeId)) {
-    throw ReconcileError.invalidSpec(`spec.edgeId: ${JSON.stringify(spec.edgeId)} is not edge-<n>`);
-  }
-  if (typeof spec.tenant !== "string") throw ReconcileError.invalidSpec("spec.tenant: must be a string");
-  const deletionPolicy = spec.deletionPolicy ?? SPEC_DEFAULTS.deletionPolicy;
-  if (deletionPolicy !== "Orphan" && deletionPolicy !== "Restore") {
-    throw ReconcileError.invalidSpec(
-      `spec.deletionPolicy: ${JSON.stringify(deletionPolicy)} is not Orphan or Restore`,
-    );
-  }
-  return { ...dependent(object), edgeId: spec.edgeId, tenant: spec.tenant, deletionPolicy };
-}
-
-export function resolvePool(object: IPPoolAllocations): PoolConfig {
-  const { spec } = object;
-  const pool = poolOf(spec.pool);
-  const allowed = allowedOf(spec.allowed);
-  const maxPerSync = spec.release?.maxPerSync ?? SPEC_DEFAULTS.maxPerSync;
-  if (!Number.isSafeInteger(maxPerSync) || maxPerSync < 0) {
-    throw ReconcileError.invalidSpec(`spec.release.maxPerSync: ${String(maxPerSync)} is not an integer >= 0`);
-  }
-  return {
-    ...dependent(object),
-    pool,
-    allowed,
-    minStrayAgeMs: duration(
-      "spec.release.minStrayAge",
-      spec.release?.minStrayAge ?? SPEC_DEFAULTS.minStrayAge,
-    ),
-    maxPerSync,
-  };
-}
-
-/** spec.pool: an id (ipaddresspool-<n>) or a non-empty name, not both, and its scope. */
-function poolOf(spec: IPPoolAllocations["spec"]["pool"] | undefined): PoolConfig["pool"] {
-  const { id, name, scope = SPEC_DEFAULTS.poolScope } = spec ?? {};
-  if ((id === undefined) === (name === undefined)) {
-    throw ReconcileError.invalidSpec("spec.pool: set exactly one of id and name");
-  }
-  if (id !== undefined && !isPoolId(id)) {
-    throw ReconcileError.invalidSpec(`spec.pool.id: ${JSON.stringify(id)} is not ipaddresspool-<n>`);
-  }
-  if (name === "") throw ReconcileError.invalidSpec("spec.pool.name: must not be empty");
-  return { ...(id !== undefined ? { id } : { name }), scope };
-}
-
-/** spec.allowed: a list of addresses and ranges. */
-function allowedOf(allowed: unknown): AddressSet {
-  if (!Array.isArray(allowed)) throw ReconcileError.invalidSpec("spec.allowed: must be a list");
-  try {
-    return AddressSet.parse(allowed);
-  } catch (error) {
-    if (error instanceof AddressSetError) throw ReconcileError.invalidSpec(error.message, error);
-    throw error;
-  }
 }
 
 /**
@@ -175,13 +94,14 @@ function resolveManagerSpec(spec: NSXManager["spec"]): ManagerConfig {
 /** spec.syncInterval of a dependent, clamped to the floor; undefined when unset or unreadable (the pass says why). */
 export function syncIntervalMsOf(object: DependentObject): number | undefined {
   try {
-    return dependent(object).syncIntervalMs;
+    return resolveDependent(object).syncIntervalMs;
   } catch {
     return undefined;
   }
 }
 
-function dependent(object: DependentObject): DependentConfig {
+/** The fields every dependent has: spec.managerRef, spec.managementPolicy, spec.syncInterval. */
+export function resolveDependent(object: DependentObject): DependentConfig {
   const { spec } = object;
   const manager = managerRefOf(object);
   if (manager === undefined) throw ReconcileError.invalidSpec("spec.managerRef.name: must be set");
@@ -189,7 +109,7 @@ function dependent(object: DependentObject): DependentConfig {
   const syncIntervalMs =
     spec.syncInterval === undefined
       ? undefined
-      : Math.max(floorMs, duration("spec.syncInterval", spec.syncInterval));
+      : Math.max(floorMs, specDuration("spec.syncInterval", spec.syncInterval));
   return {
     manager,
     managerName: managerLabel(refOf(object).namespace, manager),
@@ -198,7 +118,8 @@ function dependent(object: DependentObject): DependentConfig {
   };
 }
 
-function duration(field: string, text: string): number {
+/** A Go duration of the spec, in ms; its field named when it does not parse. */
+export function specDuration(field: string, text: string): number {
   try {
     return parseDuration(text);
   } catch (error) {

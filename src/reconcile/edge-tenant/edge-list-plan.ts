@@ -17,7 +17,7 @@ import type { EdgeSummary } from "../../nsx/types.ts";
 import { findCondition, managerValue } from "../conditions.ts";
 import type { EdgeListState } from "./edge-lists.ts";
 import { allows, isPaused } from "../policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 
 export interface EdgeListVerdict {
   /** need a pass now */

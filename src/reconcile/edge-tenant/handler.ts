@@ -33,7 +33,7 @@ import type { KindPlan, PassContext, PassHandler, Settled } from "../kind.ts";
 import type { RestoreTenantAction, SetTenantAction } from "../plan.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
 import { isPaused } from "../policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 import { holdsItsSecrets } from "../nsx-manager/handler.ts";
 import { EDGE_TENANT_STATE } from "./state.ts";
 

@@ -32,7 +32,7 @@ import type { ActionResults, KindPlan, Settled } from "../kind.ts";
 import { omitUndefined } from "../../util/options.ts";
 import type { SetTenantAction } from "../plan.ts";
 import { allows } from "../policy.ts";
-import type { EdgeTenantConfig } from "../spec.ts";
+import type { EdgeTenantConfig } from "./spec.ts";
 
 /** The parts of the edge the planner reads. */
 export interface EdgeObservation {

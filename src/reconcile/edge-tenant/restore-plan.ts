@@ -14,7 +14,7 @@ import type { EdgeObservation } from "./plan.ts";
 import type { KindPlan } from "../kind.ts";
 import type { RestoreTenantAction } from "../plan.ts";
 import { allows, isPaused } from "../policy.ts";
-import { resolveEdgeTenant, type EdgeTenantConfig } from "../spec.ts";
+import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 
 export type RestoreDecision =
   /** let the object go without a write, with this event */

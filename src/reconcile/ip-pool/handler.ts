@@ -19,7 +19,7 @@ import { hasNsxCode, ReconcileError } from "../errors.ts";
 import { assertReleasable, planIpPool, releaseTarget, type PoolObservation } from "./plan.ts";
 import type { PassContext, PassHandler } from "../kind.ts";
 import type { ReleaseAction } from "../plan.ts";
-import { resolvePool, type PoolConfig, type PoolSelection } from "../spec.ts";
+import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
 import { conflictError } from "../state.ts";
 import { POOL_STATE } from "./state.ts";
 

@@ -33,7 +33,7 @@ import { releaseTarget, type ReleaseAction } from "./actions.ts";
 
 export { releaseTarget };
 import { allows } from "../policy.ts";
-import type { PoolConfig } from "../spec.ts";
+import type { PoolConfig } from "./spec.ts";
 
 export interface PoolObservation {
   pool: IpPool;

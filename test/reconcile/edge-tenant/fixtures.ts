@@ -6,7 +6,7 @@ import {
   type EdgeTenantSpec,
 } from "../../../src/api/types.ts";
 import type { EdgeTenantPlanInput } from "../../../src/reconcile/edge-tenant/plan.ts";
-import { resolveEdgeTenant } from "../../../src/reconcile/spec.ts";
+import { resolveEdgeTenant } from "../../../src/reconcile/edge-tenant/spec.ts";
 import { meta, type Meta } from "../fixtures.ts";
 
 export function edgeTenant(spec: Partial<EdgeTenantSpec> = {}, m: Meta = {}): EdgeTenant {

@@ -7,7 +7,7 @@ import {
 } from "../../../src/api/types.ts";
 import type { Allocation, IpPool } from "../../../src/nsx/types.ts";
 import type { IpPoolPlanInput } from "../../../src/reconcile/ip-pool/plan.ts";
-import { resolvePool } from "../../../src/reconcile/spec.ts";
+import { resolvePool } from "../../../src/reconcile/ip-pool/spec.ts";
 import { formatIp, tryParseIp } from "../../../src/util/ip.ts";
 import { meta, type Meta } from "../fixtures.ts";
 
