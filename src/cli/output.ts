@@ -6,13 +6,14 @@
  * reports do not carry them.
  */
 import type { ManifestError, ManifestSource, SkippedDocument, SkippedFile } from "../api/manifests.ts";
-import type { Condition, EdgeTenantStatus, ManagementPolicy, NsxvObject } from "../api/types.ts";
+import type { Condition, ManagementPolicy, NsxvObject } from "../api/types.ts";
 import { NsxApiError } from "../nsx/errors.ts";
 import type { ReconcileError } from "../reconcile/errors.ts";
 import {
   EFFECTS,
   effectOf,
   isPaused,
+  kindViewOf,
   type Action,
   type AnyAction,
   type ChangeListName,
@@ -217,18 +218,17 @@ interface ViewContext {
 }
 
 function objectView({ object, source, report }: ObjectOutcome, context: ViewContext): ObjectView {
-  const { sourceOf } = context;
   const { namespace, name } = refOf(object);
   const status = report.status ?? object.status;
   const policy = object.kind === "NSXManager" ? undefined : (object.spec.managementPolicy ?? "Enforce");
   const changes = report.planned.map((p) => changeView(p, report, { ...context, policy }));
-  const target = targetOf(object, status);
+  const target = kindViewOf(context.effects, object.kind).target(object, status);
   const conditions = status?.conditions ?? [];
-  const { state, message, error } = stateOf({ object, report, conditions, changes }, sourceOf);
+  const { state, message, error } = stateOf({ object, report, conditions, changes }, context);
   const warnings = (status?.conditions ?? [])
     .filter((c) => c.type === "Insecure" && c.status === "True")
     .map(({ reason, message }) => ({ reason, message }));
-  const observedVia = observedViaOf(object, status, state);
+  const observedVia = observedViaOf(object, status, { state, effects: context.effects });
   return {
     kind: object.kind,
     namespace,
@@ -247,16 +247,17 @@ function objectView({ object, source, report }: ObjectOutcome, context: ViewCont
 }
 
 /**
- * How this pass observed an EdgeTenant: a failed, paused or conflicting object observed nothing (a
- * status from the manifest may still say how an earlier pass did).
+ * How this pass observed the object, where its kind says (an EdgeTenant: its edge list or a
+ * read): a failed, paused or conflicting object observed nothing (a status from the manifest may
+ * still say how an earlier pass did).
  */
 function observedViaOf(
   object: NsxvObject,
   status: NsxvObject["status"],
-  state: ObjectState,
+  { state, effects }: { state: ObjectState; effects: EffectRegistry },
 ): ObjectView["observedVia"] {
-  if (object.kind !== "EdgeTenant" || ["error", "paused", "conflict"].includes(state)) return undefined;
-  return (status as EdgeTenantStatus | undefined)?.observedVia;
+  if (["error", "paused", "conflict"].includes(state)) return undefined;
+  return kindViewOf(effects, object.kind).observedVia?.(status);
 }
 
 /** What the pass did to one object, as the summary of an object's view needs it. */
@@ -270,7 +271,7 @@ interface ObjectPass {
 
 function stateOf(
   { object, report, conditions, changes }: ObjectPass,
-  sourceOf: (ref: ObjectRef) => ManifestSource | undefined,
+  { sourceOf, effects }: ViewContext,
 ): { state: ObjectState; message: string; error?: ErrorView } {
   if (report.outcome.type === "failed") {
     const error = errorView(report.outcome.error);
@@ -286,7 +287,7 @@ function stateOf(
     const message =
       owner === undefined || at === undefined
         ? conflict.message
-        : `${conflictTarget(object)} is also named by ${formatRef(owner)} (${at.file}:${at.line}), which comes first in the files: this object acts on nothing`;
+        : `${conflictTarget(object, effects)} is also named by ${formatRef(owner)} (${at.file}:${at.line}), which comes first in the files: this object acts on nothing`;
     return { state: "conflict", message };
   }
   const results = new Set(changes.map((c) => c.result));
@@ -343,30 +344,9 @@ function sameTarget(a: Action, b: Action, effects: EffectRegistry): boolean {
   return ea.change === eb.change && ea.target(a) === eb.target(b);
 }
 
-/** What two objects of a conflict both name: the edge, or the pool as selected. */
-function conflictTarget(object: NsxvObject): string {
-  if (object.kind === "EdgeTenant") return `edge ${object.spec.edgeId}`;
-  if (object.kind === "IPPoolAllocations") {
-    const { id, name } = object.spec.pool;
-    return id === undefined ? `the pool named ${JSON.stringify(name)}` : `pool ${id}`;
-  }
-  return formatRef(refOf(object));
-}
-
-function targetOf(object: NsxvObject, status: NsxvObject["status"]): string | undefined {
-  if (object.kind === "NSXManager") return object.spec.url;
-  if (object.kind === "EdgeTenant") {
-    // the edge list's summary has both: plan shows them without reading the edge
-    const { edgeName, edgeVersion } = (status ?? {}) as { edgeName?: string; edgeVersion?: number };
-    const about = [edgeName, edgeVersion === undefined ? undefined : `version ${edgeVersion}`].filter(
-      (part) => part !== undefined,
-    );
-    return about.length === 0 ? object.spec.edgeId : `${object.spec.edgeId} (${about.join(", ")})`;
-  }
-  const pool = status as { poolId?: string; poolName?: string } | undefined;
-  if (pool?.poolId !== undefined) return `${pool.poolId} (${pool.poolName ?? "?"})`;
-  const { id, name } = object.spec.pool;
-  return id ?? `pool named ${JSON.stringify(name)}`;
+/** What two objects of a conflict both name (the edge, the pool as selected), as the kind says. */
+function conflictTarget(object: NsxvObject, effects: EffectRegistry): string {
+  return kindViewOf(effects, object.kind).claimed?.(object) ?? formatRef(refOf(object));
 }
 
 /** The failure's reason and message, and the manager's answer found along the cause chain. */

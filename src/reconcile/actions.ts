@@ -1,23 +1,27 @@
 /**
- * The registry of effects: every kind's actions gathered, one row per action type (effects.ts
- * says what a row holds). `EFFECTS` must have a row for each type of the `Action` union
- * (plan.ts): an action a kind adds without describing it does not compile, rather than being
- * counted, announced and printed as some other change.
+ * The registry of effects: every kind's effects (its actions.ts: pure data, no handler), one line
+ * per kind. The `Action` union, the change lists' names and the change reasons are derived from
+ * it, so a kind's actions are registered by this line alone: an action a kind adds without
+ * describing it does not compile, rather than being counted, announced and printed as some other
+ * change. The kinds' modules (their handlers) are registered in kinds.ts.
  */
-import { EDGE_TENANT_CHANGES, EDGE_TENANT_EFFECTS } from "./edge-tenant/actions.ts";
-import { effectRows, type ActionEffects, type EffectRegistry } from "./effects.ts";
-import { IP_POOL_CHANGES, IP_POOL_EFFECTS } from "./ip-pool/actions.ts";
-import type { Action } from "./plan.ts";
+import { EDGE_TENANT_EFFECTS } from "./edge-tenant/actions.ts";
+import { registryOf, type ActionOf, type ChangeListOf, type EffectRegistry } from "./effects.ts";
+import { IP_POOL_EFFECTS } from "./ip-pool/actions.ts";
+import { NSX_MANAGER_EFFECTS } from "./nsx-manager/actions.ts";
 
-const ROWS: ActionEffects<Action> = { ...EDGE_TENANT_EFFECTS, ...IP_POOL_EFFECTS };
+export const KIND_EFFECTS = [NSX_MANAGER_EFFECTS, EDGE_TENANT_EFFECTS, IP_POOL_EFFECTS] as const;
 
-const CHANGE_LISTS = { ...EDGE_TENANT_CHANGES, ...IP_POOL_CHANGES };
+type Registered = (typeof KIND_EFFECTS)[number];
+
+/** Every kind's actions. */
+export type Action = ActionOf<Registered>;
 
 /** The change lists of a report, by name (`tenantCorrections`, `releases`). */
-export type ChangeListName = keyof typeof CHANGE_LISTS;
+export type ChangeListName = ChangeListOf<Registered>;
 
 /** The built-in registry: the operator's, the CLI's and the simulator's. */
-export const EFFECTS: EffectRegistry = Object.freeze({
-  actions: Object.freeze(effectRows(ROWS)),
-  changeLists: Object.freeze(CHANGE_LISTS),
-});
+export const EFFECTS: EffectRegistry = registryOf(KIND_EFFECTS);
+
+/** The reasons of the Normal events the kinds give (docs/troubleshooting.md names each). */
+export const CHANGE_REASONS = EFFECTS.changeReasons;

@@ -98,18 +98,13 @@ export const FAILURE_REASONS = [
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /**
- * Reasons only Events carry, never a condition: a change made on the manager, or one decided
- * against as the pass went (AllocationReplaced: the address became another allocation;
- * RestoreSkipped: an object goes with nothing to restore, or none of its business to).
+ * A reason only Normal Events carry, never a condition: a change made on the manager, or one
+ * decided against as the pass went (RestoreSkipped, AllocationReplaced). Each kind declares its
+ * own beside its actions (effects.ts, `changeReasons`); the registry (actions.ts) lists them all
+ * as CHANGE_REASONS. Branded, so that an Event's reason is either one of the closed lists here
+ * or one a kind declared, never a string made up on the spot.
  */
-export const CHANGE_REASONS = [
-  "UpdatedEdgeTenant",
-  "RestoredEdgeTenant",
-  "ReleasedAddress",
-  "AllocationReplaced",
-  "RestoreSkipped",
-] as const;
-type ChangeReason = (typeof CHANGE_REASONS)[number];
+export type ChangeReason = string & { readonly changeReason: true };
 
 /**
  * Reasons of NSXManager `Insecure=True` and of its Warning event: a connection that anyone on the
@@ -118,7 +113,7 @@ type ChangeReason = (typeof CHANGE_REASONS)[number];
 export const INSECURE_REASONS = ["InsecureSkipVerify", "PlainHTTP"] as const;
 export type InsecureReason = (typeof INSECURE_REASONS)[number];
 
-/** The closed list of condition and event reasons (CamelCase). */
+/** The closed list of condition and Warning event reasons (CamelCase); the kinds' change reasons are the registry's. */
 export const REASONS = [
   // Ready
   "Available",
@@ -139,15 +134,14 @@ export const REASONS = [
   // a Warning: a manager's edge list could not be read; its EdgeTenants read their edges one by one
   "EdgeListUnavailable",
   ...INSECURE_REASONS,
-  ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
 /**
- * The reasons an Event carries: every change, every failure, and drift, a full pool or an
- * insecure connection when it starts. An Event's reason is its condition's reason, so one name
- * finds both.
+ * The reasons a Warning Event carries: every failure, and drift, a full pool or an insecure
+ * connection when it starts (a Normal one carries a kind's ChangeReason). An Event's reason is
+ * its condition's reason, so one name finds both.
  */
 export const EVENT_REASONS = [
   "Drifted",
@@ -156,10 +150,10 @@ export const EVENT_REASONS = [
   "RestoreAbandoned",
   "EdgeListUnavailable",
   ...INSECURE_REASONS,
-  ...CHANGE_REASONS,
   ...FAILURE_REASONS,
 ] as const;
-export type EventReason = (typeof EVENT_REASONS)[number];
+/** An Event's reason: one of EVENT_REASONS, or a change reason a kind declared. */
+export type EventReason = (typeof EVENT_REASONS)[number] | ChangeReason;
 
 /** Failures that need a person: Stalled=True while they last. */
 const STALLING: ReadonlySet<FailureReason> = new Set<FailureReason>([
@@ -187,7 +181,7 @@ export interface ReconcileEvent {
 }
 
 export type ConditionUpdate =
-  | { type: ConditionType; status: ConditionStatus; reason: Exclude<Reason, ChangeReason>; message: string }
+  | { type: ConditionType; status: ConditionStatus; reason: Reason; message: string }
   | { type: ConditionType; remove: true };
 
 export interface ConditionContext {

@@ -1,10 +1,13 @@
 /**
- * What an action does, as everything outside its kind sees it: one row per action type, declared
- * by the kind beside its actions (edge-tenant/actions.ts, ip-pool/actions.ts) and gathered in
- * actions.ts. The report, the operator's events and metrics, `plan` and `apply`'s output and the
- * simulator's audit look an action's effect up here; none of them branches on an action's type.
+ * What a kind and its actions do, as everything outside the kind sees it: one row per action
+ * type, the change lists, the Normal events' reasons and how `plan` and `apply` name an object,
+ * declared by the kind in its actions.ts (edge-tenant/actions.ts, ip-pool/actions.ts,
+ * nsx-manager/actions.ts) as one `KindEffects` and listed in actions.ts. The report, the
+ * operator's events and metrics, `plan` and `apply`'s output and the simulator's audit look a
+ * kind's or an action's effect up here; none of them branches on a kind or an action's type.
+ * Pure data: no handler is imported here or by a kind's actions.ts, so the report may import it.
  */
-import type { ReconcileEvent } from "./conditions.ts";
+import type { ChangeReason, ReconcileEvent } from "./conditions.ts";
 
 /** Any action: a `type` and its fields (a kind's own union narrows it). */
 export interface AnyAction {
@@ -70,10 +73,99 @@ export interface ChangeList {
 /** The rows of a kind's actions: one per action type of its union `A`, or it does not compile. */
 export type ActionEffects<A extends AnyAction> = { [T in A["type"]]: ActionEffect<Extract<A, { type: T }>> };
 
-/** Every action's effects and every change list: the built-in one is actions.ts's EFFECTS. */
+/** An object as `plan` and `apply` name it: its kind, its spec and its status as they stand. */
+export interface ShownObject {
+  kind: string;
+  spec: unknown;
+  status?: unknown;
+}
+
+/** How `plan` and `apply` name an object of a kind. */
+export interface KindView<O extends ShownObject> {
+  /** what it acts on, as its line shows it (`edge-7 (web, version 3)`, `ipaddresspool-2 (pods)`) */
+  target(object: O, status: O["status"] | undefined): string;
+  /** what two objects of a conflict both name (`edge edge-7`); the object's reference when absent */
+  claimed?(object: O): string;
+  /** where this pass's verdict came from (an EdgeTenant: its edge list, or its edge read) */
+  observedVia?(status: O["status"] | undefined): "EdgeList" | "Read" | undefined;
+}
+
+/**
+ * What a kind declares of its actions (the union `A`), its change lists (named `L`) and its
+ * objects (`O`): its actions.ts exports one, and the registry (actions.ts) lists it.
+ */
+export interface KindEffects<A extends AnyAction, L extends string, O extends ShownObject = ShownObject> {
+  /** the kind (`EdgeTenant`): what `view` is looked up by */
+  kind: string;
+  actions: ActionEffects<A>;
+  changeLists: { readonly [N in L]: ChangeList };
+  /** every reason of the Normal events its actions and passes give (changeReasons) */
+  changeReasons: readonly ChangeReason[];
+  view: KindView<O>;
+}
+
+/** The action union of a kind's effects (distributes over a union of them). */
+export type ActionOf<K> = K extends KindEffects<infer A, string, never> ? A : never;
+
+/** The change lists' names of a kind's effects (distributes over a union of them). */
+export type ChangeListOf<K> = K extends KindEffects<AnyAction, infer L, never> ? L : never;
+
+/**
+ * A kind's change reasons, declared: each name becomes a reason its events may carry, and the
+ * list the registry gathers (the docs name every one).
+ */
+export function changeReasons<const N extends string>(...names: N[]): { readonly [K in N]: ChangeReason } {
+  return Object.freeze(Object.fromEntries(names.map((name) => [name, name]))) as unknown as {
+    readonly [K in N]: ChangeReason;
+  };
+}
+
+/** Every kind's effects gathered: the built-in one is actions.ts's EFFECTS. */
 export interface EffectRegistry {
   actions: Readonly<Record<string, ActionEffect<AnyAction>>>;
   changeLists: Readonly<Record<string, ChangeList>>;
+  changeReasons: readonly ChangeReason[];
+  views: Readonly<Record<string, KindView<ShownObject>>>;
+}
+
+/**
+ * The registry of a list of kinds' effects. Two kinds declaring one action type, change list,
+ * change reason or kind is a bug, said at once: the later would silently replace the earlier.
+ */
+export function registryOf(kinds: readonly KindEffects<never, string, never>[]): EffectRegistry {
+  const actions: Record<string, ActionEffect<AnyAction>> = {};
+  const changeLists: Record<string, ChangeList> = {};
+  const views: Record<string, KindView<ShownObject>> = {};
+  const reasons: ChangeReason[] = [];
+  for (const kind of kinds) {
+    addOnce(views, { [kind.kind]: kind.view as unknown as KindView<ShownObject> }, "kind");
+    addOnce(actions, effectRows(kind.actions), "action type");
+    addOnce(changeLists, kind.changeLists, "change list");
+    for (const reason of kind.changeReasons) {
+      if (reasons.includes(reason)) throw new Error(`two kinds declare the change reason ${reason}`);
+      reasons.push(reason);
+    }
+  }
+  return Object.freeze({
+    actions: Object.freeze(actions),
+    changeLists: Object.freeze(changeLists),
+    changeReasons: Object.freeze(reasons),
+    views: Object.freeze(views),
+  });
+}
+
+function addOnce<V>(into: Record<string, V>, rows: Readonly<Record<string, V>>, what: string): void {
+  for (const [key, value] of Object.entries(rows)) {
+    if (key in into) throw new Error(`two kinds declare the ${what} ${key}`);
+    into[key] = value;
+  }
+}
+
+/** How `plan` and `apply` name an object of a kind; a kind without a registered view is a bug, said at once. */
+export function kindViewOf(registry: EffectRegistry, kind: string): KindView<ShownObject> {
+  const view = registry.views[kind];
+  if (view === undefined) throw new Error(`no kind registers how to show a ${kind}`);
+  return view;
 }
 
 /** The effects of an action; an action no kind declared is a bug, said at once. */
@@ -84,7 +176,7 @@ export function effectOf(registry: EffectRegistry, action: AnyAction): ActionEff
 }
 
 /** The rows of a kind's effects, as the registry holds them (a row takes its own action type only). */
-export function effectRows<A extends AnyAction>(
+function effectRows<A extends AnyAction>(
   rows: ActionEffects<A>,
 ): Readonly<Record<string, ActionEffect<AnyAction>>> {
   return rows as unknown as Record<string, ActionEffect<AnyAction>>;

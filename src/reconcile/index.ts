@@ -14,14 +14,22 @@ export {
   type ManagerConnectionsOptions,
 } from "./connections.ts";
 export { memoryStore, type Awaitable, type DesiredStateStore, type MemoryStore } from "./store.ts";
-export { EVENT_REASONS, REASONS, type EventReason, type Reason, type ReconcileEvent } from "./conditions.ts";
+export {
+  EVENT_REASONS,
+  REASONS,
+  type ChangeReason,
+  type EventReason,
+  type Reason,
+  type ReconcileEvent,
+} from "./conditions.ts";
 export { ReconcileError } from "./errors.ts";
 export { isPaused, SUPPORTED_COMBINATIONS, type PolicyAction } from "./policy.ts";
 export type { Action, DroppedAction, PlannedAction, ReleaseAction, SetTenantAction } from "./plan.ts";
 export { releaseTarget } from "./ip-pool/actions.ts";
-export { EFFECTS, type ChangeListName } from "./actions.ts";
+export { CHANGE_REASONS, EFFECTS, type ChangeListName } from "./actions.ts";
 export {
   effectOf,
+  kindViewOf,
   sanctionedEdgeFields,
   type AnyAction,
   type ChangeList,

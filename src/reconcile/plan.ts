@@ -3,14 +3,13 @@
  * grace period, cap or one-shot mode) with why, and the shape `plan` prints. Shared by the two
  * planners, the executor and the report.
  */
+import type { Action } from "./actions.ts";
 import type { RestoreTenantAction, SetTenantAction } from "./edge-tenant/actions.ts";
-import type { ReleaseAction } from "./ip-pool/actions.ts";
 import type { AnyAction } from "./effects.ts";
+import type { ReleaseAction } from "./ip-pool/actions.ts";
 
-export type { ReleaseAction, RestoreTenantAction, SetTenantAction };
-
-/** Every kind's actions: a kind's union is one line here, its effects a row of actions.ts. */
-export type Action = SetTenantAction | RestoreTenantAction | ReleaseAction;
+/** Every kind's actions: derived from the registry of effects (actions.ts). */
+export type { Action, ReleaseAction, RestoreTenantAction, SetTenantAction };
 
 /** An action that is not carried out this pass, and why (`Observe`, a grace period, a cap, ...). */
 export interface Withheld<A extends AnyAction = Action> {

@@ -35,10 +35,9 @@ describe("docs/adding-a-kind.md", () => {
     const entries = [...section("The registry entries").matchAll(/^- \[`(src\/[^`]+)`\]/gm)].map(
       (m) => m[1] as string,
     );
-    expect(entries).toEqual(["src/reconcile/plan.ts", "src/reconcile/actions.ts", "src/reconcile/kinds.ts"]);
+    expect(entries).toEqual(["src/reconcile/actions.ts", "src/reconcile/kinds.ts"]);
     const registered = {
-      "src/reconcile/plan.ts": "export type Action = ",
-      "src/reconcile/actions.ts": "export const EFFECTS",
+      "src/reconcile/actions.ts": "export const KIND_EFFECTS",
       "src/reconcile/kinds.ts": "export const KIND_MODULES",
     };
     for (const entry of entries)

@@ -15,7 +15,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createOperatorMetrics } from "../../src/operator/metrics.ts";
 import { CLIENT_DEFAULTS } from "../../src/nsx/client-options.ts";
-import { CHANGE_REASONS, EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
+import { CHANGE_REASONS } from "../../src/reconcile/actions.ts";
+import { EVENT_REASONS, REASONS } from "../../src/reconcile/conditions.ts";
 import { cells } from "./markdown.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -101,9 +102,9 @@ async function registeredCommands(): Promise<Command[]> {
 describe("docs/troubleshooting.md", () => {
   const text = read("docs/troubleshooting.md");
 
-  it("has one row per condition reason of REASONS, and no other", () => {
+  it("has one row per reason of REASONS and of the kinds' CHANGE_REASONS, and no other", () => {
     const documented = tableAfter(text, "Reasons").map((row) => codeNames(row[0] ?? "")[0]);
-    expect([...documented].sort()).toEqual([...REASONS].sort());
+    expect([...documented].sort()).toEqual([...REASONS, ...CHANGE_REASONS].sort());
   });
 
   it("says what each reason means and what to do", () => {
@@ -116,10 +117,10 @@ describe("docs/troubleshooting.md", () => {
     }
   });
 
-  it("has one row per Event reason of EVENT_REASONS, and no other, with its type", () => {
+  it("has one row per Event reason of EVENT_REASONS and of the kinds' CHANGE_REASONS, and no other, with its type", () => {
     const rows = tableAfter(text, "Events");
     const documented = rows.map((row) => codeNames(row[0] ?? "")[0]);
-    expect([...documented].sort()).toEqual([...EVENT_REASONS].sort());
+    expect([...documented].sort()).toEqual([...EVENT_REASONS, ...CHANGE_REASONS].sort());
     const changes: readonly string[] = CHANGE_REASONS;
     for (const row of rows) {
       const reason = codeNames(row[0] ?? "")[0] ?? "";
@@ -193,7 +194,7 @@ describe("README.md", () => {
 describe("README.md and docs/", () => {
   const text = DOCUMENTED;
 
-  it("show only Event reasons of EVENT_REASONS in their `kubectl get events` samples", () => {
+  it("show only Event reasons of EVENT_REASONS and CHANGE_REASONS in their `kubectl get events` samples", () => {
     const samples = [...text.matchAll(/\$ kubectl get events\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
     expect(samples.length).toBeGreaterThan(0);
     for (const sample of samples) {
@@ -203,7 +204,7 @@ describe("README.md and docs/", () => {
         .filter((line) => line.trim() !== "")
         .map((line) => line.trim().split(/\s+/)[2]);
       expect(shown.length).toBeGreaterThan(0);
-      for (const reason of shown) expect(EVENT_REASONS, reason).toContain(reason);
+      for (const reason of shown) expect([...EVENT_REASONS, ...CHANGE_REASONS], reason).toContain(reason);
     }
   });
 

@@ -2,9 +2,11 @@
  * The EdgeTenant kind's actions, and what each does as the rest of the operator sees it (reconcile/effects.ts):
  * a correction writes `<tenant>` (GET, change it, PUT the whole document), a restore writes back the
  * tenant the edge carried before the first correction. Both are counted as tenant corrections.
+ * Pure data, registered in reconcile/actions.ts.
  */
+import type { EdgeTenant } from "../../api/types.ts";
 import { managerValue } from "../conditions.ts";
-import type { ActionEffects, ChangeList, CliLine } from "../effects.ts";
+import { changeReasons, type ActionEffects, type CliLine, type KindEffects } from "../effects.ts";
 
 /** Write the tenant of an edge (GET, change `<tenant>`, PUT the whole document). */
 export interface SetTenantAction {
@@ -26,15 +28,8 @@ export interface RestoreTenantAction {
 
 export type EdgeTenantAction = SetTenantAction | RestoreTenantAction;
 
-export const EDGE_TENANT_CHANGES = {
-  tenantCorrections: {
-    metric: {
-      name: "nsxv_edge_tenant_corrections_total",
-      help: "Edge tenant values the operator wrote back to the declared value",
-    },
-    noun: "tenant correction",
-  },
-} as const satisfies Record<string, ChangeList>;
+/** The reasons of its Normal events (RestoreSkipped: an object goes with nothing of ours to restore). */
+export const EDGE_TENANT_REASONS = changeReasons("UpdatedEdgeTenant", "RestoredEdgeTenant", "RestoreSkipped");
 
 const quoted = (tenant: string | undefined) =>
   tenant === undefined ? "(none)" : JSON.stringify(managerValue(tenant));
@@ -49,13 +44,13 @@ const tenantLine = (action: EdgeTenantAction): CliLine => ({
 
 const tenantRecord = ({ edgeId, from, to }: EdgeTenantAction) => ({ edgeId, from, to });
 
-export const EDGE_TENANT_EFFECTS: ActionEffects<EdgeTenantAction> = {
+const EFFECTS: ActionEffects<EdgeTenantAction> = {
   setTenant: {
     change: "tenantCorrections",
     record: tenantRecord,
     event: (action) => ({
       type: "Normal",
-      reason: "UpdatedEdgeTenant",
+      reason: EDGE_TENANT_REASONS.UpdatedEdgeTenant,
       message: `tenant of ${action.edgeId} changed from ${quoted(action.from)} to ${quoted(action.to)}`,
     }),
     target: (action) => action.edgeId,
@@ -67,11 +62,38 @@ export const EDGE_TENANT_EFFECTS: ActionEffects<EdgeTenantAction> = {
     record: tenantRecord,
     event: (action) => ({
       type: "Normal",
-      reason: "RestoredEdgeTenant",
+      reason: EDGE_TENANT_REASONS.RestoredEdgeTenant,
       message: `tenant of ${action.edgeId} restored from ${quoted(action.from)} to ${quoted(action.to)} before the object goes`,
     }),
     target: (action) => action.edgeId,
     cli: tenantLine,
     edgeFields: ["tenant"],
+  },
+};
+
+export const EDGE_TENANT_EFFECTS: KindEffects<EdgeTenantAction, "tenantCorrections", EdgeTenant> = {
+  kind: "EdgeTenant",
+  actions: EFFECTS,
+  changeLists: {
+    tenantCorrections: {
+      metric: {
+        name: "nsxv_edge_tenant_corrections_total",
+        help: "Edge tenant values the operator wrote back to the declared value",
+      },
+      noun: "tenant correction",
+    },
+  },
+  changeReasons: Object.values(EDGE_TENANT_REASONS),
+  view: {
+    target: (object, status) => {
+      // the edge list's summary has both: plan shows them without reading the edge
+      const { edgeName, edgeVersion } = status ?? {};
+      const about = [edgeName, edgeVersion === undefined ? undefined : `version ${edgeVersion}`].filter(
+        (part) => part !== undefined,
+      );
+      return about.length === 0 ? object.spec.edgeId : `${object.spec.edgeId} (${about.join(", ")})`;
+    },
+    claimed: (object) => `edge ${object.spec.edgeId}`,
+    observedVia: (status) => status?.observedVia,
   },
 };

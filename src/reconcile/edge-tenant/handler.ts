@@ -30,7 +30,7 @@ import { planEdgeTenant, type EdgeObservation } from "./plan.ts";
 import { hasNsxCode, ReconcileError } from "../errors.ts";
 import type { Failure } from "../conditions.ts";
 import type { KindPlan, PassContext, PassHandler, Settled } from "../kind.ts";
-import type { RestoreTenantAction, SetTenantAction } from "../plan.ts";
+import type { RestoreTenantAction, SetTenantAction } from "./actions.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
 import { isPaused } from "../policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";

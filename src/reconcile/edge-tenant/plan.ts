@@ -30,7 +30,7 @@ import {
 } from "../conditions.ts";
 import type { ActionResults, KindPlan, Settled } from "../kind.ts";
 import { omitUndefined } from "../../util/options.ts";
-import type { SetTenantAction } from "../plan.ts";
+import type { SetTenantAction } from "./actions.ts";
 import { allows } from "../policy.ts";
 import type { EdgeTenantConfig } from "./spec.ts";
 

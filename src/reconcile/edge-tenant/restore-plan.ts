@@ -12,7 +12,7 @@ import type { ReconcileEvent } from "../conditions.ts";
 import { findCondition } from "../conditions.ts";
 import type { EdgeObservation } from "./plan.ts";
 import type { KindPlan } from "../kind.ts";
-import type { RestoreTenantAction } from "../plan.ts";
+import { EDGE_TENANT_REASONS, type RestoreTenantAction } from "./actions.ts";
 import { allows, isPaused } from "../policy.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 
@@ -89,7 +89,7 @@ function skipped(object: EdgeTenant, { type, why }: Skip): RestoreDecision {
     type: "skip",
     event: {
       type,
-      reason: type === "Normal" ? "RestoreSkipped" : "RestoreAbandoned",
+      reason: type === "Normal" ? EDGE_TENANT_REASONS.RestoreSkipped : "RestoreAbandoned",
       message: `${formatRef(refOf(object))} goes without restoring a tenant: ${why}`,
     },
   };
@@ -164,7 +164,7 @@ export function planRestore(
     const message = `${edgeId} already carries its original tenant ${JSON.stringify(decision.original)}: nothing to write`;
     const events: ReconcileEvent[] = restoredByUs
       ? []
-      : [{ type: "Normal", reason: "RestoreSkipped", message }];
+      : [{ type: "Normal", reason: EDGE_TENANT_REASONS.RestoreSkipped, message }];
     return { actions: [], withheld: [], settle: () => ({ events, finalized: true }) };
   }
   const action: RestoreTenantAction = { type: "restoreTenant", edgeId, from, to: decision.original };

@@ -1,9 +1,11 @@
 /**
  * The IPPoolAllocations kind's action, and what it does as the rest of the operator sees it
- * (reconcile/effects.ts): one DELETE releases one stray allocation of a pool.
+ * (reconcile/effects.ts): one DELETE releases one stray allocation of a pool. Pure data,
+ * registered in reconcile/actions.ts.
  */
+import type { IPPoolAllocations } from "../../api/types.ts";
 import { managerValue } from "../conditions.ts";
-import type { ActionEffects, ChangeList } from "../effects.ts";
+import { changeReasons, type ActionEffects, type KindEffects } from "../effects.ts";
 import { omitUndefined } from "../../util/options.ts";
 
 /** Release one allocated address of a pool. */
@@ -36,15 +38,13 @@ export function releaseTarget(
   return JSON.stringify([release.poolId, release.ip, release.allocationId ?? null, release.note ?? null]);
 }
 
-export const IP_POOL_CHANGES = {
-  releases: {
-    metric: { name: "nsxv_ip_releases_total", help: "Stray IP allocations the operator released" },
-    noun: "release",
-    hint: "Strays are released only by apply --release-strays: one pass cannot observe minStrayAge.",
-  },
-} as const satisfies Record<string, ChangeList>;
+/**
+ * The reasons of its Normal events (AllocationReplaced: a planned release's address became another
+ * allocation before the DELETE, which was not sent).
+ */
+export const IP_POOL_REASONS = changeReasons("ReleasedAddress", "AllocationReplaced");
 
-export const IP_POOL_EFFECTS: ActionEffects<ReleaseAction> = {
+const EFFECTS: ActionEffects<ReleaseAction> = {
   releaseAddress: {
     change: "releases",
     record: ({ poolId, ip, allocationId, note }) => omitUndefined({ poolId, ip, allocationId, note }),
@@ -52,7 +52,7 @@ export const IP_POOL_EFFECTS: ActionEffects<ReleaseAction> = {
       const note = action.note === undefined ? "" : ` (note ${JSON.stringify(managerValue(action.note))})`;
       return {
         type: "Normal",
-        reason: "ReleasedAddress",
+        reason: IP_POOL_REASONS.ReleasedAddress,
         message: `released ${action.ip} from pool ${action.poolId}${note}`,
       };
     },
@@ -73,3 +73,27 @@ export const IP_POOL_EFFECTS: ActionEffects<ReleaseAction> = {
 function noteText(note: string | undefined): { quoted: string }[] {
   return note === undefined ? [] : [{ quoted: note }];
 }
+
+export const IP_POOL_EFFECTS: KindEffects<ReleaseAction, "releases", IPPoolAllocations> = {
+  kind: "IPPoolAllocations",
+  actions: EFFECTS,
+  changeLists: {
+    releases: {
+      metric: { name: "nsxv_ip_releases_total", help: "Stray IP allocations the operator released" },
+      noun: "release",
+      hint: "Strays are released only by apply --release-strays: one pass cannot observe minStrayAge.",
+    },
+  },
+  changeReasons: Object.values(IP_POOL_REASONS),
+  view: {
+    target: (object, status) => {
+      if (status?.poolId !== undefined) return `${status.poolId} (${status.poolName ?? "?"})`;
+      const { id, name } = object.spec.pool;
+      return id ?? `pool named ${JSON.stringify(name)}`;
+    },
+    claimed: (object) => {
+      const { id, name } = object.spec.pool;
+      return id === undefined ? `the pool named ${JSON.stringify(name)}` : `pool ${id}`;
+    },
+  },
+};

@@ -18,7 +18,7 @@ import type { ManagerConnection } from "../connections.ts";
 import { hasNsxCode, ReconcileError } from "../errors.ts";
 import { assertReleasable, planIpPool, releaseTarget, type PoolObservation } from "./plan.ts";
 import type { PassContext, PassHandler } from "../kind.ts";
-import type { ReleaseAction } from "../plan.ts";
+import type { ReleaseAction } from "./actions.ts";
 import { resolvePool, type PoolConfig, type PoolSelection } from "./spec.ts";
 import { conflictError } from "../state.ts";
 import { POOL_STATE } from "./state.ts";

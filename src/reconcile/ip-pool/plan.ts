@@ -29,7 +29,7 @@ import { ReconcileError } from "../errors.ts";
 import type { ActionResults, KindPlan, Settled } from "../kind.ts";
 import { omitUndefined } from "../../util/options.ts";
 import type { DroppedAction, Withheld } from "../plan.ts";
-import { releaseTarget, type ReleaseAction } from "./actions.ts";
+import { IP_POOL_REASONS, releaseTarget, type ReleaseAction } from "./actions.ts";
 
 export { releaseTarget };
 import { allows } from "../policy.ts";
@@ -271,7 +271,7 @@ function settle(
   const dropped = droppedWhy(results.dropped, decisions.strays);
   const events: ReconcileEvent[] = dropped
     .filter((d) => d.heldBack)
-    .map((d) => ({ type: "Normal", reason: "AllocationReplaced", message: d.why }));
+    .map((d) => ({ type: "Normal", reason: IP_POOL_REASONS.AllocationReplaced, message: d.why }));
   if (exhausted && findCondition(previous?.conditions, "PoolExhausted")?.status !== "True") {
     const message = `pool ${pool.objectId} (${pool.name}): all ${pool.totalAddressCount} addresses are allocated`;
     events.push({ type: "Warning", reason: "PoolExhausted", message });

@@ -5,8 +5,8 @@
  * Nothing outside this folder and the registry entry (registry.ts) describes it, and the report,
  * the events, the metrics, `plan`'s output and the simulator's audit handle it all the same.
  */
-import type { EventReason } from "../../../src/reconcile/conditions.ts";
-import type { ActionEffects, ChangeList } from "../../../src/reconcile/effects.ts";
+import type { EdgeTenant } from "../../../src/api/types.ts";
+import { changeReasons, type KindEffects } from "../../../src/reconcile/effects.ts";
 
 /** Write the default action of an edge's firewall (GET, change it, PUT the whole document). */
 export interface SetFirewallDefaultAction {
@@ -16,39 +16,42 @@ export interface SetFirewallDefaultAction {
   to: string;
 }
 
-export const FIREWALL_DEFAULT_CHANGES = {
-  firewallDefaults: {
-    metric: {
-      name: "nsxv_edge_firewall_default_corrections_total",
-      help: "Edge default firewall actions the operator wrote back to the declared value",
+/** A kind in src/ documents its reasons in docs/troubleshooting.md; a test-only kind has no page to be documented on. */
+const REASONS = changeReasons("UpdatedEdgeFirewallDefault");
+
+export const FIREWALL_DEFAULT_EFFECTS: KindEffects<SetFirewallDefaultAction, "firewallDefaults", EdgeTenant> =
+  {
+    // its objects are EdgeTenant-shaped (handler.ts), but a kind of its own
+    kind: "FirewallDefault",
+    actions: {
+      setFirewallDefault: {
+        change: "firewallDefaults",
+        record: ({ edgeId, from, to }) => ({ edgeId, from, to }),
+        event: (action) => ({
+          type: "Normal",
+          reason: REASONS.UpdatedEdgeFirewallDefault,
+          message: `default firewall action of ${action.edgeId} changed from ${action.from ?? "(none)"} to ${action.to}`,
+        }),
+        target: (action) => action.edgeId,
+        cli: (action) => ({
+          sign: "~",
+          subject: ["firewall default: ", { quoted: action.from }, " → ", { quoted: action.to }],
+          done: "corrected",
+          observed: "(observe only: not changed)",
+          notDone: "not changed",
+        }),
+        edgeFields: ["features.firewall.defaultPolicy.action"],
+      },
     },
-    noun: "firewall default",
-  },
-} as const satisfies Record<string, ChangeList>;
-
-/**
- * A kind in src/ adds its reason to CHANGE_REASONS (reconcile/conditions.ts) and documents it in
- * docs/troubleshooting.md; a test-only kind has no page to be documented on.
- */
-const REASON = "UpdatedEdgeFirewallDefault" as EventReason;
-
-export const FIREWALL_DEFAULT_EFFECTS: ActionEffects<SetFirewallDefaultAction> = {
-  setFirewallDefault: {
-    change: "firewallDefaults",
-    record: ({ edgeId, from, to }) => ({ edgeId, from, to }),
-    event: (action) => ({
-      type: "Normal",
-      reason: REASON,
-      message: `default firewall action of ${action.edgeId} changed from ${action.from ?? "(none)"} to ${action.to}`,
-    }),
-    target: (action) => action.edgeId,
-    cli: (action) => ({
-      sign: "~",
-      subject: ["firewall default: ", { quoted: action.from }, " → ", { quoted: action.to }],
-      done: "corrected",
-      observed: "(observe only: not changed)",
-      notDone: "not changed",
-    }),
-    edgeFields: ["features.firewall.defaultPolicy.action"],
-  },
-};
+    changeLists: {
+      firewallDefaults: {
+        metric: {
+          name: "nsxv_edge_firewall_default_corrections_total",
+          help: "Edge default firewall actions the operator wrote back to the declared value",
+        },
+        noun: "firewall default",
+      },
+    },
+    changeReasons: Object.values(REASONS),
+    view: { target: (object) => object.spec.edgeId, claimed: (object) => `edge ${object.spec.edgeId}` },
+  };
