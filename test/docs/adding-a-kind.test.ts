@@ -18,6 +18,7 @@ describe("docs/adding-a-kind.md", () => {
   it("names the files of a kind's folder (the check has something to check)", () => {
     expect(files).toEqual([
       "actions.ts",
+      "spec.ts",
       "plan.ts",
       "handler.ts",
       "state.ts",
