@@ -165,7 +165,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     mode: o.mode,
     // plan shows what `apply --release-strays` would release; output.ts says the flag is needed
     oneShot: { releaseStrays: o.mode === "plan" ? true : releaseStrays, fullRead: o.fullRead },
-    poolListTtlMs: Infinity,
+    kinds: { IPPoolAllocations: { poolListTtlMs: Infinity } },
   });
   const startedAtMs = o.clock.now();
   const sorted = [...loaded].sort(byKindThenName);

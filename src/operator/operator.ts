@@ -111,8 +111,8 @@ export interface OperatorOptions {
   metrics?: OperatorMetricsBundle;
   /** label of the controller in metrics and logs; default "nsxv-operator" */
   name?: string;
-  /** tuning of the reconciler (tests: jitter, pool list lifetime) */
-  reconciler?: Pick<ReconcilerDeps, "jitterFraction" | "random" | "poolListTtlMs" | "maxAttempts">;
+  /** tuning of the reconciler (tests: jitter, a kind's options such as the pool list's lifetime) */
+  reconciler?: Pick<ReconcilerDeps, "jitterFraction" | "random" | "kinds" | "maxAttempts">;
   clock?: Clock;
   logger?: Logger;
 }
@@ -121,8 +121,8 @@ export const OPERATOR_DEFAULTS = {
   name: "nsxv-operator",
   concurrency: 4,
   syncIntervalMs: RECONCILER_DEFAULTS.defaultSyncIntervalMs,
-  fullReadIntervalMs: RECONCILER_DEFAULTS.fullReadIntervalMs,
-  fullReadsPerMinute: RECONCILER_DEFAULTS.fullReadsPerMinute,
+  fullReadIntervalMs: RECONCILER_DEFAULTS.kinds.EdgeTenant.fullReadIntervalMs,
+  fullReadsPerMinute: RECONCILER_DEFAULTS.kinds.EdgeTenant.fullReadsPerMinute,
   shutdownTimeoutMs: CONTROLLER_DEFAULTS.shutdownTimeoutMs,
   metricsBindAddress: METRICS_DEFAULTS.bindAddress,
   healthProbeBindAddress: PROBE_DEFAULTS.bindAddress,
@@ -230,8 +230,10 @@ export class Operator {
       connections: this.#connections,
       clock: this.#clock,
       defaultSyncIntervalMs: o.syncIntervalMs,
-      fullReadIntervalMs: o.fullReadIntervalMs,
-      fullReadsPerMinute: o.fullReadsPerMinute,
+      kinds: {
+        ...options.reconciler?.kinds,
+        EdgeTenant: { fullReadIntervalMs: o.fullReadIntervalMs, fullReadsPerMinute: o.fullReadsPerMinute },
+      },
     });
     const le = options.leaderElection;
     this.#elector =

@@ -5,7 +5,9 @@
  */
 import type { Kind, NsxvObject } from "../api/types.ts";
 import { edgeTenantKind } from "./edge-tenant/kind.ts";
+import { EDGE_TENANT_STATE, type EdgeTenantOptions } from "./edge-tenant/state.ts";
 import { ipPoolKind } from "./ip-pool/kind.ts";
+import { POOL_STATE, type PoolOptions } from "./ip-pool/state.ts";
 import type { KindModule } from "./kind-module.ts";
 import type { ManagerCheckPart } from "./manager-check.ts";
 import { nsxManagerKind } from "./nsx-manager/kind.ts";
@@ -27,3 +29,18 @@ export const KIND_MODULES: { readonly [K in Kind]: KindModule<Extract<NsxvObject
 export function moduleOf(kind: Kind): KindModule<NsxvObject> {
   return KIND_MODULES[kind] as KindModule<NsxvObject>;
 }
+
+/**
+ * Each kind's options, by kind (a kind with options of its own: its state's, KindStateKey), as
+ * the reconciler takes them (ReconcilerDeps' `kinds`); any left out take the state's defaults.
+ */
+export interface KindOptions {
+  EdgeTenant?: Partial<EdgeTenantOptions>;
+  IPPoolAllocations?: Partial<PoolOptions>;
+}
+
+/** The kinds' options' defaults, as their states declare them. */
+export const KIND_OPTION_DEFAULTS = Object.freeze({
+  EdgeTenant: EDGE_TENANT_STATE.defaults,
+  IPPoolAllocations: POOL_STATE.defaults,
+}) satisfies Required<KindOptions>;

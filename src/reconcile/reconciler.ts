@@ -23,10 +23,9 @@ import {
 import { hasNsxCode, ObservationExpiredError, ReconcileError } from "./errors.ts";
 import type { PassContext, Settled } from "./kind.ts";
 import type { KindModule } from "./kind-module.ts";
-import { MANAGER_CHECK_PARTS, moduleOf } from "./kinds.ts";
+import { KIND_OPTION_DEFAULTS, MANAGER_CHECK_PARTS, moduleOf, type KindOptions } from "./kinds.ts";
 import type { PassRun } from "./pass.ts";
 import { omitUndefined, withDefaults } from "../util/options.ts";
-import { POOL_LIST_DEFAULTS } from "./ip-pool/pool-lists.ts";
 import { isPaused } from "./policy.ts";
 import {
   changeEvent,
@@ -39,7 +38,8 @@ import {
 import { syncIntervalMsOf } from "./spec.ts";
 import { MIN_OBSERVE_WAIT_MS, ReconcilerState, type ReconcilerOptions } from "./state.ts";
 
-export type { ReconcilerOptions as ReconcilerDeps } from "./state.ts";
+/** The reconciler's options: each kind's typed by the registry of kinds (kinds.ts). */
+export type ReconcilerDeps = ReconcilerOptions & { kinds?: KindOptions };
 
 export const RECONCILER_DEFAULTS = Object.freeze({
   clock: realClock,
@@ -47,15 +47,13 @@ export const RECONCILER_DEFAULTS = Object.freeze({
   mode: "apply" as const,
   defaultSyncIntervalMs: 300_000,
   jitterFraction: 0.1,
-  poolListTtlMs: POOL_LIST_DEFAULTS.ttlMs,
   maxAttempts: 3,
-  fullReadIntervalMs: 3_600_000,
-  fullReadsPerMinute: 7,
+  kinds: KIND_OPTION_DEFAULTS,
 });
 
 export type Reconcile = (ref: ObjectRef, options?: { signal?: AbortSignal }) => Promise<ReconcileReport>;
 
-export function createReconciler(options: ReconcilerOptions): Reconcile {
+export function createReconciler(options: ReconcilerDeps): Reconcile {
   const o = withDefaults(RECONCILER_DEFAULTS, options);
   const state = new ReconcilerState(o, MANAGER_CHECK_PARTS);
   const { store } = o;

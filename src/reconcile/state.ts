@@ -16,6 +16,7 @@ import {
   SKIP_RESTORE_ANNOTATION,
 } from "../api/types.ts";
 import type { Clock } from "../util/clock.ts";
+import { withDefaults } from "../util/options.ts";
 import { assertBound } from "./binding.ts";
 import { allowsNamespace, hasAuthority, namespaceNotAllowed, type NamespaceLabels } from "./authority.ts";
 import { ConflictIndex, type ClaimOf } from "./conflicts.ts";
@@ -44,10 +45,12 @@ export type ReconcilerSettings = Required<Omit<ReconcilerOptions, "oneShot">> &
  * the kind (edge-tenant/state.ts, ip-pool/state.ts, nsx-manager/state.ts) and found by this key
  * (`ctx.state.of(key)`): the shared state holds it without knowing it.
  */
-export interface KindStateKey<S> {
-  /** the kind that declares it */
+export interface KindStateKey<S, O extends object = object> {
+  /** the kind that declares it: its options are `kinds[kind]` of the reconciler's options */
   kind: string;
-  create(settings: ReconcilerSettings): S;
+  /** its options' defaults (a kind without options: `{}`) */
+  defaults: O;
+  create(settings: ReconcilerSettings, options: O): S;
   /** an object is gone: what is kept of it goes (any kind's object: an NSXManager's too) */
   forget?(state: S, ref: ObjectRef): void;
 }
@@ -81,18 +84,13 @@ export interface ReconcilerOptions {
   jitterFraction?: number;
   /** [0, 1); default Math.random */
   random?: () => number;
-  /** lifetime of a shared pool list; default 30000, Infinity for a one-shot pass */
-  poolListTtlMs?: number;
   /** tries of a write answered 409, each after a fresh read; default 3 */
   maxAttempts?: number;
-  /** every edge is read in full at least this often, whatever the edge list says; default 3600000 (1 h) */
-  fullReadIntervalMs?: number;
   /**
-   * the safety net's budget: at most this many full reads a minute of the edges of one NSXManager,
-   * on average; a manager with more EdgeTenants than fit in fullReadIntervalMs at this rate has
-   * its edges read once per fullReadCycleMs instead; default 7
+   * each kind's options by kind, over the defaults its state declares (KindStateKey): typed by
+   * the registry of kinds (kinds.ts, KindOptions), which the reconciler takes (ReconcilerDeps)
    */
-  fullReadsPerMinute?: number;
+  kinds?: { readonly [kind: string]: object | undefined };
 }
 
 /** What a one-shot run (`plan`, `apply`) was asked. */
@@ -148,9 +146,12 @@ export class ReconcilerState {
     this.#random = options.random;
   }
 
-  /** A kind's own state: its caches and what it remembers, made from the options on first use. */
+  /** A kind's own state: its caches and what it remembers, made from its options on first use. */
   of<S>(key: KindStateKey<S>): S {
-    if (!this.#kinds.has(key)) this.#kinds.set(key, key.create(this.#settings));
+    if (!this.#kinds.has(key)) {
+      const options = withDefaults(key.defaults, this.#settings.kinds[key.kind]);
+      this.#kinds.set(key, key.create(this.#settings, options));
+    }
     return this.#kinds.get(key) as S;
   }
 

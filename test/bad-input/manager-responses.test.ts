@@ -331,7 +331,11 @@ async function pass(
     objects: [...documents.filter((d): d is NsxvObject => d.kind !== "Secret"), v6Pool()],
     secrets: documents.filter((d): d is Secret => d.kind === "Secret"),
   });
-  const reconcile = createReconciler({ store, connections, poolListTtlMs: 0 });
+  const reconcile = createReconciler({
+    store,
+    connections,
+    kinds: { IPPoolAllocations: { poolListTtlMs: 0 } },
+  });
   const object = store.list(c.target === "EdgeTenant" ? "EdgeTenant" : "IPPoolAllocations") as NsxvObject[];
   const name = c.target === "EdgeTenant" ? "edge-1" : c.target === "V6Pool" ? "pool-2" : "pool-1";
   const target = object.find((o) => o.metadata.name === name) as NsxvObject;

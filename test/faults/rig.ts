@@ -56,7 +56,11 @@ export const FAULT_OPERATOR_OPTIONS = {
   concurrency: 4,
   concurrencyPerManager: 4,
   clientOptions: CLIENT_OPTIONS,
-  reconciler: { maxAttempts: BUDGET.maxAttempts, jitterFraction: 0, poolListTtlMs: 250 },
+  reconciler: {
+    maxAttempts: BUDGET.maxAttempts,
+    jitterFraction: 0,
+    kinds: { IPPoolAllocations: { poolListTtlMs: 250 } },
+  },
   metricsBindAddress: "0",
   healthProbeBindAddress: "0",
   shutdownTimeoutMs: 2_000,

@@ -80,7 +80,7 @@ export async function startTestOperator(
     healthProbeBindAddress: "127.0.0.1:0",
     metrics: createOperatorMetrics({ processMetrics: false }),
     clientOptions: { maxRetries: 1, baseDelayMs: 20, maxDelayMs: 100 },
-    reconciler: { poolListTtlMs: 500 },
+    reconciler: { kinds: { IPPoolAllocations: { poolListTtlMs: 500 } } },
     logger,
     ...rest,
   });

@@ -98,7 +98,8 @@ describe("a failure, for every kind", () => {
     });
     const others = c.kind === "NSXManager" ? [] : [manager()];
     // an EdgeTenant the list shows in sync calls its manager when its safety-net read falls due
-    const deps = c.kind === "EdgeTenant" ? { fullReadIntervalMs: FULL_READ_MS } : {};
+    const deps =
+      c.kind === "EdgeTenant" ? { kinds: { EdgeTenant: { fullReadIntervalMs: FULL_READ_MS } } } : {};
     const { pass, clock, store } = setup({ objects: [...others, object], fake, deps });
     const first = await pass(object);
     expect(condition(first, "Ready")?.status, "observed in sync first").toBe("True");
@@ -252,7 +253,11 @@ describe("Ready goes stale on time", () => {
       pools: { "globalroot-0": [pool()] },
       allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
     });
-    const { pass } = setup({ objects: [manager(), object], fake, deps: { clock, poolListTtlMs: 0 } });
+    const { pass } = setup({
+      objects: [manager(), object],
+      fake,
+      deps: { clock, kinds: { IPPoolAllocations: { poolListTtlMs: 0 } } },
+    });
     await pass(object);
     await clock.advance(20 * SECOND);
     fake.hold = never;
@@ -297,7 +302,11 @@ describe("Ready goes stale on time", () => {
       pools: { "globalroot-0": [pool()] },
       allocations: { "ipaddresspool-1": allocations("10.0.0.1") },
     });
-    const { pass, store } = setup({ objects: [manager(), object], fake, deps: { clock, poolListTtlMs: 0 } });
+    const { pass, store } = setup({
+      objects: [manager(), object],
+      fake,
+      deps: { clock, kinds: { IPPoolAllocations: { poolListTtlMs: 0 } } },
+    });
     await pass(object);
     await clock.advance(40 * SECOND);
     let answer: () => void = () => {};

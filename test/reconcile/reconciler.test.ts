@@ -414,7 +414,7 @@ describe("dependents", () => {
       },
     ]);
     // read in full now, this replica's first look: the next full read at its phase of the hour after it
-    const dueMs = phaseOf(object) * RECONCILER_DEFAULTS.fullReadIntervalMs;
+    const dueMs = phaseOf(object) * RECONCILER_DEFAULTS.kinds.EdgeTenant.fullReadIntervalMs;
     expect(report.outcome, "not the 1 min resync: the list wakes it").toMatchObject({
       type: "done",
       routine: true,
@@ -828,7 +828,11 @@ describe("a pass over many objects", () => {
       },
       allocations: Object.fromEntries([1, 2, 3, 4, 5].map((n) => [`ipaddresspool-${n}`, allocations()])),
     });
-    const { pass } = setup({ objects: [manager(), ...objects], fake, deps: { poolListTtlMs: Infinity } });
+    const { pass } = setup({
+      objects: [manager(), ...objects],
+      fake,
+      deps: { kinds: { IPPoolAllocations: { poolListTtlMs: Infinity } } },
+    });
     await pass(manager());
     for (const object of objects) await pass(object);
     expect(count(fake.calls, "listPools"), "one list shared by the manager check and five objects").toBe(1);

@@ -8,6 +8,18 @@ import type { KindStateKey, ReconcilerSettings } from "../state.ts";
 import { EdgeListCache } from "./edge-lists.ts";
 import { fullReadCycleMs, FullReadSchedule } from "./full-read-schedule.ts";
 
+/** The EdgeTenant kind's options (the reconciler's `kinds.EdgeTenant`). */
+export interface EdgeTenantOptions {
+  /** every edge is read in full at least this often, whatever the edge list says; default 3600000 (1 h) */
+  fullReadIntervalMs: number;
+  /**
+   * the safety net's budget: at most this many full reads a minute of the edges of one NSXManager,
+   * on average; a manager with more EdgeTenants than fit in fullReadIntervalMs at this rate has
+   * its edges read once per fullReadCycleMs instead; default 7
+   */
+  fullReadsPerMinute: number;
+}
+
 export class EdgeTenantState {
   /** each manager's edge list, as its last check read it */
   readonly edgeLists: EdgeListCache;
@@ -20,8 +32,8 @@ export class EdgeTenantState {
   /** NSXManager key → the live EdgeTenants its last check counted (fullReadCycleMsOf) */
   readonly #edgeTenantCounts = new Map<string, number>();
 
-  constructor(options: Pick<ReconcilerSettings, "clock" | "fullReadIntervalMs" | "fullReadsPerMinute">) {
-    this.edgeLists = new EdgeListCache(options.clock);
+  constructor(clock: ReconcilerSettings["clock"], options: EdgeTenantOptions) {
+    this.edgeLists = new EdgeListCache(clock);
     this.fullReadIntervalMs = options.fullReadIntervalMs;
     this.fullReadsPerMinute = options.fullReadsPerMinute;
   }
@@ -60,8 +72,9 @@ export class EdgeTenantState {
   }
 }
 
-export const EDGE_TENANT_STATE: KindStateKey<EdgeTenantState> = {
+export const EDGE_TENANT_STATE: KindStateKey<EdgeTenantState, EdgeTenantOptions> = {
   kind: "EdgeTenant",
-  create: (options) => new EdgeTenantState(options),
+  defaults: Object.freeze({ fullReadIntervalMs: 3_600_000, fullReadsPerMinute: 7 }),
+  create: (settings, options) => new EdgeTenantState(settings.clock, options),
   forget: (state, ref) => state.forget(ref),
 };

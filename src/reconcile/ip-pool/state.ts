@@ -9,7 +9,7 @@ import type { IpPool } from "../../nsx/types.ts";
 import type { ConflictIndex } from "../conflicts.ts";
 import type { ManagerConnection } from "../connections.ts";
 import type { KindStateKey, ReconcilerSettings } from "../state.ts";
-import { PoolListCache } from "./pool-lists.ts";
+import { POOL_LIST_DEFAULTS, PoolListCache } from "./pool-lists.ts";
 
 /** Who owns a pool: another object (a conflict), or undecided while an older selection cannot be resolved. */
 export interface PoolOwnership {
@@ -17,13 +17,19 @@ export interface PoolOwnership {
   undecided?: ObjectRef;
 }
 
+/** The IPPoolAllocations kind's options (the reconciler's `kinds.IPPoolAllocations`). */
+export interface PoolOptions {
+  /** lifetime of a shared pool list; default 30000, Infinity for a one-shot pass */
+  poolListTtlMs: number;
+}
+
 export class PoolState {
   readonly #poolLists: PoolListCache;
   /** pool name → its id (null: the name is not unique) per pool list, while the list is cached */
   readonly #poolIdsByName = new WeakMap<readonly IpPool[], Map<string, string | null>>();
 
-  constructor(options: Pick<ReconcilerSettings, "clock" | "poolListTtlMs">) {
-    this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock: options.clock });
+  constructor(clock: ReconcilerSettings["clock"], options: PoolOptions) {
+    this.#poolLists = new PoolListCache({ ttlMs: options.poolListTtlMs, clock });
   }
 
   /** The pools of a scope, shared by every object of the manager until the list expires. */
@@ -74,7 +80,8 @@ export class PoolState {
   }
 }
 
-export const POOL_STATE: KindStateKey<PoolState> = {
+export const POOL_STATE: KindStateKey<PoolState, PoolOptions> = {
   kind: "IPPoolAllocations",
-  create: (options) => new PoolState(options),
+  defaults: Object.freeze({ poolListTtlMs: POOL_LIST_DEFAULTS.ttlMs }),
+  create: (settings, options) => new PoolState(settings.clock, options),
 };

@@ -53,6 +53,7 @@ export class ManagerState {
 
 export const MANAGER_STATE: KindStateKey<ManagerState> = {
   kind: "NSXManager",
+  defaults: {},
   create: () => new ManagerState(),
   forget: (state, ref) => state.forget(ref),
 };

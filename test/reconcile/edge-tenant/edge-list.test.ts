@@ -285,7 +285,9 @@ describe("an EdgeTenant's pass takes the list first", () => {
   });
 
   it("a summary that hides drift is caught by the safety net's full read, spread over fullReadInterval", async () => {
-    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: HOUR });
+    const { fake, pass, tenantPass, clock } = fleet("blue", {
+      kinds: { EdgeTenant: { fullReadIntervalMs: HOUR } },
+    });
     await pass(manager());
     await tenantPass();
     // someone sets red; the list keeps saying blue
@@ -316,7 +318,9 @@ describe("an EdgeTenant's pass takes the list first", () => {
 
   it("fetches the list again when it is older than two of its sync intervals: one fetch for all, no read each", async () => {
     // no safety-net read falls due meanwhile
-    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: 24 * HOUR });
+    const { fake, pass, tenantPass, clock } = fleet("blue", {
+      kinds: { EdgeTenant: { fullReadIntervalMs: 24 * HOUR } },
+    });
     await pass(manager());
     await tenantPass();
     clock.ms += 11 * MINUTE; // the default interval is 5 min
@@ -329,7 +333,9 @@ describe("an EdgeTenant's pass takes the list first", () => {
   });
 
   it("reads in full when the list fetched again fails", async () => {
-    const { fake, pass, tenantPass, clock } = fleet("blue", { fullReadIntervalMs: 24 * HOUR });
+    const { fake, pass, tenantPass, clock } = fleet("blue", {
+      kinds: { EdgeTenant: { fullReadIntervalMs: 24 * HOUR } },
+    });
     await pass(manager());
     await tenantPass();
     clock.ms += 11 * MINUTE;
@@ -344,7 +350,11 @@ describe("an EdgeTenant's pass takes the list first", () => {
     const created = new Date(clock.ms).toISOString();
     const object = edgeTenant({}, { creationTimestamp: created });
     const fake = fakeManager({ edges: { "edge-1": edgeXml({ tenant: "blue", version: 7 }) } });
-    const harness = setup({ objects: [manager(), object], fake, deps: { fullReadIntervalMs: HOUR } });
+    const harness = setup({
+      objects: [manager(), object],
+      fake,
+      deps: { kinds: { EdgeTenant: { fullReadIntervalMs: HOUR } } },
+    });
     const tenantPass = () => harness.pass(harness.store.get(refOf(object)) as EdgeTenant);
     await harness.pass(manager());
     const first = await tenantPass();
@@ -391,7 +401,11 @@ describe("an EdgeTenant's pass takes the list first", () => {
     });
     const edges = Object.fromEntries(objects.map((o) => [o.spec.edgeId, edgeXml({ tenant: "blue" })]));
     const fake = fakeManager({ edges });
-    const harness = setup({ objects: [manager(), ...objects], fake, deps: { fullReadIntervalMs: HOUR } });
+    const harness = setup({
+      objects: [manager(), ...objects],
+      fake,
+      deps: { kinds: { EdgeTenant: { fullReadIntervalMs: HOUR } } },
+    });
     const passAll = () =>
       Promise.all(objects.map((o) => harness.pass(harness.store.get(refOf(o)) as EdgeTenant)));
     await harness.pass(manager());

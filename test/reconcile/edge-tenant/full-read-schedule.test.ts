@@ -67,7 +67,7 @@ describe("fullReadCycleMs", () => {
   });
 
   it("the default budget keeps a 2000-edge manager at a 10 s interval within 12 calls in any 30 s", () => {
-    const perMinute = RECONCILER_DEFAULTS.fullReadsPerMinute;
+    const perMinute = RECONCILER_DEFAULTS.kinds.EdgeTenant.fullReadsPerMinute;
     // the list's pages, one per 1024 edges, at each check: four checks fit in 30 s at -10 % jitter
     const listPages = Math.ceil(2000 / 1024) * 4;
     // reads evenly spaced at 60 / perMinute s: a 30 s window holds one more than it fits whole
@@ -120,7 +120,7 @@ function fleet(edges: number, deps: { fullReadIntervalMs: number; fullReadsPerMi
   const fake = fakeManager({
     edges: Object.fromEntries(objects.map((o) => [o.spec.edgeId, edgeXml({ tenant: "blue" })])),
   });
-  const harness = setup({ objects: [manager(), ...objects], fake, deps });
+  const harness = setup({ objects: [manager(), ...objects], fake, deps: { kinds: { EdgeTenant: deps } } });
   /** ms of the clock → the object's next pass, as the queue would bring it */
   const next = new Map<string, { ref: ReturnType<typeof refOf>; atMs: number }>();
   const queue = (object: NsxvObject) =>
