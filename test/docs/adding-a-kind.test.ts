@@ -45,6 +45,14 @@ describe("docs/adding-a-kind.md", () => {
       expect(readFileSync(join(ROOT, entry), "utf8")).toContain(registered[entry as keyof typeof registered]);
   });
 
+  it("names, in what a new kind touches, files that exist", () => {
+    const touched = [...section("What a new kind touches").matchAll(/`((?:src|test)\/[^`<]+)`/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(touched).toEqual(["src/reconcile/actions.ts", "src/reconcile/kinds.ts", "src/api/types.ts"]);
+    for (const file of touched) expect(existsSync(join(ROOT, file)), file).toBe(true);
+  });
+
   it("is linked from docs/README.md", () => {
     expect(readFileSync(join(ROOT, "docs/README.md"), "utf8")).toContain("](adding-a-kind.md)");
   });
