@@ -299,9 +299,9 @@ export class ManagerClient implements ManagerApi {
       const page = parseEdgePage(body);
       return keep === undefined ? page : { ...page, edges: page.edges.map(keep) };
     };
-    return this.#read(call, ({ body }) => ({
-      ...(pages === undefined ? parse(body) : pages.page(startIndex, pageSize, body, parse)),
-      bytes: Buffer.byteLength(body),
+    return this.#read(call, (response) => ({
+      ...(pages === undefined ? parse(response.body) : pages.page(startIndex, pageSize, response, parse)),
+      bytes: response.size,
     }));
   }
 

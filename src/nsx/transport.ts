@@ -7,6 +7,7 @@
  * repeat. The retry policy (which failures, how long to wait) is here as pure functions; the
  * client's loop applies it.
  */
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Dispatcher, Pool as UndiciPool } from "undici";
 import { NsxResponseError, NsxTransportError } from "./errors.ts";
@@ -55,7 +56,47 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers: ResponseHeaders;
-  body: string;
+  /** the body as UTF-8 text, decoded when first read */
+  readonly body: string;
+  /** the body's length in bytes */
+  readonly size: number;
+  /** SHA-256 (base64) of the body's bytes, taken without decoding them or joining the chunks */
+  digest(): string;
+}
+
+/**
+ * An answer as it arrived, its bytes decoded only when `body` is read: a caller that finds the
+ * bytes the same as an answer it already read (an edge list page of megabytes, read every sync
+ * interval) neither joins nor decodes them.
+ */
+class ReceivedResponse implements HttpResponse {
+  readonly kind = "response";
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly size: number;
+  readonly #chunks: readonly Buffer[];
+  #body: string | undefined;
+
+  constructor(status: number, headers: ResponseHeaders, chunks: readonly Buffer[]) {
+    this.status = status;
+    this.headers = headers;
+    this.#chunks = chunks;
+    this.size = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+  }
+
+  get body(): string {
+    // most answers arrive in one chunk: decoded where it lies, not copied first
+    this.#body ??= (
+      this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks)
+    ).toString("utf8");
+    return this.#body;
+  }
+
+  digest(): string {
+    const hash = createHash("sha256");
+    for (const chunk of this.#chunks) hash.update(chunk);
+    return hash.digest("base64");
+  }
 }
 
 /** One attempt: the manager answered (any status), or it did not, classified. */
@@ -195,11 +236,7 @@ export class HttpTransport {
           if (bytes > maxResponseBytes) stop(tooLarge());
           else chunks.push(chunk);
         },
-        onResponseEnd: () => {
-          // most answers arrive in one chunk: decoded where it lies, not copied first
-          const body = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString("utf8");
-          finish({ kind: "response", status, headers, body });
-        },
+        onResponseEnd: () => finish(new ReceivedResponse(status, headers, chunks)),
         onResponseError: (_c, error) => fail(error),
       };
       this.#pool.dispatch(

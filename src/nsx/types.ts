@@ -80,13 +80,24 @@ export interface ManagerApi {
   listEdges(options?: ListEdgesOptions): Promise<EdgeSummary[]>;
 }
 
+/** A page's answer: the digest of its bytes, and its text (decoded when read: only for a page not known) */
+export interface EdgePageAnswer {
+  digest(): string;
+  readonly body: string;
+}
+
 /**
  * What one edge list's pages were at its last complete read (edge-pages.ts): a page whose bytes are
  * the same is taken from there, not parsed again.
  */
 export interface EdgePageMemo {
-  /** the page at `startIndex` of `pageSize` whose answer is `body`: the one remembered when the bytes are the same, else `parse(body)` */
-  page(startIndex: number, pageSize: number, body: string, parse: (body: string) => EdgePage): EdgePage;
+  /** the page at `startIndex` of `pageSize` whose answer is `answer`: the one remembered when the bytes are the same, else `parse(answer.body)` */
+  page(
+    startIndex: number,
+    pageSize: number,
+    answer: EdgePageAnswer,
+    parse: (body: string) => EdgePage,
+  ): EdgePage;
   /** the read completed: what it read is remembered, the rest forgotten */
   complete(): void;
   /** the read failed: the last complete read is kept */

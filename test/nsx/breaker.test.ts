@@ -134,7 +134,14 @@ describe("CircuitBreaker", () => {
 
 describe("attemptVerdict", () => {
   const call = { method: "GET", path: "/api/4.0/edges/edge-1" };
-  const response = (status: number): AttemptOutcome => ({ kind: "response", status, headers: {}, body: "" });
+  const response = (status: number): AttemptOutcome => ({
+    kind: "response",
+    status,
+    headers: {},
+    body: "",
+    size: 0,
+    digest: () => "",
+  });
   const timeout = new NsxTransportError({
     ...call,
     reason: "no complete response within 30000 ms",

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   CLIENT_DEFAULTS,
@@ -7,7 +8,7 @@ import {
 } from "../../src/nsx/client.ts";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { EdgePages } from "../../src/nsx/edge-pages.ts";
-import type { EdgeSummary } from "../../src/nsx/types.ts";
+import type { EdgePageMemo, EdgeSummary } from "../../src/nsx/types.ts";
 import {
   NsxApiError,
   NsxDocumentError,
@@ -578,6 +579,56 @@ describe("listEdges against managers that page in their own way", () => {
     expect(changed[0], "the first page is unchanged").toBe(first[0]);
     expect(changed[2], "the second page was parsed again").toEqual({ id: "edge-3", name: "renamed" });
     expect(server.requests).toHaveLength(6);
+  });
+
+  it("a page memo is given the digest of the bytes as they came, and does not decode a page it knows", async () => {
+    const names = new Map([[3, "e3"]]);
+    const server = await serve((r, res) => {
+      const start = Number(new URL(r.url, "http://x").searchParams.get("startIndex"));
+      const bytes = Buffer.from(
+        page(
+          start,
+          3,
+          [start + 1, start + 2].filter((n) => n <= 3),
+        ).replace("<name>e3</name>", `<name>${names.get(3)}</name>`),
+      );
+      // in several chunks, cut inside a multi-byte character: the digest is of the bytes, not of one chunk
+      res.writeHead(200, { "content-type": "application/xml" });
+      for (let at = 0; at < bytes.length; at += 7) res.write(bytes.subarray(at, at + 7));
+      res.end();
+    });
+    const c = client(server.url);
+    const memo = new EdgePages();
+    const digests: string[] = [];
+    let decoded = 0;
+    const pages: EdgePageMemo = {
+      page: (startIndex, pageSize, answer, parse) => {
+        digests.push(answer.digest());
+        const watched = {
+          digest: () => answer.digest(),
+          get body() {
+            decoded++;
+            return answer.body;
+          },
+        };
+        return memo.page(startIndex, pageSize, watched, parse);
+      },
+      complete: () => memo.complete(),
+      abandon: () => memo.abandon(),
+    };
+    names.set(3, "é3—ünïcode");
+    const first = await c.listEdges({ pageSize: 2, pages });
+    expect(first[2]?.name).toBe("é3—ünïcode");
+    expect(decoded, "both pages decoded once").toBe(2);
+    const sha = (text: string): string => createHash("sha256").update(Buffer.from(text)).digest("base64");
+    const second = page(2, 3, [3]).replace("<name>e3</name>", "<name>é3—ünïcode</name>");
+    expect(digests[1]).toBe(sha(second));
+    await c.listEdges({ pageSize: 2, pages });
+    expect(decoded, "unchanged pages: not decoded again").toBe(2);
+    names.set(3, "renamed");
+    const changed = await c.listEdges({ pageSize: 2, pages });
+    expect(decoded, "only the changed page decoded").toBe(3);
+    expect(changed[2]?.name).toBe("renamed");
   });
 
   it("a page memo keeps the last complete read when a read fails half-way", async () => {
