@@ -12,6 +12,7 @@
  */
 import { CodedError } from "../util/errors.ts";
 import { readBlockYaml } from "./block-yaml.ts";
+import type { ManifestProblem } from "./yaml-guard.ts";
 import { MANIFEST_LIMITS, problemOf, type ManifestLimits } from "./manifest-limits.ts";
 import { listManifestFiles, readManifestFile, ReadLedger, type SkippedFile } from "./manifest-files.ts";
 import { fieldOf, ResourceValidator, type FieldIssue } from "./schema.ts";
@@ -93,16 +94,7 @@ export class ManifestError extends CodedError {
   /** what is wrong, without the location */
   readonly detail: string;
 
-  constructor(init: {
-    file: string;
-    documentIndex?: number;
-    line?: number;
-    kind?: string;
-    namespace?: string;
-    name?: string;
-    field?: string;
-    detail: string;
-  }) {
+  constructor(init: ManifestProblem & { file: string; documentIndex?: number }) {
     const where = [
       `${init.file}${init.line === undefined ? "" : `:${init.line}`}`,
       init.documentIndex === undefined ? undefined : `document ${init.documentIndex + 1}`,
