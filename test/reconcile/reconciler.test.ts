@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../src/api/refs.ts";
 import type { Condition, NSXManagerStatus, NsxvObject, Secret } from "../../src/api/types.ts";
 import { NsxTransportError } from "../../src/nsx/errors.ts";
-import { phaseOf } from "../../src/reconcile/edge-tenant/handler.ts";
+import { phaseOf } from "../../src/reconcile/edge-tenant/full-read-schedule.ts";
 import { RECONCILER_DEFAULTS } from "../../src/reconcile/reconciler.ts";
 import { condition, iso, setup } from "./harness.ts";
 import { edgeTenant, withOriginal } from "./edge-tenant/fixtures.ts";

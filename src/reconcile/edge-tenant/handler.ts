@@ -11,7 +11,6 @@
  * last full read had (status.edgeShape) or is older than the edge list is read again at once
  * (edge-shapes.ts decides what the second read may decide).
  */
-import { createHash } from "node:crypto";
 import { managerOfLabel, managerRefOf, refOf, type ObjectRef } from "../../api/refs.ts";
 import {
   RESTORE_FINALIZER,
@@ -33,6 +32,7 @@ import type { KindPlan, PassContext, PassHandler, Settled } from "../kind.ts";
 import type { RestoreTenantAction, SetTenantAction } from "./actions.ts";
 import { planRestore, restoreDecision, type RestoreDecision } from "./restore-plan.ts";
 import { isPaused } from "../policy.ts";
+import { phaseOf } from "./full-read-schedule.ts";
 import { resolveEdgeTenant, type EdgeTenantConfig } from "./spec.ts";
 import { holdsItsSecrets } from "../nsx-manager/handler.ts";
 import { EDGE_TENANT_STATE } from "./state.ts";
@@ -296,24 +296,6 @@ export function nextFullReadMs(ctx: PassContext<EdgeTenant>, lastFullRead: strin
     sinceMs,
     nowMs,
   );
-}
-
-/** 1/φ: its multiples, taken modulo 1, fall evenly however many are taken (a Weyl sequence) */
-const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
-
-/**
- * A fixed fraction of the cycle per object: when in each cycle its full read is due. From
- * its edge's number (edge-<n>): the fractional part of n/φ, so that a manager's edges, numbered
- * as it creates them, are read evenly spaced over the interval (2000 edges every 4 h: 4 or 5 in any
- * 30 s, where a hash of each name clumps up to 10). An edge number past 2^31 (none a manager
- * gives), by a hash of the object's namespace and name.
- */
-export function phaseOf(object: EdgeTenant): number {
-  const n = Number(/^edge-(\d{1,10})$/.exec(object.spec?.edgeId ?? "")?.[1] ?? NaN);
-  if (n <= 2 ** 31) return (n * GOLDEN_FRACTION) % 1;
-  const { namespace, name } = refOf(object);
-  const digest = createHash("sha256").update(`${namespace}/${name}`).digest();
-  return digest.readUInt32BE(0) / 2 ** 32;
 }
 
 /** A full read of the edge, as an observation with the document read. */

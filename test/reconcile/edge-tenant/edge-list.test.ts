@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { refOf } from "../../../src/api/refs.ts";
 import type { EdgeTenant, NSXManager, NSXManagerStatus } from "../../../src/api/types.ts";
 import { edgeTenantsToWake } from "../../../src/reconcile/edge-tenant/edge-list-plan.ts";
-import { phaseOf } from "../../../src/reconcile/edge-tenant/handler.ts";
+import { phaseOf } from "../../../src/reconcile/edge-tenant/full-read-schedule.ts";
 import { edgeTenant, edgeXml, withOriginal } from "./fixtures.ts";
 import { apiError, count, fakeManager, MINUTE } from "../fixtures.ts";
 import { pool, poolAllocations } from "../ip-pool/fixtures.ts";
