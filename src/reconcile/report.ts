@@ -11,6 +11,7 @@ import { findCondition, managerValue, setConditions, type ReconcileEvent } from 
 import { effectOf, type AnyAction, type ChangeRecord, type EffectRegistry } from "./effects.ts";
 import type { ReconcileError } from "./errors.ts";
 import type { DroppedAction, PlannedAction } from "./plan.ts";
+import { sameJson } from "../util/same-json.ts";
 
 export type ObjectStatus = NonNullable<NsxvObject["status"]>;
 
@@ -176,35 +177,6 @@ export function changesOf(done: readonly AnyAction[], registry: EffectRegistry =
 /** The Normal event of a change made on the manager, as its effect says. */
 export function changeEvent(action: AnyAction, registry: EffectRegistry = EFFECTS): ReconcileEvent {
   return effectOf(registry, action).event(action);
-}
-
-/**
- * Whether two statuses are the same as JSON: key order does not count as a change, and a key
- * whose value is undefined is as absent (an array's undefined item is JSON's null). Compared in
- * place: every pass asks, and copies sorted for the question would be garbage.
- */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) return sameArrays(a, b);
-  return sameRecords(a as Record<string, unknown>, b as Record<string, unknown>);
-}
-
-function sameArrays(a: object, b: object): boolean {
-  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!sameJson(a[i] ?? null, b[i] ?? null)) return false;
-  return true;
-}
-
-function sameRecords(x: Record<string, unknown>, y: Record<string, unknown>): boolean {
-  let keys = 0;
-  for (const key in x) {
-    if (!Object.hasOwn(x, key) || x[key] === undefined) continue;
-    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
-    keys++;
-  }
-  for (const key in y) if (Object.hasOwn(y, key) && y[key] !== undefined) keys--;
-  return keys === 0;
 }
 
 /**

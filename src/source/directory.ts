@@ -37,6 +37,7 @@ import { StatusMemory } from "./status-memory.ts";
 import { fileFingerprint, QuietRemovals } from "./quiet-removals.ts";
 import { TreeWatcher } from "./tree-watch.ts";
 import { withDefaults } from "../util/options.ts";
+import { sameJson } from "../util/same-json.ts";
 
 export interface DirectorySourceOptions {
   /** the directory (or a single file) of manifests */
@@ -636,5 +637,5 @@ function invalidFor(invalid: ReadonlyMap<string, ManifestError>, file: string): 
 
 /** Same metadata (generation, annotations, labels, finalizers, deletion) and spec: nothing a pass acts on moved. */
 function sameIntent(a: NsxvObject, b: NsxvObject): boolean {
-  return JSON.stringify([a.metadata, a.spec]) === JSON.stringify([b.metadata, b.spec]);
+  return sameJson([a.metadata, a.spec], [b.metadata, b.spec]);
 }
