@@ -38,8 +38,11 @@ const MAX_KEY_LENGTH = 1024;
  * text with anything else is the library's to read (and to refuse, where YAML does).
  */
 const OUTSIDE = /[^\n\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD]/;
-/** what a plain scalar may not start with (YAML's indicators); `-` is allowed before a non-space */
-const INDICATOR_START = /^[?:,[\]{}#&*!|>'"%@`]/;
+/**
+ * What a plain scalar on one line cannot be: one that starts with an indicator (`-` is allowed
+ * before a non-space), holds `: ` or ` #`, or ends in `:` (a mapping where a scalar was expected)
+ */
+const NOT_PLAIN = /^(?:[?:,[\]{}#&*!|>'"%@`]|-(?: |$))|: | #|:$/;
 
 /** The yaml library's YAML 1.2 core schema, in its order: the first tag whose test matches resolves a plain scalar. */
 const CORE_SCALARS: readonly { test: RegExp; resolve: (text: string) => unknown }[] = [
@@ -55,8 +58,14 @@ const CORE_SCALARS: readonly { test: RegExp; resolve: (text: string) => unknown 
   { test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/, resolve: (s) => parseFloat(s) },
   { test: /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/, resolve: (s) => parseFloat(s) },
 ];
-/** a plain scalar that no core tag but string can match: it starts with none of `~ . + -`, a digit, n N t T f F */
-const SURELY_STRING = /^[^~.+\-0-9nNtTfF]/;
+/** a plain scalar that starts otherwise can only be a string, or one of WORDS */
+const NUMERIC_START = /^[~.+\-0-9]/;
+/** the null and boolean words of the core schema */
+const WORDS: ReadonlyMap<string, null | boolean> = new Map([
+  ["null", null], ["Null", null], ["NULL", null],
+  ["true", true], ["True", true], ["TRUE", true],
+  ["false", false], ["False", false], ["FALSE", false],
+]); // prettier-ignore
 
 const ESCAPES: Readonly<Record<string, string>> = {
   "\\": "\\",
@@ -113,7 +122,8 @@ class Reader {
   readonly #raw: string[];
   readonly #tokenBudget: number;
   #tokens = 1; // the lexer's mark of the stream's first document
-  readonly #positions: Positions = new WeakMap();
+  /** where keys and items start, while a document is read again for lineOf (only an error asks) */
+  #positions: Positions | undefined;
   /** the significant lines of the document being read, and the next one to read */
   #lines: Line[] = [];
   #at = 0;
@@ -157,30 +167,59 @@ class Reader {
   }
 
   #document(lines: Line[]): BlockDocument {
-    this.#lines = lines;
-    this.#at = 0;
     const first = lines[0];
     if (first === undefined) return { value: null, line: 0, lineOf: () => 0 };
     if (first.indent !== 0 || isItem(first.text)) refuse(); // only a mapping at the top is read here
     this.#count(1);
-    const value = this.#mapping(0, 1);
-    if (this.#at < lines.length) refuse(); // a line the mapping cannot hold
-    const positions = this.#positions;
+    // reading replaces the lines of `- key: value` items: lineOf reads the document again from these
+    const pristine = lines.slice();
+    const value = this.#read(lines);
+    let lineIn: ((path: readonly (string | number)[]) => number) | undefined;
     return {
       value,
       line: first.number,
       lineOf: (path) => {
-        let line = first.number;
-        let node: unknown = value;
-        for (const step of path) {
-          const at = typeof node === "object" && node !== null ? positions.get(node)?.get(step) : undefined;
-          if (at === undefined) break;
-          line = at;
-          node = (node as Record<string | number, unknown>)[step];
-        }
-        return line;
+        lineIn ??= this.#positionsOf(pristine, first.number);
+        return lineIn(path);
       },
     };
+  }
+
+  /** The document's top mapping; refuses a line the mapping cannot hold. */
+  #read(lines: Line[]): Record<string, unknown> {
+    this.#lines = lines;
+    this.#at = 0;
+    const value = this.#mapping(0, 1);
+    if (this.#at < lines.length) refuse();
+    return value;
+  }
+
+  /** The document read again, recording where each key and item starts: the line of a path in it. */
+  #positionsOf(lines: Line[], line: number): (path: readonly (string | number)[]) => number {
+    const positions: Positions = new WeakMap();
+    this.#positions = positions;
+    this.#tokens = 0; // read once within the budget already
+    const value = this.#read(lines);
+    this.#positions = undefined;
+    return (path) => {
+      let at = line;
+      let node: unknown = value;
+      for (const step of path) {
+        const next = typeof node === "object" && node !== null ? positions.get(node)?.get(step) : undefined;
+        if (next === undefined) break;
+        at = next;
+        node = (node as Record<string | number, unknown>)[step];
+      }
+      return at;
+    };
+  }
+
+  /** where the keys or items of this collection start, when a read records them */
+  #positionsIn(collection: object): Map<string | number, number> | undefined {
+    if (this.#positions === undefined) return undefined;
+    const positions = new Map<string | number, number>();
+    this.#positions.set(collection, positions);
+    return positions;
   }
 
   #count(tokens: number): void {
@@ -209,8 +248,7 @@ class Reader {
   #mapping(indent: number, depth: number): Record<string, unknown> {
     if (depth > MAX_MANIFEST_DEPTH) refuse();
     const map: Record<string, unknown> = {};
-    const positions = new Map<string | number, number>();
-    this.#positions.set(map, positions);
+    const positions = this.#positionsIn(map);
     for (
       let line = this.#lineAt(indent);
       line !== undefined && !isItem(line.text);
@@ -218,13 +256,14 @@ class Reader {
     ) {
       const entry = keyOf(line.text) ?? refuse();
       const key = this.#key(entry.key);
-      if (Object.hasOwn(map, key)) refuse(); // a key twice: the library's reader says where
-      positions.set(key, line.number);
+      const known = key in map;
+      if (known && Object.hasOwn(map, key)) refuse(); // a key twice: the library's reader says where
+      positions?.set(key, line.number);
       this.#count(2);
       this.#at++;
       const value = this.#value(entry.rest, indent, depth);
       // as the library sets it: a key the prototype has (`__proto__`, `constructor`) becomes an own property
-      if (key in map)
+      if (known)
         Object.defineProperty(map, key, { value, writable: true, enumerable: true, configurable: true });
       else map[key] = value;
     }
@@ -234,8 +273,7 @@ class Reader {
   #sequence(indent: number, depth: number): unknown[] {
     if (depth > MAX_MANIFEST_DEPTH) refuse();
     const items: unknown[] = [];
-    const positions = new Map<string | number, number>();
-    this.#positions.set(items, positions);
+    const positions = this.#positionsIn(items);
     for (
       let line = this.#lineAt(indent);
       line !== undefined && isItem(line.text);
@@ -247,12 +285,12 @@ class Reader {
       if (content === "" || content.startsWith("#")) {
         this.#at++;
         const next = this.#lines[this.#at];
-        positions.set(items.length, next !== undefined && next.indent > indent ? next.number : line.number);
+        positions?.set(items.length, next !== undefined && next.indent > indent ? next.number : line.number);
         items.push(next !== undefined && next.indent > indent ? this.#node(indent, depth + 1) : null);
         continue;
       }
       if (line.indicators + 1 > MAX_LINE_INDICATORS) refuse();
-      positions.set(items.length, line.number);
+      positions?.set(items.length, line.number);
       // `- key: value` or `- - x`: the rest of the line is a node indented where its text starts
       const column = indent + 1 + (rest.length - content.length);
       this.#lines[this.#at] = {
@@ -376,10 +414,11 @@ function trimEndSpaces(text: string): string {
 /** A plain scalar's value under the core schema; refuses what a plain scalar cannot be on one line. */
 function resolvePlain(text: string): unknown {
   if (text === "") return null;
-  if (INDICATOR_START.test(text) || (text[0] === "-" && (text.length === 1 || text[1] === " "))) refuse();
-  // `a: b` inside a value, or a trailing `:`: a mapping where a scalar was expected
-  if (text.includes(": ") || text.endsWith(":") || text.includes(" #")) refuse();
-  if (SURELY_STRING.test(text)) return text;
+  if (NOT_PLAIN.test(text)) refuse();
+  if (!NUMERIC_START.test(text)) {
+    const word = WORDS.get(text);
+    return word === undefined ? text : word;
+  }
   for (const tag of CORE_SCALARS) if (tag.test.test(text)) return tag.resolve(text);
   return text;
 }

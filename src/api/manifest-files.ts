@@ -125,21 +125,48 @@ export class ReadLedger {
  * The YAML documents of a text, as the parser will make them, without parsing it: a `---` line
  * starts one, as does content at the start or after a `...` line; a `...` line ends one, or is
  * an empty one of its own. A marker cannot occur inside a scalar (YAML forbids a line that
- * starts with one there).
+ * starts with one there). One pass that looks at the start of each line; only a line outside
+ * any document is read further.
  */
 export function countDocuments(text: string): number {
+  const lineEnd = lineEnds(text);
   let documents = 0;
   let open = false;
-  for (const [line] of text.matchAll(/^.*$/gm)) {
-    const marker = /^(---|\.\.\.)(\s|$)/.exec(line)?.[1];
+  for (let start = 0; start <= text.length;) {
+    const end = lineEnd(start);
+    const marker = markerAt(text, start, end);
     if (marker === "---" || (marker === "..." && !open)) documents++;
     if (marker !== undefined) open = marker === "---";
-    else if (!open && /^\s*[^#\s%]|^\s+%/.test(line)) {
+    else if (!open && DOCUMENT_CONTENT.test(text.slice(start, end))) {
       documents++;
       open = true;
     }
+    start = end + 1;
   }
   return documents;
+}
+
+/** a line that holds content: neither blank, nor a comment, nor a directive */
+const DOCUMENT_CONTENT = /^\s*[^#\s%]|^\s+%/;
+/** what ends a line for the parser */
+const LINE_BREAK = /[\n\r\u2028\u2029]/g;
+
+/** Where the line starting at an offset ends (the text's length for the last line). */
+function lineEnds(text: string): (start: number) => number {
+  const end = (at: number): number => (at === -1 ? text.length : at);
+  // LF alone, as tools write manifests: the native search
+  if (!/[\r\u2028\u2029]/.test(text)) return (start) => end(text.indexOf("\n", start));
+  return (start) => {
+    LINE_BREAK.lastIndex = start;
+    return end(LINE_BREAK.exec(text)?.index ?? -1);
+  };
+}
+
+/** The document marker (`---` or `...`, then white space or the line's end) the line starts with. */
+function markerAt(text: string, start: number, end: number): "---" | "..." | undefined {
+  const marker = text.startsWith("---", start) ? "---" : text.startsWith("...", start) ? "..." : undefined;
+  if (marker === undefined) return undefined;
+  return start + 3 === end || /\s/.test(text[start + 3] as string) ? marker : undefined;
 }
 
 const EXTENSIONS = new Set([".yaml", ".yml", ".json"]);

@@ -172,10 +172,10 @@ export class ResourceValidator {
     }
     for (const rule of validator.rules) {
       for (const at of instancesAt(value, rule.path)) {
-        const field = fieldOf(at.path);
-        if (failed(field)) continue;
+        if (issues.length > 0 && failed(fieldOf(at.path))) continue;
         const verdict = rule.counterpart.check(at.value);
         if (verdict === undefined) continue;
+        const field = fieldOf(at.path);
         const detail = verdict === true ? (rule.spec.message ?? `failed rule: ${rule.spec.rule}`) : verdict;
         const refusal = RULE_REFUSALS[rule.spec.reason ?? "FieldValueInvalid"] ?? invalidValue;
         issues.push({ field, path: at.path, message: refusal(at.value, detail) });
@@ -247,21 +247,35 @@ function stepsOf(schemaPath: string): readonly string[] {
 
 /** The values at a schema path (`spec.allowed[*]`) in an object, with their concrete paths. */
 function instancesAt(root: unknown, schemaPath: string): Instance[] {
-  let found: Instance[] = [{ path: [], value: root }];
-  for (const token of stepsOf(schemaPath)) {
-    const next: Instance[] = [];
-    for (const { path, value } of found) {
-      if (token === "[*]") {
-        if (Array.isArray(value)) value.forEach((item, i) => next.push({ path: [...path, i], value: item }));
-      } else if (typeof value === "object" && value !== null && !Array.isArray(value) && token in value) {
-        next.push({ path: [...path, token], value: (value as Record<string, unknown>)[token] });
-      }
-    }
-    found = next;
-  }
+  const found: Instance[] = [];
+  collectInstances(root, stepsOf(schemaPath), [], found);
   return found;
 }
 
+/**
+ * Follows the steps from `value` (reached by `path`), adding what is at their end to `found`. A
+ * path is copied only where a list forks it: most objects walk steps that end at nothing.
+ */
+function collectInstances(
+  value: unknown,
+  steps: readonly string[],
+  path: (string | number)[],
+  found: Instance[],
+): void {
+  let at = value;
+  // each step takes one element of the path: a key, or a list's index
+  for (let i = path.length; i < steps.length; i++) {
+    const token = steps[i] as string;
+    if (token === "[*]") {
+      if (Array.isArray(at)) at.forEach((item, n) => collectInstances(item, steps, [...path, n], found));
+      return;
+    }
+    if (typeof at !== "object" || at === null || Array.isArray(at) || !(token in at)) return;
+    path.push(token);
+    at = (at as Record<string, unknown>)[token];
+  }
+  found.push({ path, value: at });
+}
 function duplicatesIn(list: Instance, node: SchemaNode): FieldIssue[] {
   if (!Array.isArray(list.value)) return [];
   const keys = node["x-kubernetes-list-map-keys"];

@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { CST, Lexer, stringify } from "yaml";
 import { readBlockYaml } from "../../src/api/block-yaml.ts";
+import { countDocuments } from "../../src/api/manifest-files.ts";
 import { MANIFEST_LIMITS } from "../../src/api/manifest-limits.ts";
 import { readYamlDocuments, refusedBeforeParsing } from "../../src/api/yaml-guard.ts";
 
@@ -78,6 +79,7 @@ function checked(text: string): "read" | "left" {
   if ("problem" in library)
     throw new Error(`block read what the library refuses (${library.problem.detail}): ${where}`);
   expect(block.documents.length, `documents of ${where}`).toBe(library.documents.length);
+  expect(countDocuments(text), `documents the ledger counts in ${where}`).toBe(block.documents.length);
   block.documents.forEach((doc, i) => {
     const lib = library.documents[i]!;
     expect(lib.problem, `the library's problem with document ${i} of ${where}`).toBeUndefined();

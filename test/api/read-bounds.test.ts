@@ -71,6 +71,11 @@ describe("countDocuments", () => {
     { name: "DashesInAScalar", text: "a: |\n  ---\n  x\nb: ---x\n", documents: 1 },
     { name: "NotAMarker", text: "a: 1\n---x: 2\n", documents: 1 },
     { name: "IndentedFirstDocument", text: "  a: 1\n", documents: 1 },
+    { name: "MarkerThenTab", text: "a: 1\n---\tb: 2\n", documents: 2 },
+    { name: "MarkerAtTheEnd", text: "a: 1\n---", documents: 2 },
+    { name: "CarriageReturns", text: "a: 1\r---\r\nb: 2\r...\r# c\r...", documents: 3 },
+    { name: "UnicodeLineBreaks", text: "a: 1\u2028---\u2029b: 2\u2028...\u2028c: 3", documents: 3 },
+    { name: "MarkerSplitByACarriageReturn", text: "a: 1\n--\r-\n", documents: 1 },
   ];
   it.each(cases)("$name", ({ text, documents }) => {
     expect(countDocuments(text)).toBe(documents);
