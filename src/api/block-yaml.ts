@@ -118,8 +118,17 @@ export function readBlockYaml(
   }
 }
 
+/** Where a document's lines are in the text: lineOf reads them again. */
+interface DocumentRange {
+  /** offset of its first line, and that line's number */
+  from: number;
+  number: number;
+  /** offset where its last line ends */
+  to: number;
+}
+
 class Reader {
-  readonly #raw: string[];
+  readonly #text: string;
   readonly #tokenBudget: number;
   #tokens = 1; // the lexer's mark of the stream's first document
   /** where keys and items start, while a document is read again for lineOf (only an error asks) */
@@ -127,9 +136,11 @@ class Reader {
   /** the significant lines of the document being read, and the next one to read */
   #lines: Line[] = [];
   #at = 0;
+  /** plain keys and scalars as written → as resolved: manifests repeat most of theirs */
+  readonly #plain = new Map<string, unknown>();
 
   constructor(text: string, limits: ManifestLimits) {
-    this.#raw = text.split("\n");
+    this.#text = text;
     // the library's scan counts about as many tokens as this reader; half the cap leaves it the margin
     this.#tokenBudget = Math.floor(limits.maxTokens / 2);
   }
@@ -139,47 +150,55 @@ class Reader {
   }
 
   documents(): BlockDocument[] {
+    const text = this.#text;
     const docs: BlockDocument[] = [];
     let lines: Line[] = [];
     /** a document was begun: by `---`, or by content before any */
     let begun = false;
-    const finish = (): void => {
-      if (begun) docs.push(this.#document(lines));
+    let range = { from: 0, number: 1, to: 0 };
+    const finish = (to: number): void => {
+      if (begun) docs.push(this.#document(lines, { ...range, to }));
       lines = [];
     };
-    for (let i = 0; i < this.#raw.length; i++) {
-      const raw = this.#raw[i] as string;
-      if (raw.startsWith("---") && (raw.length === 3 || raw[3] === " ")) {
-        if (!/^--- *(#.*)?$/.test(raw)) refuse(); // content after `---` on its line
-        finish();
+    for (let start = 0, number = 1; start <= text.length; number++) {
+      const end = lineEnd(text, start);
+      const first = text.charCodeAt(start);
+      if (
+        first === MINUS &&
+        text.startsWith("---", start) &&
+        (end === start + 3 || text[start + 3] === " ")
+      ) {
+        if (!/^--- *(#.*)?$/.test(text.slice(start, end))) refuse(); // content after `---` on its line
+        finish(start);
         begun = true;
+        range = { from: end + 1, number: number + 1, to: 0 };
         this.#count(1);
-        continue;
+      } else {
+        if (first === PERCENT || (first === DOT && text.startsWith("...", start))) refuse(); // directives, document end
+        const line = significant(text, start, end, number);
+        if (line !== undefined) {
+          lines.push(line);
+          begun = true;
+        }
       }
-      if (raw.startsWith("...") || raw.startsWith("%")) refuse(); // document end, directives
-      const line = significant(raw, i + 1);
-      if (line === undefined) continue;
-      lines.push(line);
-      begun = true;
+      start = end + 1;
     }
-    finish();
+    finish(text.length);
     return docs;
   }
 
-  #document(lines: Line[]): BlockDocument {
+  #document(lines: Line[], range: DocumentRange): BlockDocument {
     const first = lines[0];
     if (first === undefined) return { value: null, line: 0, lineOf: () => 0 };
     if (first.indent !== 0 || isItem(first.text)) refuse(); // only a mapping at the top is read here
     this.#count(1);
-    // reading replaces the lines of `- key: value` items: lineOf reads the document again from these
-    const pristine = lines.slice();
     const value = this.#read(lines);
     let lineIn: ((path: readonly (string | number)[]) => number) | undefined;
     return {
       value,
       line: first.number,
       lineOf: (path) => {
-        lineIn ??= this.#positionsOf(pristine, first.number);
+        lineIn ??= this.#positionsOf(range, first.number);
         return lineIn(path);
       },
     };
@@ -195,7 +214,15 @@ class Reader {
   }
 
   /** The document read again, recording where each key and item starts: the line of a path in it. */
-  #positionsOf(lines: Line[], line: number): (path: readonly (string | number)[]) => number {
+  #positionsOf(range: DocumentRange, line: number): (path: readonly (string | number)[]) => number {
+    const text = this.#text;
+    const lines: Line[] = [];
+    for (let start = range.from, number = range.number; start < range.to; number++) {
+      const end = lineEnd(text, start);
+      const significantLine = significant(text, start, end, number);
+      if (significantLine !== undefined) lines.push(significantLine);
+      start = end + 1;
+    }
     const positions: Positions = new WeakMap();
     this.#positions = positions;
     this.#tokens = 0; // read once within the budget already
@@ -340,7 +367,15 @@ class Reader {
       this.#count(1); // the lexer counts the opening and the closing bracket
       return plain === "{}" ? {} : [];
     }
-    return resolvePlain(plain);
+    return this.#resolvePlain(plain);
+  }
+
+  /** resolvePlain, once per text: a value that is not there was refused, or not met yet */
+  #resolvePlain(text: string): unknown {
+    if (this.#plain.has(text)) return this.#plain.get(text);
+    const value = resolvePlain(text);
+    this.#plain.set(text, value);
+    return value;
   }
 
   /** a key as the library's toJS makes it a property name */
@@ -352,18 +387,31 @@ class Reader {
       if (quoted.end !== text.length) refuse();
       return quoted.value;
     }
-    const value = resolvePlain(text);
+    const value = this.#resolvePlain(text);
     return value === null ? "" : String(value);
   }
 }
 
-/** A line with content, or undefined for a blank or comment line; refuses a line indented with anything but spaces. */
-function significant(raw: string, number: number): Line | undefined {
-  let indent = 0;
-  while (raw.charCodeAt(indent) === 32) indent++;
-  const text = trimEndSpaces(raw.slice(indent));
-  if (text === "" || text.startsWith("#")) return undefined;
-  return { indent, text, number, indicators: 0 };
+const SPACE = 32;
+const MINUS = 45;
+const DOT = 46;
+const PERCENT = 37;
+const HASH = 35;
+
+/** Where the line that starts at `start` ends: its LF, or the end of the text. */
+function lineEnd(text: string, start: number): number {
+  const end = text.indexOf("\n", start);
+  return end === -1 ? text.length : end;
+}
+
+/** The line text[start, end) if it has content: undefined for a blank or comment line. */
+function significant(text: string, start: number, end: number, number: number): Line | undefined {
+  let from = start;
+  while (from < end && text.charCodeAt(from) === SPACE) from++;
+  let to = end;
+  while (to > from && text.charCodeAt(to - 1) === SPACE) to--;
+  if (from === to || text.charCodeAt(from) === HASH) return undefined;
+  return { indent: from - start, text: text.slice(from, to), number, indicators: 0 };
 }
 
 function isItem(text: string): boolean {
