@@ -8,13 +8,17 @@
  * Node's compile cache is on: V8's code for the modules a command loads is kept on disk (under
  * os.tmpdir(), or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a later run
  * of the same build compiles none of them again (a third of `apply`'s start-up). Where the
- * directory cannot be written, Node goes on without it.
+ * directory cannot be written, Node goes on without it. Our modules find each other without
+ * Node's file-system checks (own-modules.ts).
  */
 import { nodeTooOld } from "./node-version.ts";
 
 const tooOld = nodeTooOld(process.versions.node);
 if (tooOld === undefined) {
-  (await import("node:module")).enableCompileCache();
+  const { enableCompileCache, registerHooks } = await import("node:module");
+  enableCompileCache();
+  const { ownModuleResolver } = await import("./own-modules.ts");
+  registerHooks({ resolve: ownModuleResolver(new URL("../", import.meta.url).href) });
   await import("./program.ts");
 } else {
   process.stderr.write(`${tooOld}\n`);
