@@ -95,9 +95,12 @@ export class ReadLedger {
     return this.#over(bytes, this.#documents);
   }
 
-  /** Records what a file's text holds; why the read must stop, when that takes the total over a bound. */
-  charge(file: string, text: string): string | undefined {
-    this.#set(file, { bytes: Buffer.byteLength(text), documents: countDocuments(text) });
+  /**
+   * Records what a file's text holds (its documents counted here unless the caller read them
+   * already); why the read must stop, when that takes the total over a bound.
+   */
+  charge(file: string, text: string, documents = countDocuments(text)): string | undefined {
+    this.#set(file, { bytes: Buffer.byteLength(text), documents });
     return this.#over(this.#bytes, this.#documents);
   }
 

@@ -204,7 +204,8 @@ const noDocuments = (): DocumentResults => ({ objects: [], secrets: [], skipped:
 function loadBlockYaml(text: string, context: FileContext): FileLoad | undefined {
   const read = readBlockYaml(text, context.limits);
   if (read === undefined) return undefined;
-  const overBound = context.ledger.charge(context.file, text);
+  // the reader's documents are the ones countDocuments counts (test/api/block-yaml.test.ts)
+  const overBound = context.ledger.charge(context.file, text, read.documents.length);
   if (overBound !== undefined) return { overBound };
   const documents = noDocuments();
   // the names this file defines, kept only with the file: checked against the earlier files' too
