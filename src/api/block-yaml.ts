@@ -136,8 +136,9 @@ class Reader {
   /** the significant lines of the document being read, and the next one to read */
   #lines: Line[] = [];
   #at = 0;
-  /** plain keys and scalars as written → as resolved: manifests repeat most of theirs */
+  /** plain scalars and mapping entries' lines as written → as read: manifests repeat most of theirs */
   readonly #plain = new Map<string, unknown>();
+  readonly #entries = new Map<string, { key: string; rest: string }>();
 
   constructor(text: string, limits: ManifestLimits) {
     this.#text = text;
@@ -281,8 +282,8 @@ class Reader {
       line !== undefined && !isItem(line.text);
       line = this.#lineAt(indent)
     ) {
-      const entry = keyOf(line.text) ?? refuse();
-      const key = this.#key(entry.key);
+      const entry = this.#entry(line.text);
+      const key = entry.key;
       const known = key in map;
       if (known && Object.hasOwn(map, key)) refuse(); // a key twice: the library's reader says where
       positions?.set(key, line.number);
@@ -372,10 +373,23 @@ class Reader {
 
   /** resolvePlain, once per text: a value that is not there was refused, or not met yet */
   #resolvePlain(text: string): unknown {
-    if (this.#plain.has(text)) return this.#plain.get(text);
-    const value = resolvePlain(text);
-    this.#plain.set(text, value);
+    let value = this.#plain.get(text); // never undefined once resolved
+    if (value === undefined) {
+      value = resolvePlain(text);
+      this.#plain.set(text, value);
+    }
     return value;
+  }
+
+  /** A mapping entry's line: its key as a property name and the rest of the line, once per text. */
+  #entry(text: string): { key: string; rest: string } {
+    let entry = this.#entries.get(text);
+    if (entry === undefined) {
+      const written = keyOf(text) ?? refuse();
+      entry = { key: this.#key(written.key), rest: written.rest };
+      this.#entries.set(text, entry);
+    }
+    return entry;
   }
 
   /** a key as the library's toJS makes it a property name */
