@@ -153,8 +153,17 @@ export class FakeClock implements Clock {
   }
 }
 
+/** The second formatted last: a pass formats its `now` several times, and a CLI pass runs thousands within a second. */
+let lastFormatted: { second: number; text: string } | undefined;
+
 /** RFC 3339 with whole seconds, as metav1.Time stores it (so a write read back compares equal). */
 export function formatTime(time: Date | number): string {
+  const ms = typeof time === "number" ? time : time.getTime();
+  const second = Math.floor(ms / 1000);
+  // NaN never equals: an invalid time still throws below
+  if (lastFormatted?.second === second) return lastFormatted.text;
   // toISOString always ends in `.sssZ`
-  return `${new Date(time).toISOString().slice(0, -5)}Z`;
+  const text = `${new Date(ms).toISOString().slice(0, -5)}Z`;
+  lastFormatted = { second, text };
+  return text;
 }

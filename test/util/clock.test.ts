@@ -94,4 +94,15 @@ describe("formatTime", () => {
   ])("$reason", ({ time, want }) => {
     expect(formatTime(time)).toBe(want);
   });
+
+  it("formats each time by its own second, one after another (the last second is kept)", () => {
+    const second = Date.UTC(2026, 10, 26, 16, 1, 9);
+    expect(formatTime(second + 1)).toBe("2026-11-26T16:01:09Z");
+    expect(formatTime(new Date(second + 998))).toBe("2026-11-26T16:01:09Z");
+    expect(formatTime(second + 1000)).toBe("2026-11-26T16:01:10Z");
+    expect(formatTime(second - 1)).toBe("2026-11-26T16:01:08Z");
+    expect(formatTime(-1)).toBe("1969-12-31T23:59:59Z");
+    expect(() => formatTime(NaN)).toThrow(RangeError);
+    expect(() => formatTime(NaN)).toThrow(RangeError);
+  });
 });
