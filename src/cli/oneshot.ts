@@ -173,9 +173,11 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
   const dependents = sorted.filter((l) => l.object.kind !== "NSXManager");
   const limit = concurrencyLimit(managers.map((l) => l.object as NSXManager));
   try {
-    const pass = (items: LoadedObject[]) =>
-      mapBounded(items, limit, (item) => reconcileOne(reconcile, store, item, o.signal));
-    const objects = [...(await pass(managers)), ...(await pass(dependents))];
+    // a manager's status tells its dependents whether it authenticated: they make no calls if not;
+    // no object reads a dependent's status, which the pass never writes back
+    const pass = (items: LoadedObject[], keep: MemoryStore | undefined) =>
+      mapBounded(items, limit, (item) => reconcileOne(reconcile, item, { keep, signal: o.signal }));
+    const objects = [...(await pass(managers, store)), ...(await pass(dependents, undefined))];
     const { fullRead } = o;
     return {
       type: "ran",
@@ -192,15 +194,15 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
   }
 }
 
+/** One object's pass; `keep`: the store its new status goes to, for the objects after it to read. */
 async function reconcileOne(
   reconcile: Reconcile,
-  store: MemoryStore,
   item: LoadedObject,
-  signal: AbortSignal | undefined,
+  { keep, signal }: { keep: MemoryStore | undefined; signal: AbortSignal | undefined },
 ): Promise<ObjectOutcome> {
   const report = await reconcile(refOf(item.object), signal === undefined ? {} : { signal });
-  // a manager's status tells its dependents whether it authenticated: they make no calls if not
-  if (report.status !== undefined) store.put({ ...item.object, status: report.status } as NsxvObject);
+  if (keep !== undefined && report.status !== undefined)
+    keep.put({ ...item.object, status: report.status } as NsxvObject);
   return { object: item.object, source: item.source, report };
 }
 
