@@ -75,6 +75,11 @@ export class RequestLimiter {
    */
   acquire(signal?: AbortSignal): Promise<Release> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    // nobody waits, and a slot and a token are free: granted now, with no place in line to keep
+    if (this.#queue.length === 0 && this.#active < this.#maxConcurrent && this.#bucket.tryTake()) {
+      this.#active += 1;
+      return Promise.resolve(this.#releaseOnce());
+    }
     return new Promise<Release>((resolve, reject) => {
       const onAbort = (): void => {
         this.#queue = this.#queue.filter((w) => w !== waiter);

@@ -117,6 +117,27 @@ describe("RequestLimiter", () => {
     expect(t.granted).toEqual(["a", "c"]);
   });
 
+  it("grants at once while nobody waits; a signal that aborts after the grant takes nothing back", async () => {
+    const t = setup({ maxConcurrentRequests: 2, requestsPerSecond: 1, burst: 2 });
+    const controller = new AbortController();
+    t.request("a", controller.signal);
+    t.request("b");
+    t.request("c");
+    await flush();
+    expect(t.granted).toEqual(["a", "b"]);
+    controller.abort(new Error("too late"));
+    await flush();
+    expect(t.outcomes.size).toBe(0);
+    expect([t.limiter.active, t.limiter.waiting]).toEqual([2, 1]);
+    t.releases.get("a")?.();
+    // the slot is free, the token not yet: c keeps its place, a newcomer waits behind it
+    t.request("d");
+    await t.clock.advance(1_000);
+    await flush();
+    expect(t.granted).toEqual(["a", "b", "c"]);
+    expect([t.limiter.active, t.limiter.waiting]).toEqual([2, 1]);
+  });
+
   it("rejects at once when the signal is already aborted, taking no slot", async () => {
     const t = setup({ maxConcurrentRequests: 1, requestsPerSecond: 1000, burst: 1000 });
     t.request("a", AbortSignal.abort(new Error("already")));
