@@ -454,16 +454,12 @@ export class ManagerClient implements ManagerApi {
     const startMs = clock.now();
     let outcome: AttemptOutcome | undefined;
     try {
-      const headers: Record<string, string> = { accept: "application/xml", authorization };
-      if (call.body !== undefined) headers["content-type"] = "application/xml";
-      outcome = await this.#transport.send({
-        method: call.method,
-        path: call.path,
-        headers,
-        ...(call.body !== undefined ? { body: call.body } : {}),
-        ...(call.signal !== undefined ? { signal: call.signal } : {}),
-        ...(call.responseLimit !== undefined ? { responseLimit: call.responseLimit } : {}),
-      });
+      const { method, path, body, signal, responseLimit } = call;
+      const headers: Record<string, string> =
+        body === undefined
+          ? { accept: "application/xml", authorization }
+          : { accept: "application/xml", authorization, "content-type": "application/xml" };
+      outcome = await this.#transport.send({ method, path, headers, body, signal, responseLimit });
     } finally {
       release();
       const verdict = outcome === undefined ? undefined : attemptVerdict(call, outcome, call.signal);

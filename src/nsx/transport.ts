@@ -44,13 +44,13 @@ export interface HttpRequest {
   method: HttpMethod;
   path: string;
   headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
+  body?: string | undefined;
+  signal?: AbortSignal | undefined;
   /**
    * a tighter bound on this answer's body than the transport's maxResponseBytes (what is left of
    * a budget), and what a refusal at it says the bound is
    */
-  responseLimit?: { bytes: number; what: string };
+  responseLimit?: { bytes: number; what: string } | undefined;
 }
 
 export interface HttpResponse {
