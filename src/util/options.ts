@@ -13,7 +13,10 @@ export type WithDefaults<D extends object, O extends object> = Omit<O, keyof D> 
 /** A copy without the keys whose value is undefined, so that objects compare and print cleanly. */
 export function omitUndefined<T extends object>(value: T): T {
   const copy: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
+  const source = value as Record<string, unknown>;
+  // keys, not entries: no pair array per key (every pass builds its status through here)
+  for (const key of Object.keys(source)) {
+    const v = source[key];
     if (v === undefined) continue;
     // an own "__proto__" key (parsed JSON may have one) stays a key: assigned, it would set the prototype
     if (key === "__proto__")
