@@ -352,7 +352,7 @@ export class ManagerClient implements ManagerApi {
     });
   }
 
-  /** Closes the connection pool, letting requests in flight finish; later calls fail. */
+  /** Closes the connections, letting requests in flight finish; later calls fail. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#transport.close();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { EdgeDocument } from "../../src/nsx/edge-document.ts";
 import { NsxApiError, NsxResponseError, NsxTransportError } from "../../src/nsx/errors.ts";
-import { backoffDelayMs, parseRetryAfterMs } from "../../src/nsx/transport.ts";
+import { backoffDelayMs, HttpTransport, parseRetryAfterMs } from "../../src/nsx/transport.ts";
+import { realClock } from "../../src/util/clock.ts";
 import { clientHarness } from "./client-harness.ts";
 import { closedPort, EDGE_XML, reply, TEST_CA, type TestServer } from "./test-server.ts";
 
@@ -266,6 +267,43 @@ describe("limits per manager", () => {
     expect(server.inFlight.max).toBe(2);
   });
 
+  it("opens at most maxConcurrentRequests connections and keeps reusing them", async () => {
+    const server = await serve((_r, res) => setTimeout(() => reply(res, 200, POOLS), 10));
+    const { c } = client(server.url, { maxConcurrentRequests: 2, requestsPerSecond: 1_000 });
+    await Promise.all(Array.from({ length: 8 }, () => c.listPools("globalroot-0")));
+    for (let i = 0; i < 3; i++) await c.listPools("globalroot-0");
+    expect(server.requests).toHaveLength(11);
+    expect(server.connections()).toBe(2);
+  });
+
+  it("queues attempts beyond its connections on the transport itself, one at a time per socket", async () => {
+    const server = await serve((_r, res) => setTimeout(() => reply(res, 200, POOLS), 10));
+    const transport = new HttpTransport({
+      origin: server.url,
+      insecureSkipVerify: false,
+      connections: 2,
+      requestTimeoutMs: 5_000,
+      connectTimeoutMs: 5_000,
+      maxResponseBytes: 1_000,
+      clock: realClock,
+      redact: (text) => text,
+    });
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => transport.send({ method: "GET", path: `/${i}`, headers: {} })),
+    );
+    expect(outcomes.map((o) => (o.kind === "response" ? o.status : o.error.message))).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
+    expect(server.requests.map((r) => r.url).sort()).toEqual(["/0", "/1", "/2", "/3", "/4"]);
+    expect([server.connections(), server.inFlight.max]).toEqual([2, 2]);
+    await transport.close();
+    const late = await transport.send({ method: "GET", path: "/late", headers: {} });
+    expect(late.kind === "failure" && late.error instanceof NsxTransportError && late.error.notSent).toBe(
+      true,
+    );
+    expect(server.requests).toHaveLength(5);
+  });
+
   it("spaces requests by the rate once the burst is spent, retries included", async () => {
     let n = 0;
     const server = await serve((_r, res) => (++n === 1 ? reply(res, 503) : reply(res, 200, POOLS)));
@@ -306,6 +344,15 @@ describe("TLS", () => {
     );
     expect((error as Error).message).not.toMatch(/SSL routines|set ca/);
     expect(events, "not worth repeating").toHaveLength(1);
+  });
+
+  it("resumes the TLS session of its first connection on the others", async () => {
+    const server = await serve((_r, res) => setTimeout(() => reply(res, 200, POOLS), 20), { tls: true });
+    const { c } = client(server.url, { ca: TEST_CA, maxConcurrentRequests: 3 });
+    await c.listPools("globalroot-0");
+    await Promise.all(Array.from({ length: 3 }, () => c.listPools("globalroot-0")));
+    expect(server.connections()).toBe(3);
+    expect(server.resumedSessions()).toBe(2);
   });
 
   it("skips verification only when insecureSkipVerify is set", async () => {

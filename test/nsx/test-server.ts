@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 
 export interface RecordedRequest {
   method: string;
@@ -25,6 +26,8 @@ export interface TestServer {
   inFlight: { now: number; max: number };
   /** TCP connections accepted so far */
   connections(): number;
+  /** TLS connections that resumed an earlier session rather than a full handshake (0 over plain HTTP) */
+  resumedSessions(): number;
   close(): Promise<void>;
 }
 
@@ -64,7 +67,9 @@ export async function startServer(
     server.listen(options.port ?? 0, "127.0.0.1", resolve);
   });
   let connections = 0;
+  let resumed = 0;
   server.on("connection", () => connections++);
+  server.on("secureConnection", (socket: TLSSocket) => void (resumed += socket.isSessionReused() ? 1 : 0));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`,
@@ -72,6 +77,7 @@ export async function startServer(
     requests,
     inFlight,
     connections: () => connections,
+    resumedSessions: () => resumed,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
