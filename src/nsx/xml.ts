@@ -94,6 +94,22 @@ const INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
  */
 // eslint-disable-next-line no-control-regex -- the control characters XML refuses are what it looks for
 const MAYBE_INVALID_CHAR = /[\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/;
+/** spans up to this long are checked for MAYBE_INVALID_CHAR by a loop: a slice and a regex cost more */
+const SHORT_SPAN = 32;
+/**
+ * A quiet run: the common content of an element nobody hears (text, the five entities, and leaf
+ * elements with an ASCII name and no attribute), read by one regex call instead of a call per
+ * token. Every character it takes is one the general path accepts the same way: no character
+ * MAYBE_INVALID_CHAR names (a surrogate pair, allowed, is left to the general path), no `&` but
+ * the five entities, no `]]>`, an end tag that names its start tag. It stops before anything else
+ * (a character reference, a comment, an element with children or attributes, a mismatch), where
+ * the general path goes on with its own checks and words. The repeats are bounded so that the
+ * regex engine's backtrack stack stays small on a document of megabytes.
+ */
+const RUN_CHAR = "[^<&\\]\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\uD800-\\uDFFF\\uFFFE\\uFFFF]";
+const RUN_TEXT = `${RUN_CHAR}*(?:(?:&(?:amp|lt|gt|quot|apos);|\\](?!\\]>))${RUN_CHAR}*){0,256}`;
+const RUN_LEAF = `<([A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${RUN_TEXT}</\\1${S}*>)`;
+const QUIET_RUN = new RegExp(`${RUN_TEXT}(?:${RUN_LEAF}${RUN_TEXT}){0,256}`, "y");
 /** an `&` that starts none of the five entities or a character reference */
 const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 const CHARACTER_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
@@ -116,6 +132,15 @@ const ASCII_NAME = Uint8Array.from({ length: 128 }, (_, c) => {
   const char = start || (c >= 48 && c <= 57) || c === 45 || c === 46;
   return (start ? NAME_START_BIT : 0) | (char ? NAME_CHAR_BIT : 0);
 });
+
+/** whether text[from, to) has a character MAYBE_INVALID_CHAR names */
+function hasSuspectChar(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 ? c !== 9 && c !== 10 && c !== 13 : c >= 0xd800 && (c < 0xe000 || c >= 0xfffe)) return true;
+  }
+  return false;
+}
 
 function indexOrEnd(text: string, search: string, from: number): number {
   const at = text.indexOf(search, from);
@@ -227,6 +252,8 @@ class Tokenizer {
   /** positions of the next `]]>` and `&` at or after the last text checked (text.length: none) */
   #nextCdataEnd = -1;
   #nextAmpersand = -1;
+  /** the length of the name of the tag #plainTag last read */
+  #plainNameLength = 0;
 
   constructor(text: string, what: string, options: ParseOptions = {}) {
     this.#text = text;
@@ -237,11 +264,6 @@ class Tokenizer {
 
   run(): XmlDocument | undefined {
     const text = this.#text;
-    // the u-flag check only for text with a character that may be invalid: it is slow on long text
-    const bad = MAYBE_INVALID_CHAR.test(text) ? INVALID_CHAR.exec(text) : null;
-    if (bad) {
-      this.#fail(bad.index, `character U+${bad[0].codePointAt(0)?.toString(16).toUpperCase()} not allowed`);
-    }
     if (text.startsWith("\uFEFF")) this.#leaf("text", 1);
     if (text.startsWith("<?xml", this.#pos)) this.#declaration();
     this.#tokens();
@@ -318,6 +340,7 @@ class Tokenizer {
       if (this.#nextCdataEnd < end) this.#fail(this.#nextCdataEnd, "']]>' in text");
       if (this.#nextAmpersand < pos) this.#nextAmpersand = indexOrEnd(this.#text, "&", pos);
       if (this.#nextAmpersand < end) this.#checkReferences(this.#text.slice(pos, end), pos);
+      this.#checkChars(pos, end);
       if (this.#quietAt === -1) this.#sink?.text(this.#text, pos, end, false);
     }
     if (this.#unkeptStarts.length > 0) {
@@ -325,6 +348,25 @@ class Tokenizer {
       return;
     }
     this.#leaf("text", end);
+  }
+
+  /**
+   * Refuses a character XML 1.0 cannot carry in text[from, to). Every span of the document passes
+   * here but what NAME, ASCII_NAME, QUIET_RUN or the declaration's regex read, which take none:
+   * each character is looked at once, in the pass that reads it.
+   */
+  #checkChars(from: number, to: number): void {
+    const text = this.#text;
+    const suspect =
+      to - from <= SHORT_SPAN
+        ? hasSuspectChar(text, from, to)
+        : MAYBE_INVALID_CHAR.test(text.slice(from, to));
+    // the u-flag regex decides (a surrogate pair is allowed): it is slow on long text
+    const bad = suspect ? INVALID_CHAR.exec(text.slice(from, to)) : null;
+    if (bad) {
+      const codePoint = bad[0].codePointAt(0)?.toString(16).toUpperCase();
+      this.#fail(from + bad.index, `character U+${codePoint} not allowed`);
+    }
   }
 
   /** only the predefined entities and character references: without a DTD nothing else is defined */
@@ -371,6 +413,7 @@ class Tokenizer {
     if (text.slice(pos + 4, end).includes("--") || (end > pos + 4 && text.charAt(end - 1) === "-")) {
       this.#fail(pos, "'--' inside a comment");
     }
+    this.#checkChars(pos + 4, end);
     this.#leaf("comment", end + 3);
   }
 
@@ -379,6 +422,7 @@ class Tokenizer {
     if (this.#depth === 0) this.#fail(pos, "CDATA section outside the root element");
     const end = this.#text.indexOf("]]>", pos + 9);
     if (end === -1) this.#fail(pos, "unterminated CDATA section");
+    this.#checkChars(pos + 9, end);
     this.#leaf("cdata", end + 3);
   }
 
@@ -391,29 +435,46 @@ class Tokenizer {
     }
     const end = this.#text.indexOf("?>", this.#pos + 2 + m[1].length);
     if (end === -1) this.#fail(this.#pos, "unterminated processing instruction");
+    this.#checkChars(this.#pos + 2 + m[1].length, end);
     this.#leaf("pi", end + 2);
   }
 
+  /** a start tag at #pos: a plain one (#plainTag) read without a regex, any other by START_TAG */
   #startTag(): void {
-    START_TAG.lastIndex = this.#pos;
-    const m = START_TAG.exec(this.#text);
-    if (!m?.[1]) this.#fail(this.#pos, "malformed start tag");
-    const depth = this.#depth;
-    this.#opening(depth);
-    const selfClosing = m[3] === "/";
-    if (depth > this.#keepDepth) {
-      this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length);
+    const pos = this.#pos;
+    let end = this.#plainTag(pos);
+    let nameLength = this.#plainNameLength;
+    let attributes = "";
+    if (end === -1) {
+      START_TAG.lastIndex = pos;
+      const m = START_TAG.exec(this.#text);
+      if (!m?.[1]) this.#fail(pos, "malformed start tag");
+      end = pos + m[0].length;
+      nameLength = m[1].length;
+      attributes = m[2] ?? "";
+    }
+    this.#opening(this.#depth);
+    this.#openElement(nameLength, attributes, end);
+  }
+
+  /** the start tag text[#pos, end), well-formed, its name `nameLength` long and its attributes as written: opened, kept or not */
+  #openElement(nameLength: number, rawAttributes: string, end: number): void {
+    const text = this.#text;
+    const pos = this.#pos;
+    const selfClosing = text.charCodeAt(end - 2) === SLASH;
+    if (this.#depth > this.#keepDepth) {
+      this.#attributes(rawAttributes, pos + 1 + nameLength);
       const parent = this.#stack.at(-1);
       if (parent && this.#unkeptStarts.length === 0) parent.partial = true;
-      this.#openUnkept(this.#pos + 1, m[1].length, selfClosing);
-      this.#pos += m[0].length;
+      this.#openUnkept(pos + 1, nameLength, selfClosing);
+      this.#pos = end;
       return;
     }
     const element: XmlElement = {
       kind: "element",
-      name: m[1],
-      startTag: m[0],
-      attributes: this.#attributes(m[2] ?? "", this.#pos + 1 + m[1].length),
+      name: text.slice(pos + 1, pos + 1 + nameLength),
+      startTag: text.slice(pos, end),
+      attributes: this.#attributes(rawAttributes, pos + 1 + nameLength),
       selfClosing,
       children: [],
       endTag: "",
@@ -421,8 +482,8 @@ class Tokenizer {
     const parent = this.#stack.at(-1);
     if (parent) parent.children.push(element);
     else this.#root = element;
-    this.#heardStart(this.#pos + 1, m[1].length, selfClosing);
-    this.#pos += m[0].length;
+    this.#heardStart(pos + 1, nameLength, selfClosing);
+    this.#pos = end;
     if (!selfClosing) {
       this.#stack.push(element);
       this.#contentStarts.push(this.#pos);
@@ -441,10 +502,15 @@ class Tokenizer {
   #unkeptContent(): void {
     const text = this.#text;
     while (this.#unkeptStarts.length > 0) {
+      if (this.#quietRunMayStart()) {
+        QUIET_RUN.lastIndex = this.#pos;
+        QUIET_RUN.test(text);
+        this.#pos = QUIET_RUN.lastIndex;
+      }
       const pos = this.#pos;
       const lt = this.#nextMarkup(pos);
       if (lt === -1) return;
-      if (lt > pos) this.#unkeptText(lt);
+      if (lt > pos) this.#characterData(lt);
       const next = text.charCodeAt(lt + 1) === SLASH ? this.#closeUnkept() : this.#plainUnkeptTag(lt);
       if (next === -1) return;
       this.#pos = next;
@@ -452,34 +518,47 @@ class Tokenizer {
   }
 
   /**
-   * Text up to `end` inside an element not kept: only looked at when it holds an `&` or a `]]>`
-   * (the positions #characterData keeps) or a sink listens
+   * Where no sink listens, elements are read by the regex engine, many in one call (QUIET_RUN):
+   * from a start tag on. Before an end tag a call would read nothing, and the text of a leaf
+   * costs less read here than a call.
    */
-  #unkeptText(end: number): void {
-    const listening = this.#sink !== undefined && this.#quietAt === -1;
-    if (listening || this.#nextCdataEnd < end || this.#nextAmpersand < end) this.#characterData(end);
-    else this.#pos = end;
+  #quietRunMayStart(): boolean {
+    const text = this.#text;
+    const pos = this.#pos;
+    return (
+      (this.#sink === undefined || this.#quietAt !== -1) &&
+      this.#depth < MAX_XML_DEPTH &&
+      text.charCodeAt(pos) === LT &&
+      text.charCodeAt(pos + 1) !== SLASH
+    );
   }
 
   /**
-   * The start tag at `lt` inside an element not kept, when it is the common kind (an ASCII name,
-   * no attribute, nesting within bounds), read without a regex: opened, and where it ends is
-   * returned; -1 leaves it to the general path.
+   * The start tag at `lt` inside an element not kept, when it is plain (#plainTag) and nesting is
+   * within bounds: opened, and where it ends is returned; -1 leaves it to the general path.
    */
   #plainUnkeptTag(lt: number): number {
+    const end = this.#plainTag(lt);
+    if (end === -1 || this.#depth >= MAX_XML_DEPTH) return -1;
+    this.#openUnkept(lt + 1, this.#plainNameLength, this.#text.charCodeAt(end - 2) === SLASH);
+    return end;
+  }
+
+  /**
+   * Where the start tag at `lt` ends (after its `>`) when it is the common kind, read without a
+   * regex: an ASCII name (its length then in #plainNameLength) and no attribute; -1 for any other.
+   */
+  #plainTag(lt: number): number {
     const text = this.#text;
     let i = lt + 1;
     let c = text.charCodeAt(i);
     if (c >= 128 || ((ASCII_NAME[c] as number) & NAME_START_BIT) === 0) return -1;
     do c = text.charCodeAt(++i);
     while (c < 128 && ((ASCII_NAME[c] as number) & NAME_CHAR_BIT) !== 0);
-    const nameLength = i - lt - 1;
+    this.#plainNameLength = i - lt - 1;
     i = this.#skipSpace(i);
-    const selfClosing = text.charCodeAt(i) === SLASH;
-    if (selfClosing) i++;
-    if (text.charCodeAt(i) !== GT || this.#depth >= MAX_XML_DEPTH) return -1;
-    this.#openUnkept(lt + 1, nameLength, selfClosing);
-    return i + 1;
+    if (text.charCodeAt(i) === SLASH) i++;
+    return text.charCodeAt(i) === GT ? i + 1 : -1;
   }
 
   /**
@@ -540,6 +619,7 @@ class Tokenizer {
 
   #attributes(raw: string, offset: number): readonly XmlAttribute[] {
     if (raw === "") return NO_ATTRIBUTES; // most elements: no allocation
+    this.#checkChars(offset, offset + raw.length);
     const attributes: XmlAttribute[] = [];
     const names = new Set<string>();
     ATTRIBUTES.lastIndex = 0;

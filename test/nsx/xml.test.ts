@@ -237,6 +237,18 @@ describe("hostile input stays linear", () => {
       accepted: true,
     },
     {
+      name: "QuietLeaves",
+      reason: "a run of leaves the regex engine reads, in bounded calls",
+      text: `<a><b>${"<c>x&amp;]</c>".repeat(300_000)}</b></a>`,
+      accepted: true,
+    },
+    {
+      name: "QuietLongText",
+      reason: "a long text before a wrong end tag, where the run gives up",
+      text: `<a><b><c>${"x".repeat(2_000_000)}</d></c></b></a>`,
+      accepted: false,
+    },
+    {
       name: "Deep",
       reason: "deep but allowed nesting",
       text: "<a>".repeat(250) + "</a>".repeat(250),
@@ -485,5 +497,115 @@ describe("a sink that says what does not concern it", () => {
     { reason: "an element left open", text: "<a><skip><b></skip></a>", message: /<\/skip> closes <b>/ },
   ])("still refuses what is inside it: $reason", ({ text, message }) => {
     expect(() => walkXml(text, "test body", recorder())).toThrow(message);
+  });
+});
+
+/**
+ * Every character is checked in the pass that reads it (no pass of its own over the document), and
+ * the content no sink hears is read by a regex of many tokens a call (QUIET_RUN): each reading
+ * must refuse, in the same words, what the whole tree refuses, wherever the fault sits.
+ */
+describe("each token and each reading checks its own characters", () => {
+  const quiet: XmlSink = { start: () => false, text: () => undefined, end: () => undefined };
+  function readings(text: string): Record<string, string> {
+    const outcome = (read: () => unknown): string => {
+      try {
+        read();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    };
+    return {
+      tree: outcome(() => parseXmlDocument(text, "test body")),
+      scan0: outcome(() => parseXmlDocument(text, "test body", { materializeDepth: 0 })),
+      scan1: outcome(() => parseXmlDocument(text, "test body", { materializeDepth: 1 })),
+      quietSink: outcome(() => walkXml(text, "test body", quiet)),
+      object: outcome(() => parseXmlObject(text, "test body")),
+    };
+  }
+
+  it.each([
+    { where: "a leaf's text", text: "<r><q><a>x\u0001</a></q></r>", message: /U\+1 not allowed/ },
+    { where: "text between leaves", text: "<r><q><a/>\u0008<b/></q></r>", message: /U\+8 not allowed/ },
+    { where: "a lone high surrogate", text: "<r><q><a>\uD800x</a></q></r>", message: /U\+D800 not allowed/ },
+    { where: "a lone low surrogate", text: "<r><q><a>\uDC00</a></q></r>", message: /U\+DC00 not allowed/ },
+    { where: "U+FFFE", text: "<r><q><a>\uFFFE</a></q></r>", message: /U\+FFFE not allowed/ },
+    { where: "U+FFFF", text: "<r><q><a>\uFFFF</a></q></r>", message: /U\+FFFF not allowed/ },
+    {
+      where: "a long text",
+      text: `<r><q><a>${"x".repeat(100)}\u001F</a></q></r>`,
+      message: /U\+1F not allowed/,
+    },
+    { where: "a comment", text: "<r><q><!-- \u0001 --></q></r>", message: /U\+1 not allowed/ },
+    { where: "a comment before the root", text: "<!-- \u0002 --><r/>", message: /U\+2 not allowed/ },
+    { where: "a CDATA section", text: "<r><q><![CDATA[\u0001]]></q></r>", message: /U\+1 not allowed/ },
+    { where: "a processing instruction", text: "<r><q><?pi \u0001?></q></r>", message: /U\+1 not allowed/ },
+    { where: "an attribute value", text: '<r><q><a b="\u0001"/></q></r>', message: /U\+1 not allowed/ },
+    { where: "the root's attribute", text: '<r b="\uFFFF"/>', message: /U\+FFFF not allowed/ },
+    { where: "a tag's name", text: "<r><q><a\u0001/></q></r>", message: /malformed start tag/ },
+    { where: "an end tag's name", text: "<r><q><a>x</a\u0001></q></r>", message: /malformed end tag/ },
+    {
+      where: "an undefined entity",
+      text: "<r><q><a>&nbsp;</a></q></r>",
+      message: /undefined entity reference &nbsp;/,
+    },
+    { where: "a bare ampersand", text: "<r><q><a>a & b</a></q></r>", message: /'&' that does not start/ },
+    {
+      where: "a character reference to U+0",
+      text: "<r><q><a>&#0;</a></q></r>",
+      message: /&#0; is not an XML/,
+    },
+    { where: "']]>' in a leaf", text: "<r><q><a>x]]>y</a></q></r>", message: /']]>' in text/ },
+    { where: "']]>' after ']'", text: "<r><q><a>]]]></a></q></r>", message: /']]>' in text/ },
+    { where: "an end tag naming a prefix", text: "<r><q><ab>x</a></q></r>", message: /<\/a> closes <ab>/ },
+    {
+      where: "an end tag naming an extension",
+      text: "<r><q><a>x</ab></q></r>",
+      message: /<\/ab> closes <a>/,
+    },
+    { where: "a leaf left open", text: "<r><q><a>x</q></r>", message: /<\/q> closes <a>/ },
+    {
+      where: "a leaf past the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH)}<b>x</b>${"</a>".repeat(MAX_XML_DEPTH)}`,
+      message: /deeper than/,
+    },
+    { where: "a DOCTYPE among leaves", text: "<r><q><a/><!DOCTYPE x></q></r>", message: /DOCTYPE/ },
+  ])("refuses a fault in $where in every reading, in the same words", ({ text, message }) => {
+    const read = readings(text);
+    expect(read.tree).toMatch(message);
+    expect(read).toEqual({
+      tree: read.tree,
+      scan0: read.tree,
+      scan1: read.tree,
+      quietSink: read.tree,
+      object: read.tree,
+    });
+  });
+
+  it.each([
+    { what: "a surrogate pair", text: "<r><q><a>\u{1F600}</a></q></r>" },
+    {
+      what: "the five entities and character references",
+      text: "<r><q><a>&amp;&lt;&gt;&quot;&apos;&#233;&#x1F600;</a></q></r>",
+    },
+    { what: "']' and ']]' and '>'", text: "<r><q><a>]x]]>y</a></q></r>".replace("]]>", "]] >") },
+    { what: "tab, line feed, carriage return", text: "<r><q>\t<a>\r\n</a>\n</q></r>" },
+    {
+      what: "names of every ASCII kind and white space in tags",
+      text: "<r><q><_a.b-c:1 ></_a.b-c:1\n><A/><z /></q></r>",
+    },
+    { what: "a name outside ASCII", text: "<r><q><é>x</é></q></r>" },
+    {
+      what: "leaves at the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 1)}<b>x</b>${"</a>".repeat(MAX_XML_DEPTH - 1)}`,
+    },
+    { what: "more leaves than one regex call reads", text: `<r><q>${"<a>x&amp;</a>".repeat(1000)}</q></r>` },
+    {
+      what: "more references in one text than one call reads",
+      text: `<r><q><a>${"&amp;".repeat(1000)}</a></q></r>`,
+    },
+  ])("accepts $what in every reading", ({ text }) => {
+    expect(Object.values(readings(text))).toEqual(Array(5).fill("accepted"));
   });
 });
