@@ -108,20 +108,37 @@ function childPath(parent: string, name: string): string {
   return parent === "" ? name : `${parent}/${name}`;
 }
 
+/** a child the shape looks at: its name and its path */
+interface WatchedChild {
+  name: string;
+  path: string;
+}
+
 /**
- * Per WATCHED path, the paths of its children that the shape looks at, by name: a rule's path is
- * looked up, not built (and hashed again) for every rule of an edge.
+ * Per WATCHED path, the children that the shape looks at (a few each): a rule's path is found by
+ * comparing its name where it is written, not built, sliced or hashed for every rule of an edge.
  */
-const WATCHED_CHILDREN: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
+const WATCHED_CHILDREN: ReadonlyMap<string, readonly WatchedChild[]> = new Map(
   [...WATCHED].map((parent) => [
     parent,
-    new Map(
-      [...WATCHED, ...COUNTED, ...TEXTS]
-        .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
-        .map((path) => [path.split("/").at(-1) ?? "", path]),
-    ),
+    [...new Set([...WATCHED, ...COUNTED, ...TEXTS])]
+      .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
+      .map((path) => ({ name: path.split("/").at(-1) ?? "", path })),
   ]),
 );
+
+/** the path of the child of `children` named text[start, start + length); undefined when none is */
+function watchedPath(
+  children: readonly WatchedChild[],
+  text: string,
+  start: number,
+  length: number,
+): string | undefined {
+  for (const child of children) {
+    if (child.name.length === length && text.startsWith(child.name, start)) return child.path;
+  }
+  return undefined;
+}
 
 /**
  * Hears the tokenizer and keeps what the shape needs: the paths of WATCHED elements' children,
@@ -164,15 +181,14 @@ export class ShapeReader implements XmlSink {
       this.#unnamedDepth++;
       return false;
     }
-    const name = text.slice(nameStart, nameStart + nameLength);
-    const known = children.get(name);
+    const known = watchedPath(children, text, nameStart, nameLength);
     if (known === undefined && depth > 1 && parent !== "features") {
       // neither listed nor on the way to what the shape keeps (those are all in `children`): a
       // vnic's label, mtu, ... get no path of their own
       this.#unnamedDepth++;
       return false;
     }
-    const path = known ?? childPath(parent, name);
+    const path = known ?? childPath(parent, text.slice(nameStart, nameStart + nameLength));
     paths.push(path);
     if (depth === 1) this.#childHoldsElements = false;
     this.#visit(path, depth === 1 || parent === "features");
