@@ -14,7 +14,9 @@ import {
   isXmlName,
   isXmlText,
   parseXmlDocument,
+  serializedXmlLength,
   serializeXml,
+  serializeXmlNode,
   textContent,
   type XmlAttribute,
   type XmlDocument,
@@ -88,7 +90,11 @@ export class EdgeDocument {
   #doc: XmlDocument;
   /** true while #doc is a scan */
   #partial: boolean;
-  /** the text read, while nothing was changed */
+  /**
+   * the document's text: as read, then with each field set spliced in (a write sends the text as
+   * read but for one field: three pieces to join, not the seventy of the tree); undefined once an
+   * element was inserted
+   */
   #text: string | undefined;
   /** the shape of the document as it is: heard by its parse, kept through a clone and a field's new text, else read when asked for */
   #shape: EdgeShape | undefined;
@@ -211,7 +217,14 @@ export class EdgeDocument {
       index === undefined ? undefined : root.children[index],
     );
     if (index !== undefined) {
-      setContent(root.children[index] as XmlElement, children);
+      const element = root.children[index] as XmlElement;
+      const text = this.#text;
+      const start = text === undefined ? 0 : this.#offsetOfChild(index);
+      const length = serializedXmlLength(element);
+      setContent(element, children);
+      if (text !== undefined) {
+        this.#text = text.slice(0, start) + serializeXmlNode(element) + text.slice(start + length);
+      }
     } else {
       const element: XmlElement = {
         kind: "element",
@@ -223,9 +236,18 @@ export class EdgeDocument {
         endTag: `</${name}>`,
       };
       insertChild(root, element);
+      this.#text = undefined;
     }
-    this.#text = undefined;
     return this;
+  }
+
+  /** where the root's child at `index` starts in the document's text */
+  #offsetOfChild(index: number): number {
+    const doc = this.#doc;
+    let offset = doc.root.startTag.length;
+    for (const leaf of doc.prolog) offset += leaf.raw.length;
+    for (let i = 0; i < index; i++) offset += serializedXmlLength(doc.root.children[i] as XmlNode);
+    return offset;
   }
 
   /** Its sections, the counts of its lists, its type (edge-shape.ts), read once per text. */

@@ -720,6 +720,19 @@ export function serializeXml(doc: XmlDocument): string {
   return out;
 }
 
+/** One node as text, as serializeXml writes it within its document. */
+export function serializeXmlNode(node: XmlNode): string {
+  return writeNode(node, "");
+}
+
+/** The length of serializeXmlNode(node), without writing it. */
+export function serializedXmlLength(node: XmlNode): number {
+  if (node.kind !== "element") return node.raw.length;
+  let length = node.startTag.length + node.endTag.length;
+  for (const child of node.children) length += serializedXmlLength(child);
+  return length;
+}
+
 /** string concatenation, not an array join: V8 builds ropes, measured about twice as fast here */
 function writeNode(node: XmlNode, out: string): string {
   if (node.kind !== "element") return out + node.raw;

@@ -427,6 +427,21 @@ describe("a read is a scan; the tree is built when needed", () => {
     expect(EdgeDocument.equalExcept(doc, changed, ["description"])).toBe(true);
   });
 
+  it("writes a field set into the text as read, as the whole tree writes it, however often and after whatever was read", () => {
+    const bom = `\uFEFF${text.replace("\n<edge>", "\n<!-- p -->\n<edge>").replace("<id>", '<name a="1"/>\n  <id>')}`;
+    const set = (doc: EdgeDocument): EdgeDocument =>
+      doc.setField("name", "n&1").setTenant("t").setTenant("u");
+    const expected = bom
+      .replace('<name a="1"/>', '<name a="1">n&amp;1</name>')
+      .replace("<tenant>a<b>&amp;b</b><!-- c --></tenant>", "<tenant>u</tenant>");
+    expect(set(EdgeDocument.parse(bom)).serialize()).toBe(expected);
+    // the same once the whole tree was built (a field with child elements read first)
+    const read = EdgeDocument.parse(bom);
+    expect(read.getField("features")).toBe("x");
+    expect(set(read).serialize()).toBe(expected);
+    expect(EdgeDocument.parse(expected).tenant).toBe("u");
+  });
+
   it("still refuses what is wrong deep inside, before anything is read from it", () => {
     expect(() => EdgeDocument.parse(text.replace("<rule>x</rule>", "<rule>&nbsp;</rule>"))).toThrow(
       /undefined entity reference &nbsp;/,
