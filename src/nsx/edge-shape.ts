@@ -7,7 +7,7 @@
  * NSX-v that PUT removes interfaces or firewall rules. The shape (which sections, how many of each
  * counted list) is also what the operator remembers of an edge between reads, in status.
  */
-import { decodeXmlText, walkXml, type XmlSink } from "./xml.ts";
+import { decodeXmlText, isNameAt, walkXml, XmlChildFilter, type XmlSink } from "./xml.ts";
 
 /** What every edge of one `<type>` carries, and where that is written. */
 export interface EdgeTypeRule {
@@ -127,6 +127,19 @@ const WATCHED_CHILDREN: ReadonlyMap<string, readonly WatchedChild[]> = new Map(
   ]),
 );
 
+/**
+ * Below `<edge>`'s own children, a watched element whose children are not all members of a
+ * counted list is answered with a filter of those it watches: of a vnic's dozen fields the
+ * tokenizer tells only `<index>`, of a firewall's sections only `<firewallRules>`, and reads past
+ * the rest without a call. (A child of `<edge>` is heard whole: whether it holds elements is part
+ * of the shape.)
+ */
+const CHILD_FILTERS: ReadonlyMap<string, XmlChildFilter> = new Map(
+  [...WATCHED_CHILDREN]
+    .filter(([, children]) => children.some((child) => !COUNTED.has(child.path)))
+    .map(([parent, children]) => [parent, new XmlChildFilter(children.map((child) => child.name))]),
+);
+
 /** the path of the child of `children` named text[start, start + length); undefined when none is */
 function watchedPath(
   children: readonly WatchedChild[],
@@ -135,7 +148,7 @@ function watchedPath(
   length: number,
 ): string | undefined {
   for (const child of children) {
-    if (child.name.length === length && text.startsWith(child.name, start)) return child.path;
+    if (isNameAt(text, start, length, child.name)) return child.path;
   }
   return undefined;
 }
@@ -166,7 +179,7 @@ export class ShapeReader implements XmlSink {
     vnicIndexes: [],
   };
 
-  start(text: string, nameStart: number, nameLength: number): boolean {
+  start(text: string, nameStart: number, nameLength: number): boolean | XmlChildFilter {
     const paths = this.#paths;
     const depth = paths.length + this.#unnamedDepth;
     if (depth === 2) this.#childHoldsElements = true;
@@ -193,7 +206,8 @@ export class ShapeReader implements XmlSink {
     if (depth === 1) this.#childHoldsElements = false;
     this.#visit(path, depth === 1 || parent === "features");
     // below a direct child of <edge> the shape still asks whether it holds elements
-    return depth === 1 || WATCHED.has(path) || TEXTS.has(path);
+    if (depth === 1 || TEXTS.has(path)) return true;
+    return CHILD_FILTERS.get(path) ?? WATCHED.has(path);
   }
 
   /** an element at a path the shape looks at; `listed`: a direct child of `<edge>` or `<features>` */

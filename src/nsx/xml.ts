@@ -8,7 +8,9 @@
  *   top level; assertSafeXml keeps only the root);
  * - a sink (ParseOptions.sink): each element's start, text and end go straight into plain objects,
  *   for the small documents (pools, allocations, errors, `<boolean>`), or into a reader of its own
- *   (the edge's shape, heard in the same pass as the edge's scan).
+ *   (the edge's shape, heard in the same pass as the edge's scan). A sink says per element what of
+ *   its inside concerns it (all, nothing, some children: XmlChildFilter); what concerns nobody is
+ *   still checked, by the regex engine where it can (QUIET_RUN), many tokens a call.
  *
  * Why a tokenizer of our own for the lossless tree: fast-xml-parser 5 (preserveOrder, no entity
  * processing) with its XMLBuilder does not give back what it read. Measured: `<e/>` becomes
@@ -108,8 +110,11 @@ const SHORT_SPAN = 32;
  */
 const RUN_CHAR = "[^<&\\]\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\uD800-\\uDFFF\\uFFFE\\uFFFF]";
 const RUN_TEXT = `${RUN_CHAR}*(?:(?:&(?:amp|lt|gt|quot|apos);|\\](?!\\]>))${RUN_CHAR}*){0,256}`;
-const RUN_LEAF = `<([A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${RUN_TEXT}</\\1${S}*>)`;
-const QUIET_RUN = new RegExp(`${RUN_TEXT}(?:${RUN_LEAF}${RUN_TEXT}){0,256}`, "y");
+/** a leaf element of QUIET_RUN; `notNamed`: a lookahead its name must pass */
+function runLeaf(notNamed = ""): string {
+  return `<${notNamed}([A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${RUN_TEXT}</\\1${S}*>)`;
+}
+const QUIET_RUN = new RegExp(`${RUN_TEXT}(?:${runLeaf()}${RUN_TEXT}){0,256}`, "y");
 /** an `&` that starts none of the five entities or a character reference */
 const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 const CHARACTER_REFERENCE = /&#(?:([0-9]+)|x([0-9a-fA-F]+));/g;
@@ -207,6 +212,30 @@ export interface ParseOptions {
 }
 
 /**
+ * What a sink's start may answer for an element of which only some children concern it: it hears
+ * the element's own text and, of its child elements, only those with these names (each whole, as
+ * after a start that answered true); of the others it hears nothing, not even their start and end.
+ * Runs of those others are read by the regex engine, many a call (a vnic's dozen fields around its
+ * index; an edge summary's thirty around the nine a list reads). Made once per list of names.
+ */
+export class XmlChildFilter {
+  readonly names: readonly string[];
+  /** leaves (QUIET_RUN's) whose name is none of `names`, and what is inside them: stops before any other token */
+  readonly run: RegExp;
+
+  constructor(names: readonly string[]) {
+    this.names = names;
+    const named = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+    this.run = new RegExp(`(?:${runLeaf(`(?!(?:${named})[ \\t\\r\\n/>])`)}){0,256}`, "y");
+  }
+
+  /** whether the element named text[start, start + length) is one of `names` */
+  wants(text: string, start: number, length: number): boolean {
+    return this.names.some((name) => isNameAt(text, start, length, name));
+  }
+}
+
+/**
  * What a reading hears besides (or instead of) a tree: each element's start and end and its
  * character data, as positions in the text, so that a sink pays only for the names and text it
  * reads (a 24 KB edge has 1600 elements), and hears nothing of what it says does not concern it.
@@ -215,12 +244,21 @@ export interface XmlSink {
   /**
    * an element opens; its name is `text.slice(nameStart, nameStart + nameLength)`. `false`: what
    * is inside it (elements, text) does not concern the sink, which then hears only its end
-   * (everything inside is still checked)
+   * (everything inside is still checked); an XmlChildFilter: only its text and the children it
+   * names do
    */
-  start(text: string, nameStart: number, nameLength: number): boolean | void;
+  start(text: string, nameStart: number, nameLength: number): boolean | void | XmlChildFilter;
   /** character data at `text[start, end)` as written: decodeXmlText it, but inside CDATA (`cdata`) */
   text(text: string, start: number, end: number, cdata: boolean): void;
   end(): void;
+}
+
+/**
+ * Whether the name a sink hears, text[start, start + length), is `name`: compared where it is
+ * written, without the string a slice would allocate.
+ */
+export function isNameAt(text: string, start: number, length: number, name: string): boolean {
+  return name.length === length && text.startsWith(name, start);
 }
 
 /** One pass over a document; positions index `text`. */
@@ -246,6 +284,10 @@ class Tokenizer {
   #depth = 0;
   /** the depth of the element inside which the sink hears nothing (its start said so); -1: none */
   #quietAt = -1;
+  /** the element at #quietAt is one a filter left out: the sink hears not even its end */
+  #quietUnheard = false;
+  /** per depth, the filter of the open element at that depth whose start answered one */
+  readonly #filters: (XmlChildFilter | undefined)[] = [];
   #root: XmlElement | undefined;
   /** a root element was read (kept or not) */
   #sawRoot = false;
@@ -502,10 +544,11 @@ class Tokenizer {
   #unkeptContent(): void {
     const text = this.#text;
     while (this.#unkeptStarts.length > 0) {
-      if (this.#quietRunMayStart()) {
-        QUIET_RUN.lastIndex = this.#pos;
-        QUIET_RUN.test(text);
-        this.#pos = QUIET_RUN.lastIndex;
+      const run = this.#runHere();
+      if (run !== undefined) {
+        run.lastIndex = this.#pos;
+        run.test(text);
+        this.#pos = run.lastIndex;
       }
       const pos = this.#pos;
       const lt = this.#nextMarkup(pos);
@@ -518,19 +561,18 @@ class Tokenizer {
   }
 
   /**
-   * Where no sink listens, elements are read by the regex engine, many in one call (QUIET_RUN):
-   * from a start tag on. Before an end tag a call would read nothing, and the text of a leaf
-   * costs less read here than a call.
+   * What reads on from #pos by the regex engine, many elements a call: QUIET_RUN where no sink
+   * listens, a filter's run where the sink hears only some children; from a start tag on (before an
+   * end tag a call would read nothing, and the text of a leaf costs less read here than a call)
    */
-  #quietRunMayStart(): boolean {
+  #runHere(): RegExp | undefined {
     const text = this.#text;
     const pos = this.#pos;
-    return (
-      (this.#sink === undefined || this.#quietAt !== -1) &&
-      this.#depth < MAX_XML_DEPTH &&
-      text.charCodeAt(pos) === LT &&
-      text.charCodeAt(pos + 1) !== SLASH
-    );
+    if (this.#depth >= MAX_XML_DEPTH || text.charCodeAt(pos) !== LT || text.charCodeAt(pos + 1) === SLASH) {
+      return undefined;
+    }
+    if (this.#sink === undefined || this.#quietAt !== -1) return QUIET_RUN;
+    return this.#filters[this.#depth - 1]?.run;
   }
 
   /**
@@ -594,19 +636,41 @@ class Tokenizer {
     }
   }
 
-  /** the sink hears an element open at the current depth, unless it is inside one the sink said is not its concern */
+  /**
+   * the sink hears an element open at the current depth, unless it is inside one the sink said is
+   * not its concern, or its parent's filter leaves it out
+   */
   #heardStart(start: number, length: number, selfClosing: boolean): void {
     const sink = this.#sink;
     if (sink === undefined || this.#quietAt !== -1) return;
+    const depth = this.#depth;
+    const filter = depth > 0 ? this.#filters[depth - 1] : undefined;
+    if (filter !== undefined && !filter.wants(this.#text, start, length)) {
+      if (!selfClosing) {
+        this.#quietAt = depth;
+        this.#quietUnheard = true;
+      }
+      return;
+    }
     const listening = sink.start(this.#text, start, length);
     if (selfClosing) sink.end();
-    else if (listening === false) this.#quietAt = this.#depth;
+    else if (listening === false) this.#quietAt = depth;
+    else if (listening instanceof XmlChildFilter) this.#filters[depth] = listening;
   }
 
-  /** the sink hears the element that closed (now at depth #depth) end, unless it is inside one it is deaf to */
+  /** the sink hears the element that closed (now at depth #depth) end, unless it is inside one it is deaf to or was left out */
   #heardEnd(): void {
-    if (this.#quietAt === this.#depth) this.#quietAt = -1;
-    if (this.#quietAt === -1) this.#sink?.end();
+    const depth = this.#depth;
+    if (this.#quietAt === depth) {
+      this.#quietAt = -1;
+      if (this.#quietUnheard) {
+        this.#quietUnheard = false;
+        return;
+      }
+    }
+    if (this.#quietAt !== -1) return;
+    if (this.#filters[depth] !== undefined) this.#filters[depth] = undefined;
+    this.#sink?.end();
   }
 
   /** the name of the unkept element at this index of the stack; undefined when there is none */
@@ -754,7 +818,18 @@ export function textContent(node: XmlNode): string {
 
 /** A copy that shares only the immutable parts (leaves, attribute lists). */
 export function cloneElement(element: XmlElement): XmlElement {
-  return { ...element, children: element.children.map((c) => (c.kind === "element" ? cloneElement(c) : c)) };
+  // fields named, not spread: a write clones an edge's top level, and a spread costs several times as much
+  const copy: XmlElement = {
+    kind: "element",
+    name: element.name,
+    startTag: element.startTag,
+    attributes: element.attributes,
+    selfClosing: element.selfClosing,
+    children: element.children.map((c) => (c.kind === "element" ? cloneElement(c) : c)),
+    endTag: element.endTag,
+  };
+  if (element.partial) copy.partial = true;
+  return copy;
 }
 
 /**
@@ -790,42 +865,47 @@ export function parseXmlObject(
   what: string,
   options: XmlObjectOptions = {},
 ): Record<string, unknown> {
-  const only = new Map(Object.entries(options.only ?? {}).map(([name, kept]) => [name, new Set(kept)]));
+  const only = new Map(Object.entries(options.only ?? {}).map(([name, kept]) => [name, childFilter(kept)]));
   const builder = new ObjectBuilder(new Set(options.arrays ?? []), only);
   new Tokenizer(text, what, { sink: builder }).run();
   return builder.result;
+}
+
+/** the filter of each list of names given as `only`: its regex is compiled once, not per document */
+const CHILD_FILTERS = new WeakMap<readonly string[], XmlChildFilter>();
+
+function childFilter(names: readonly string[]): XmlChildFilter {
+  let filter = CHILD_FILTERS.get(names);
+  if (filter === undefined) {
+    filter = new XmlChildFilter([...names]);
+    CHILD_FILTERS.set(names, filter);
+  }
+  return filter;
 }
 
 interface Frame {
   name: string;
   text: string;
   object: Record<string, unknown> | undefined;
-  /** not part of the value (`only`): the tokenizer tells nothing of its inside, its end is dropped */
-  skipped?: true;
 }
 
 /** Builds parseXmlObject's value as the tokenizer reads, with no tree in between. */
 class ObjectBuilder implements XmlSink {
   readonly #arrays: ReadonlySet<string>;
-  readonly #only: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly #only: ReadonlyMap<string, XmlChildFilter>;
   readonly #frames: Frame[] = [];
   result: Record<string, unknown> = {};
 
-  constructor(arrays: ReadonlySet<string>, only: ReadonlyMap<string, ReadonlySet<string>>) {
+  constructor(arrays: ReadonlySet<string>, only: ReadonlyMap<string, XmlChildFilter>) {
     this.#arrays = arrays;
     this.#only = only;
   }
 
-  start(text: string, nameStart: number, nameLength: number): boolean {
+  /** an element named in `only` hears only the children it keeps: of the others it hears nothing */
+  start(text: string, nameStart: number, nameLength: number): true | XmlChildFilter {
     const name = text.slice(nameStart, nameStart + nameLength);
-    const parent = this.#frames.at(-1);
-    const kept = parent === undefined ? undefined : this.#only.get(parent.name);
-    if (kept !== undefined && !kept.has(name)) {
-      this.#frames.push({ name, text: "", object: undefined, skipped: true });
-      return false;
-    }
     this.#frames.push({ name, text: "", object: undefined });
-    return true;
+    return this.#only.get(name) ?? true;
   }
 
   text(text: string, start: number, end: number, cdata: boolean): void {
@@ -837,7 +917,6 @@ class ObjectBuilder implements XmlSink {
 
   end(): void {
     const frame = this.#frames.pop() as Frame;
-    if (frame.skipped) return;
     const trimmed = frame.text.trim();
     let value: unknown = trimmed;
     if (frame.object !== undefined) {

@@ -13,6 +13,7 @@ import {
   parseXmlDocument,
   parseXmlObject,
   walkXml,
+  XmlChildFilter,
   type XmlNode,
   type XmlSink,
 } from "../../src/nsx/xml.ts";
@@ -209,4 +210,80 @@ describe("a scan and a sink read as the whole tree does", () => {
       text: "<a>".repeat(MAX_XML_DEPTH) + "<b/>" + "</a>".repeat(MAX_XML_DEPTH),
     },
   ])("$why", ({ text }) => readsAlike(text));
+});
+
+/** inside an element named a-b the sink hears its text and only its children named a or ab (a filter) */
+const ONLY_A = new XmlChildFilter(["a", "ab"]);
+
+function filteringRecorder(): XmlSink & { heard: string[] } {
+  const sink = recorder();
+  return {
+    ...sink,
+    start(text, start, length) {
+      const listening = sink.start(text, start, length);
+      return text.slice(start, start + length) === "a-b" ? ONLY_A : listening;
+    },
+  };
+}
+
+/** what filteringRecorder() must hear of this node (`filtered`: its parent answered ONLY_A), from the whole tree */
+function expectedFilteredHearing(node: XmlNode, heard: string[], filtered: boolean): void {
+  if (node.kind === "text") heard.push(`text:${node.raw}`);
+  if (node.kind === "cdata") heard.push(`cdata:${node.raw.slice(9, -3)}`);
+  if (node.kind !== "element" || (filtered && !ONLY_A.names.includes(node.name))) return;
+  heard.push(`<${node.name}>`);
+  if (!node.name.startsWith("skip")) {
+    for (const child of node.children) expectedFilteredHearing(child, heard, node.name === "a-b");
+  }
+  heard.push("end");
+}
+
+/** a sink that filters children refuses what the whole tree refuses, and hears exactly what the filter lets through */
+function filteredReadsAlike(text: string): void {
+  const tree = outcome(() => parseXmlDocument(text, "doc"));
+  const sink = filteringRecorder();
+  expect(outcome(() => walkXml(text, "doc", sink))).toBe(tree);
+  expect(
+    outcome(() => parseXmlDocument(text, "doc", { materializeDepth: 1, sink: filteringRecorder() })),
+  ).toBe(tree);
+  if (tree !== "accepted") return;
+  const expected: string[] = [];
+  expectedFilteredHearing(parseXmlDocument(text, "doc").root, expected, false);
+  expect(sink.heard).toEqual(expected);
+}
+
+describe("a sink that hears only some children (XmlChildFilter) reads as the whole tree does", () => {
+  it("for generated documents", () => {
+    fc.assert(fc.property(documents, filteredReadsAlike), { numRuns: 400 });
+  });
+
+  it("for mutated ones: the same refusals in the same words", () => {
+    fc.assert(
+      fc.property(documents, fc.array(mutation, { minLength: 1, maxLength: 3 }), (text, mutations) =>
+        filteredReadsAlike(mutations.reduce(mutate, text)),
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it.each([
+    { why: "text, left-out leaves and kept ones", text: "<r><a-b>t<x>1</x><a>2</a><a-c/><ab/>u</a-b></r>" },
+    { why: "a left-out element with children", text: "<r><a-b><x><a>in</a></x><a>out</a></a-b></r>" },
+    {
+      why: "a kept child with children of its own",
+      text: "<r><a-b><a><x>1</x><a-b><a/><y/></a-b></a></a-b></r>",
+    },
+    { why: "a name that extends a kept one", text: "<r><a-b><abc>1</abc><a.b/><ab>2</ab></a-b></r>" },
+    { why: "a fault in a left-out leaf", text: "<r><a-b><x>&nbsp;</x><a/></a-b></r>" },
+    { why: "a wrong end tag in a left-out leaf", text: "<r><a-b><x>1</xy><a/></a-b></r>" },
+    { why: "a character XML refuses in a left-out leaf", text: "<r><a-b><x>\u0001</x></a-b></r>" },
+    {
+      why: "left-out leaves at the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 2)}<a-b><x/><y>1</y></a-b>${"</a>".repeat(MAX_XML_DEPTH - 2)}`,
+    },
+    {
+      why: "left-out leaves past the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 1)}<a-b><x/></a-b>${"</a>".repeat(MAX_XML_DEPTH - 1)}`,
+    },
+  ])("$why", ({ text }) => filteredReadsAlike(text));
 });
