@@ -52,7 +52,7 @@ export const EDGE_FIELD_ORDER: readonly string[] = [
 ];
 
 /** the fields with typed getters below: each must be there at most once */
-const TYPED_FIELDS = [
+const TYPED_FIELDS: ReadonlySet<string> = new Set([
   "id",
   "version",
   "status",
@@ -63,7 +63,7 @@ const TYPED_FIELDS = [
   "fqdn",
   "type",
   "description",
-] as const;
+]);
 
 const WHAT = "edge document";
 const WHITESPACE = /^[ \t\r\n]+$/;
@@ -74,10 +74,34 @@ function isWhitespace(node: XmlNode | undefined): node is XmlLeaf {
 
 function childIndexes(parent: XmlElement, name: string): number[] {
   const found: number[] = [];
-  parent.children.forEach((c, i) => {
+  const children = parent.children;
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i] as XmlNode;
     if (c.kind === "element" && c.name === name) found.push(i);
-  });
+  }
   return found;
+}
+
+/** the index of the first child element of this name; undefined when none (what every getter reads) */
+function firstChildIndex(parent: XmlElement, name: string): number | undefined {
+  const index = parent.children.findIndex((c) => c.kind === "element" && c.name === name);
+  return index === -1 ? undefined : index;
+}
+
+/** the first typed field that appears more than once among the root's children, with its count */
+function repeatedTypedField(root: XmlElement): [string, number] | undefined {
+  // one pass over the children (a read is a scan of an edge's top level, and most have no repeat)
+  const counts = new Map<string, number>();
+  for (const child of root.children) {
+    if (child.kind === "element" && TYPED_FIELDS.has(child.name)) {
+      counts.set(child.name, (counts.get(child.name) ?? 0) + 1);
+    }
+  }
+  for (const name of TYPED_FIELDS) {
+    const count = counts.get(name) ?? 0;
+    if (count > 1) return [name, count];
+  }
+  return undefined;
 }
 
 export class EdgeDocument {
@@ -131,9 +155,9 @@ export class EdgeDocument {
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
-    for (const name of TYPED_FIELDS) {
-      const count = childIndexes(doc.root, name).length;
-      if (count > 1) throw new NsxResponseError(`${WHAT}: <${name}> appears ${count} times in <edge>`);
+    const repeated = repeatedTypedField(doc.root);
+    if (repeated !== undefined) {
+      throw new NsxResponseError(`${WHAT}: <${repeated[0]}> appears ${repeated[1]} times in <edge>`);
     }
     return edge;
   }
@@ -179,7 +203,7 @@ export class EdgeDocument {
    * text included), exactly as written, not trimmed; "" when empty, undefined when absent.
    */
   getField(name: string): string | undefined {
-    const index = childIndexes(this.#doc.root, name)[0];
+    const index = firstChildIndex(this.#doc.root, name);
     if (index === undefined) return undefined;
     const field = this.#doc.root.children[index] as XmlElement;
     // a field with child elements: the scan kept only its own text, the tree has all of it
@@ -337,7 +361,7 @@ function insertChild(root: XmlElement, element: XmlElement): void {
     anchor = children.findLastIndex((c) => c.kind === "element");
   } else {
     for (let i = specIndex - 1; i >= 0 && anchor === undefined; i--) {
-      anchor = childIndexes(root, EDGE_FIELD_ORDER[i] ?? "")[0];
+      anchor = firstChildIndex(root, EDGE_FIELD_ORDER[i] ?? "");
     }
   }
   if (anchor !== undefined && anchor >= 0) {
