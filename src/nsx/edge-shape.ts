@@ -108,47 +108,62 @@ function childPath(parent: string, name: string): string {
   return parent === "" ? name : `${parent}/${name}`;
 }
 
-/** a child the shape looks at: its name and its path */
+/** a child the shape looks at, and what it does with it (decided once, not per element read) */
 interface WatchedChild {
   name: string;
   path: string;
+  counted: boolean;
+  /** a direct child of `<edge>` or of `<features>`: in shape.elements */
+  listed: boolean;
+  /** its text is kept (TEXTS) */
+  text: boolean;
+  /** the children it looks at below this one; undefined when none */
+  children: readonly WatchedChild[] | undefined;
+  /**
+   * what its start answers below `<edge>`'s own children: true for a kept text; for a watched
+   * element whose children are not all members of a counted list, a filter of those it watches (of
+   * a vnic's dozen fields the tokenizer tells only `<index>`, of a firewall's sections only
+   * `<firewallRules>`, and reads past the rest without a call); else whether it is watched
+   */
+  answer: boolean | XmlChildFilter;
 }
 
 /**
  * Per WATCHED path, the children that the shape looks at (a few each): a rule's path is found by
  * comparing its name where it is written, not built, sliced or hashed for every rule of an edge.
  */
-const WATCHED_CHILDREN: ReadonlyMap<string, readonly WatchedChild[]> = new Map(
-  [...WATCHED].map((parent) => [
-    parent,
-    [...new Set([...WATCHED, ...COUNTED, ...TEXTS])]
-      .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
-      .map((path) => ({ name: path.split("/").at(-1) ?? "", path })),
-  ]),
-);
+function watchedChildren(parent: string): readonly WatchedChild[] | undefined {
+  if (!WATCHED.has(parent)) return undefined;
+  return [...new Set([...WATCHED, ...COUNTED, ...TEXTS])]
+    .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
+    .map((path) => {
+      const children = watchedChildren(path);
+      const filtered = children?.some((child) => !child.counted) === true;
+      return {
+        name: path.split("/").at(-1) ?? "",
+        path,
+        counted: COUNTED.has(path),
+        listed: parent === "" || parent === "features",
+        text: TEXTS.has(path),
+        children,
+        answer:
+          TEXTS.has(path) || (filtered ? new XmlChildFilter(children.map((c) => c.name)) : WATCHED.has(path)),
+      };
+    });
+}
 
-/**
- * Below `<edge>`'s own children, a watched element whose children are not all members of a
- * counted list is answered with a filter of those it watches: of a vnic's dozen fields the
- * tokenizer tells only `<index>`, of a firewall's sections only `<firewallRules>`, and reads past
- * the rest without a call. (A child of `<edge>` is heard whole: whether it holds elements is part
- * of the shape.)
- */
-const CHILD_FILTERS: ReadonlyMap<string, XmlChildFilter> = new Map(
-  [...WATCHED_CHILDREN]
-    .filter(([, children]) => children.some((child) => !COUNTED.has(child.path)))
-    .map(([parent, children]) => [parent, new XmlChildFilter(children.map((child) => child.name))]),
-);
+/** the children of `<edge>` the shape looks at, each with its own */
+const EDGE_CHILDREN = watchedChildren("") as readonly WatchedChild[];
 
-/** the path of the child of `children` named text[start, start + length); undefined when none is */
-function watchedPath(
+/** the child of `children` named text[start, start + length); undefined when none is */
+function watchedChild(
   children: readonly WatchedChild[],
   text: string,
   start: number,
   length: number,
-): string | undefined {
+): WatchedChild | undefined {
   for (const child of children) {
-    if (isNameAt(text, start, length, child.name)) return child.path;
+    if (isNameAt(text, start, length, child.name)) return child;
   }
   return undefined;
 }
@@ -162,6 +177,8 @@ function watchedPath(
 export class ShapeReader implements XmlSink {
   /** the path from `<edge>` of each open element down to the deepest one with a path ("" for `<edge>`) */
   readonly #paths: string[] = [];
+  /** for each of #paths, the children the shape looks at below it (undefined: none) */
+  readonly #watched: (readonly WatchedChild[] | undefined)[] = [];
   /** open elements below the last of #paths: nothing there is named */
   #unnamedDepth = 0;
   /** the open direct child of `<edge>` holds an element */
@@ -185,37 +202,36 @@ export class ShapeReader implements XmlSink {
     if (depth === 2) this.#childHoldsElements = true;
     if (depth === 0) {
       paths.push("");
+      this.#watched.push(EDGE_CHILDREN);
       return true;
     }
+    const children = this.#unnamedDepth === 0 ? this.#watched[depth - 1] : undefined;
+    const known = children === undefined ? undefined : watchedChild(children, text, nameStart, nameLength);
+    if (known !== undefined) return this.#open(known.path, known, depth);
     const parent = paths[depth - 1] as string;
-    const children = this.#unnamedDepth === 0 ? WATCHED_CHILDREN.get(parent) : undefined;
-    if (children === undefined) {
-      // nothing below an element the shape does not name concerns it
+    if (children === undefined || (depth > 1 && parent !== "features")) {
+      // nothing below an element the shape does not name concerns it, and of the children of a
+      // watched one only those on the way to what the shape keeps (a vnic's label, mtu, ... get no
+      // path of their own)
       this.#unnamedDepth++;
       return false;
     }
-    const known = watchedPath(children, text, nameStart, nameLength);
-    if (known === undefined && depth > 1 && parent !== "features") {
-      // neither listed nor on the way to what the shape keeps (those are all in `children`): a
-      // vnic's label, mtu, ... get no path of their own
-      this.#unnamedDepth++;
-      return false;
-    }
-    const path = known ?? childPath(parent, text.slice(nameStart, nameStart + nameLength));
-    paths.push(path);
-    if (depth === 1) this.#childHoldsElements = false;
-    this.#visit(path, depth === 1 || parent === "features");
-    // below a direct child of <edge> the shape still asks whether it holds elements
-    if (depth === 1 || TEXTS.has(path)) return true;
-    return CHILD_FILTERS.get(path) ?? WATCHED.has(path);
+    return this.#open(childPath(parent, text.slice(nameStart, nameStart + nameLength)), undefined, depth);
   }
 
-  /** an element at a path the shape looks at; `listed`: a direct child of `<edge>` or `<features>` */
-  #visit(path: string, listed: boolean): void {
-    if (listed) this.#elements.add(path);
-    if (listed && path.startsWith("features/")) this.#sections.add(path);
-    if (COUNTED.has(path)) this.#counts.set(path, (this.#counts.get(path) ?? 0) + 1);
-    if (TEXTS.has(path)) this.#text = "";
+  /** an element with a path opens: `known` when the shape looks at it, else a listed one it does not know */
+  #open(path: string, known: WatchedChild | undefined, depth: number): boolean | XmlChildFilter {
+    this.#paths.push(path);
+    this.#watched.push(known?.children);
+    if (depth === 1) this.#childHoldsElements = false;
+    if (known === undefined || known.listed) {
+      this.#elements.add(path);
+      if (depth === 2) this.#sections.add(path);
+    }
+    if (known?.counted === true) this.#counts.set(path, (this.#counts.get(path) ?? 0) + 1);
+    if (known?.text === true) this.#text = "";
+    // below a direct child of <edge> the shape still asks whether it holds elements
+    return depth === 1 || (known?.answer ?? false);
   }
 
   text(text: string, start: number, end: number, cdata: boolean): void {
@@ -230,6 +246,7 @@ export class ShapeReader implements XmlSink {
       return;
     }
     const path = this.#paths.pop() as string;
+    this.#watched.pop();
     if (this.#text !== undefined && TEXTS.has(path)) {
       if (path === "type") this.shape.type = this.#text.trim();
       else this.shape.vnicIndexes.push(this.#text.trim());
