@@ -96,8 +96,13 @@ const INVALID_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
  */
 // eslint-disable-next-line no-control-regex -- the control characters XML refuses are what it looks for
 const MAYBE_INVALID_CHAR = /[\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/;
-/** spans up to this long are checked for MAYBE_INVALID_CHAR by a loop: a slice and a regex cost more */
-const SHORT_SPAN = 32;
+/**
+ * From where it starts, the characters of a text up to its end (the next `<`) that
+ * MAYBE_INVALID_CHAR does not name: one call of the regex engine, no slice, even before the JIT
+ * has compiled the caller (a loop over the characters costs ten times as much then)
+ */
+// eslint-disable-next-line no-control-regex -- the control characters XML refuses are what it stops at
+const PLAIN_TEXT = /[^<\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]*/y;
 /**
  * A quiet run: the common content of an element nobody hears (text, the five entities, and leaf
  * elements with an ASCII name and no attribute), read by one regex call instead of a call per
@@ -137,15 +142,6 @@ const ASCII_NAME = Uint8Array.from({ length: 128 }, (_, c) => {
   const char = start || (c >= 48 && c <= 57) || c === 45 || c === 46;
   return (start ? NAME_START_BIT : 0) | (char ? NAME_CHAR_BIT : 0);
 });
-
-/** whether text[from, to) has a character MAYBE_INVALID_CHAR names */
-function hasSuspectChar(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 ? c !== 9 && c !== 10 && c !== 13 : c >= 0xd800 && (c < 0xe000 || c >= 0xfffe)) return true;
-  }
-  return false;
-}
 
 function indexOrEnd(text: string, search: string, from: number): number {
   const at = text.indexOf(search, from);
@@ -231,7 +227,8 @@ export class XmlChildFilter {
 
   /** whether the element named text[start, start + length) is one of `names` */
   wants(text: string, start: number, length: number): boolean {
-    return this.names.some((name) => isNameAt(text, start, length, name));
+    for (const name of this.names) if (isNameAt(text, start, length, name)) return true;
+    return false;
   }
 }
 
@@ -399,12 +396,12 @@ class Tokenizer {
    */
   #checkChars(from: number, to: number): void {
     const text = this.#text;
-    const suspect =
-      to - from <= SHORT_SPAN
-        ? hasSuspectChar(text, from, to)
-        : MAYBE_INVALID_CHAR.test(text.slice(from, to));
+    PLAIN_TEXT.lastIndex = from;
+    PLAIN_TEXT.test(text);
+    // text ends at a `<`: most spans are read whole; a comment or CDATA section may hold a `<`
+    if (PLAIN_TEXT.lastIndex >= to || !MAYBE_INVALID_CHAR.test(text.slice(from, to))) return;
     // the u-flag regex decides (a surrogate pair is allowed): it is slow on long text
-    const bad = suspect ? INVALID_CHAR.exec(text.slice(from, to)) : null;
+    const bad = INVALID_CHAR.exec(text.slice(from, to));
     if (bad) {
       const codePoint = bad[0].codePointAt(0)?.toString(16).toUpperCase();
       this.#fail(from + bad.index, `character U+${codePoint} not allowed`);
