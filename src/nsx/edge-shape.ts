@@ -112,7 +112,8 @@ function childPath(parent: string, name: string): string {
 interface WatchedChild {
   name: string;
   path: string;
-  counted: boolean;
+  /** its index in COUNTED_LISTS; -1 when it is not a member of a counted list */
+  countIndex: number;
   /** a direct child of `<edge>` or of `<features>`: in shape.elements */
   listed: boolean;
   /** its text is kept (TEXTS) */
@@ -138,11 +139,11 @@ function watchedChildren(parent: string): readonly WatchedChild[] | undefined {
     .filter((path) => path !== "" && childPath(parent, path.split("/").at(-1) ?? "") === path)
     .map((path) => {
       const children = watchedChildren(path);
-      const filtered = children?.some((child) => !child.counted) === true;
+      const filtered = children?.some((child) => child.countIndex === -1) === true;
       return {
         name: path.split("/").at(-1) ?? "",
         path,
-        counted: COUNTED.has(path),
+        countIndex: COUNTED_LISTS.indexOf(path),
         listed: parent === "" || parent === "features",
         text: TEXTS.has(path),
         children,
@@ -186,8 +187,10 @@ export class ShapeReader implements XmlSink {
   #text: string | undefined;
   readonly #elements = new Set<string>();
   readonly #sections = new Set<string>();
-  /** members of the counted lists, put in shape.counts at the end (a Map is quick to count in) */
-  readonly #counts = new Map<string, number>();
+  /** members of each list of COUNTED_LISTS, by its index (a number in an array: no hashing per rule) */
+  readonly #counts: number[] = COUNTED_LISTS.map(() => 0);
+  /** the indexes of the lists counted, in the order their first member came (shape.counts' order) */
+  readonly #countedLists: number[] = [];
   readonly shape: EdgeShape = {
     type: undefined,
     elements: this.#elements,
@@ -228,10 +231,16 @@ export class ShapeReader implements XmlSink {
       this.#elements.add(path);
       if (depth === 2) this.#sections.add(path);
     }
-    if (known?.counted === true) this.#counts.set(path, (this.#counts.get(path) ?? 0) + 1);
+    if (known !== undefined && known.countIndex !== -1) this.#count(known.countIndex);
     if (known?.text === true) this.#text = "";
     // below a direct child of <edge> the shape still asks whether it holds elements
     return depth === 1 || (known?.answer ?? false);
+  }
+
+  #count(index: number): void {
+    const counts = this.#counts;
+    if (counts[index] === 0) this.#countedLists.push(index);
+    counts[index] = (counts[index] as number) + 1;
   }
 
   text(text: string, start: number, end: number, cdata: boolean): void {
@@ -255,7 +264,9 @@ export class ShapeReader implements XmlSink {
     const depth = this.#paths.length;
     if (depth === 1 && this.#childHoldsElements) this.#sections.add(path);
     if (depth === 0) {
-      this.shape.counts = Object.fromEntries(this.#counts);
+      this.shape.counts = Object.fromEntries(
+        this.#countedLists.map((index) => [COUNTED_LISTS[index], this.#counts[index]]),
+      );
       this.shape.sections = [...this.#sections]
         .filter((section) => section.length <= MAX_SECTION_CHARS)
         .sort()
