@@ -168,7 +168,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     kinds: { IPPoolAllocations: { poolListTtlMs: Infinity } },
   });
   const startedAtMs = o.clock.now();
-  const sorted = [...loaded].sort(byKindThenName);
+  const sorted = byKindThenName(loaded);
   const managers = sorted.filter((l) => l.object.kind === "NSXManager");
   const dependents = sorted.filter((l) => l.object.kind !== "NSXManager");
   const limit = concurrencyLimit(managers.map((l) => l.object as NSXManager));
@@ -336,12 +336,12 @@ export async function mapBounded<T, R>(
   return results;
 }
 
-function byKindThenName(a: LoadedObject, b: LoadedObject): number {
-  const kind = KINDS.indexOf(a.object.kind) - KINDS.indexOf(b.object.kind);
-  if (kind !== 0) return kind;
-  const x = refOf(a.object);
-  const y = refOf(b.object);
-  const left = `${x.namespace}/${x.name}`;
-  const right = `${y.namespace}/${y.name}`;
-  return left < right ? -1 : left > right ? 1 : 0;
+/** By kind (KINDS' order), then by namespace/name; each object's key made once, not per comparison. */
+function byKindThenName(items: readonly LoadedObject[]): LoadedObject[] {
+  const keyed = items.map((item) => {
+    const { namespace, name } = refOf(item.object);
+    return { item, kind: KINDS.indexOf(item.object.kind), key: `${namespace}/${name}` };
+  });
+  keyed.sort((a, b) => a.kind - b.kind || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map(({ item }) => item);
 }
