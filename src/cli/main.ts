@@ -5,18 +5,16 @@
  * Only node-version.ts may be imported statically here: every static import loads before this
  * check runs.
  *
- * Node's compile cache is on: V8's code for the modules a command loads is kept on disk (under
- * os.tmpdir(), or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a later run
- * of the same build compiles none of them again (a third of `apply`'s start-up). Where the
- * directory cannot be written, Node goes on without it. Our modules find each other without
- * Node's file-system checks (own-modules.ts).
+ * Node's compile cache is on where only this user can write it (compile-cache.ts): a later run
+ * of the same build compiles none of the modules again (a third of `apply`'s start-up). Our
+ * modules find each other without Node's file-system checks (own-modules.ts).
  */
 import { nodeTooOld } from "./node-version.ts";
 
 const tooOld = nodeTooOld(process.versions.node);
 if (tooOld === undefined) {
-  const { enableCompileCache, registerHooks } = await import("node:module");
-  enableCompileCache();
+  await (await import("./compile-cache.ts")).enableOwnCompileCache(process.env);
+  const { registerHooks } = await import("node:module");
   const { ownModuleResolver } = await import("./own-modules.ts");
   registerHooks({ resolve: ownModuleResolver(new URL("../", import.meta.url).href) });
   await import("./program.ts");
