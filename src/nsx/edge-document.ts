@@ -122,6 +122,11 @@ export class EdgeDocument {
   #text: string | undefined;
   /** the shape of the document as it is: heard by its parse, kept through a clone and a field's new text, else read when asked for */
   #shape: EdgeShape | undefined;
+  /**
+   * per name, the index of the first child of `<edge>` that has it: made on the first read, as a
+   * pass reads the same few fields (id, version, tenant) many times; dropped when the children change
+   */
+  #fieldIndexes: Map<string, number> | undefined;
 
   private constructor(doc: XmlDocument, partial: boolean, text: string | undefined, shape?: EdgeShape) {
     this.#doc = doc;
@@ -135,6 +140,7 @@ export class EdgeDocument {
     if (this.#partial) {
       this.#doc = parseXmlDocument(this.#text ?? serializeXml(this.#doc), WHAT);
       this.#partial = false;
+      this.#fieldIndexes = undefined;
     }
     return this.#doc;
   }
@@ -203,11 +209,22 @@ export class EdgeDocument {
    * text included), exactly as written, not trimmed; "" when empty, undefined when absent.
    */
   getField(name: string): string | undefined {
-    const index = firstChildIndex(this.#doc.root, name);
+    const index = this.#fieldIndex(name);
     if (index === undefined) return undefined;
     const field = this.#doc.root.children[index] as XmlElement;
     // a field with child elements: the scan kept only its own text, the tree has all of it
     return textContent(field.partial ? (this.#tree().root.children[index] as XmlElement) : field);
+  }
+
+  #fieldIndex(name: string): number | undefined {
+    if (this.#fieldIndexes === undefined) {
+      const indexes = new Map<string, number>();
+      this.#doc.root.children.forEach((child, i) => {
+        if (child.kind === "element" && !indexes.has(child.name)) indexes.set(child.name, i);
+      });
+      this.#fieldIndexes = indexes;
+    }
+    return this.#fieldIndexes.get(name);
   }
 
   /**
@@ -261,6 +278,7 @@ export class EdgeDocument {
       };
       insertChild(root, element);
       this.#text = undefined;
+      this.#fieldIndexes = undefined;
     }
     return this;
   }
@@ -341,6 +359,8 @@ function shapeAfterSetting(
     before?.kind === "element" &&
     (before.partial === true || before.children.some((c) => c.kind === "element"));
   if (shape === undefined || name === "type" || holdsElements) return undefined;
+  // a field already there (the tenant a write sets, nearly always) changes nothing the shape holds
+  if (shape.elements.has(name)) return shape;
   return { ...shape, elements: new Set([...shape.elements, name]) };
 }
 

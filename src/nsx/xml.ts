@@ -149,8 +149,11 @@ function indexOrEnd(text: string, search: string, from: number): number {
 }
 const PREDEFINED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
 
+/** the names most are: the u-flag NAME, with its ranges beyond ASCII, decides the others */
+const ASCII_XML_NAME = /^[A-Za-z_:][A-Za-z0-9_:.-]*$/;
+
 export function isXmlName(name: string): boolean {
-  return XML_NAME.test(name);
+  return ASCII_XML_NAME.test(name) || XML_NAME.test(name);
 }
 
 /** true when every character of the text may appear in an XML 1.0 document */

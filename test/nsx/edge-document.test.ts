@@ -246,6 +246,15 @@ describe("EdgeDocument.setTenant", () => {
     expect(EdgeDocument.parse(xml).setTenant("T").serialize()).toBe(want);
   });
 
+  it("reads every field right after inserting one, also the fields read before it", () => {
+    const doc = EdgeDocument.parse(
+      "<edge>\n  <id>edge-1</id>\n  <datacenterName>dc</datacenterName>\n  <name>n</name>\n</edge>",
+    );
+    expect([doc.name, doc.tenant, doc.datacenterName]).toEqual(["n", undefined, "dc"]);
+    doc.setTenant("t");
+    expect([doc.name, doc.tenant, doc.datacenterName, doc.id]).toEqual(["n", "t", "dc", "edge-1"]);
+  });
+
   it("sets an empty tenant as an empty element", () => {
     const out = EdgeDocument.parse(EDGE).setTenant("").serialize();
     expect(out).toBe(EDGE.replace("<tenant>team-a</tenant>", "<tenant></tenant>"));

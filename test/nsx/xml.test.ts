@@ -4,6 +4,7 @@ import {
   assertSafeXml,
   decodeXmlText,
   escapeXmlText,
+  isXmlName,
   MAX_XML_DEPTH,
   parseXmlDocument,
   parseXmlObject,
@@ -607,5 +608,25 @@ describe("each token and each reading checks its own characters", () => {
     },
   ])("accepts $what in every reading", ({ text }) => {
     expect(Object.values(readings(text))).toEqual(Array(5).fill("accepted"));
+  });
+});
+
+describe("isXmlName", () => {
+  it.each([
+    { name: "a", valid: true },
+    { name: "_a.b-c:1", valid: true },
+    { name: ":a", valid: true },
+    { name: "é", valid: true },
+    { name: "aé", valid: true },
+    { name: "", valid: false },
+    { name: "1a", valid: false },
+    { name: "-a", valid: false },
+    { name: ".a", valid: false },
+    { name: "a b", valid: false },
+    { name: "a$", valid: false },
+    { name: "a\n", valid: false },
+    { name: "a\u0000", valid: false },
+  ])("$name: $valid (the ASCII names by a regex of their own, the others by NAME)", ({ name, valid }) => {
+    expect(isXmlName(name)).toBe(valid);
   });
 });
