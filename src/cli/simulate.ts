@@ -126,7 +126,7 @@ export function simulateCommand(): Command {
     )
     .option("--tls-key <file>", "PEM private key: serve HTTPS (needs --tls-cert)")
     .option("--tls-cert <file>", "PEM certificate: serve HTTPS (needs --tls-key)")
-    .option("--latency-ms <ms>", "added to every API call", nonNegativeInteger)
+    .option("--latency-ms <ms>", "each API call's least time, its work included", nonNegativeInteger)
     .action(async function (this: Command, flags: SimulateFlags) {
       if ((flags.tlsKey === undefined) !== (flags.tlsCert === undefined)) {
         this.error("error: give --tls-key and --tls-cert together");

@@ -1,7 +1,9 @@
 /**
  * The simulator's HTTP(S) server: reads each request, sends control calls to control.ts, and
- * runs API calls through latency, faults, authentication and the handler, then answers, maybe
- * truncated, trickled or not at all (connection reset), counting every call by route and status.
+ * runs API calls through faults (a latency fault's delay first), authentication and the handler,
+ * then answers once the manager's latency has passed since the call arrived (its work included),
+ * maybe truncated, trickled or not at all (connection reset), counting every call by route and
+ * status.
  */
 import {
   createServer as createHttpServer,
@@ -93,6 +95,7 @@ interface ServerContext {
 }
 
 async function serve(server: ServerContext, req: IncomingMessage, res: ServerResponse) {
+  const arrivedAt = performance.now();
   const { state, signal } = server;
   const method = req.method ?? "GET";
   const read = await readRequest(req, state.settings.maxRequestBytes);
@@ -100,7 +103,7 @@ async function serve(server: ServerContext, req: IncomingMessage, res: ServerRes
     sendPlain(res, read.refused.status, read.refused.text);
     return;
   }
-  const { rawPath, rawQuery, segments, body } = read;
+  const { segments, body } = read;
   if (segments[0] === "_simulator") {
     serveControl(server, req, res, { method, segments: segments.slice(1), body });
     return;
@@ -108,32 +111,18 @@ async function serve(server: ServerContext, req: IncomingMessage, res: ServerRes
   const match = matchRoute(method, segments, state.manager.release);
   const routeName = match.route;
   const plan = match.route === "unknown" ? NO_FAULTS : state.faults.plan(match.route);
-  const delayMs = state.settings.latencyMs + plan.delayMs;
-  if (delayMs > 0) await sleep(delayMs, undefined, { signal });
-  if (plan.outcome?.kind === "reset") {
-    state.counters.count(routeName, "reset");
-    req.socket.destroy();
-    return;
-  }
+  const latencyMs = state.settings.latencyMs;
+  // a latency fault stalls the manager before it acts: a client that gives up meanwhile finds the call done later
+  if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal });
   const mediaType = negotiate(req.headers.accept);
-  const request: ApiRequest = {
-    method,
-    segments,
-    query: new URLSearchParams(rawQuery),
-    contentType: req.headers["content-type"],
-    authorization: req.headers.authorization,
-    body,
-    ...(plan.staleListing !== undefined ? { staleListing: plan.staleListing } : {}),
-  };
-  const response = apiResponse(state, {
-    match,
-    plan,
-    request,
-    rawPath,
-    mediaType,
-    accept: req.headers.accept,
-  });
-  if (plan.resetAfterAction) {
+  const response =
+    plan.outcome?.kind === "reset"
+      ? undefined
+      : apiResponse(state, callOf(req, read, { match, plan, mediaType }));
+  // the manager's own latency is the call's least total time, its work included: the answer waits for the rest
+  const waitMs = latencyMs + plan.delayMs - (performance.now() - arrivedAt);
+  if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+  if (response === undefined || plan.resetAfterAction) {
     state.counters.count(routeName, "reset");
     req.socket.destroy();
     return;
@@ -142,14 +131,37 @@ async function serve(server: ServerContext, req: IncomingMessage, res: ServerRes
   await send(server, res, response, { plan, mediaType: mediaType ?? "application/xml" });
 }
 
-/** A request's path, decoded, its query and its body; or why it is refused: 400 a path that does not decode, 413 a body too large. */
+/** What apiResponse needs of one API call. */
+function callOf(
+  req: IncomingMessage,
+  { rawPath, rawQuery, segments, body }: RequestRead,
+  { match, plan, mediaType }: Pick<ApiCall, "match" | "plan" | "mediaType">,
+): ApiCall {
+  const request: ApiRequest = {
+    method: req.method ?? "GET",
+    segments,
+    query: new URLSearchParams(rawQuery),
+    contentType: req.headers["content-type"],
+    authorization: req.headers.authorization,
+    body,
+    ...(plan.staleListing !== undefined ? { staleListing: plan.staleListing } : {}),
+  };
+  return { match, plan, request, rawPath, mediaType, accept: req.headers.accept };
+}
+
+/** A request's path, decoded, its query and its body. */
+interface RequestRead {
+  rawPath: string;
+  rawQuery: string;
+  segments: string[];
+  body: Buffer;
+}
+
+/** The request read; or why it is refused: 400 a path that does not decode, 413 a body too large. */
 async function readRequest(
   req: IncomingMessage,
   maxBytes: number,
-): Promise<
-  | { rawPath: string; rawQuery: string; segments: string[]; body: Buffer }
-  | { refused: { status: number; text: string } }
-> {
+): Promise<RequestRead | { refused: { status: number; text: string } }> {
   const [rawPath = "/", rawQuery = ""] = (req.url ?? "/").split("?", 2);
   const segments = decodeSegments(rawPath);
   const body = await readBody(req, maxBytes);
@@ -176,18 +188,17 @@ function serveControl(
 }
 
 /** The answer to a manager call: the fault's status, a 404/405, a 401/406, or the call's own. */
-function apiResponse(
-  state: SimulatorState,
-  call: {
-    match: RouteMatch;
-    plan: FaultPlan;
-    request: ApiRequest;
-    rawPath: string;
-    /** undefined when the Accept header allows no type the manager answers with */
-    mediaType: XmlType | undefined;
-    accept: string | undefined;
-  },
-): ApiResponse {
+interface ApiCall {
+  match: RouteMatch;
+  plan: FaultPlan;
+  request: ApiRequest;
+  rawPath: string;
+  /** undefined when the Accept header allows no type the manager answers with */
+  mediaType: XmlType | undefined;
+  accept: string | undefined;
+}
+
+function apiResponse(state: SimulatorState, call: ApiCall): ApiResponse {
   const { match, plan, request } = call;
   if (plan.outcome?.kind === "status") return { status: plan.outcome.status, errors: plan.outcome.errors };
   if (match.route === "unknown") return unknownRouteResponse(match, call.rawPath);

@@ -2,7 +2,10 @@
 import { asObject, optBoolean, optEnum, optInt, rejectUnknownKeys } from "./input.ts";
 
 export interface SimulatorSettings {
-  /** added to every API call (not to control calls), for benchmarks; default 0 */
+  /**
+   * each API call's least time (not control calls'), its work included: the call acts when it
+   * arrives and its answer waits for the rest (README, Latency); for benchmarks; default 0
+   */
   latencyMs: number;
   /** lifetime of tokens from POST /api/2.0/services/auth/token; default 90 minutes, as a 6.4 manager */
   tokenTtlMs: number;

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assertSafeXml } from "../../src/nsx/xml.ts";
 import type { FaultView } from "../../src/simulator/index.ts";
+import { waitFor } from "../support/wait.ts";
 import { POOL_V4, TestSimulator, smallEdge, storedSmallEdge, xml } from "./helpers.ts";
 
 let t: TestSimulator;
@@ -53,6 +54,42 @@ describe("latency", () => {
     await t.control("DELETE", "faults");
     await fault({ kind: "latency", latencyMs: 20, jitterMs: 60, seed: 3 });
     expect(Array.from({ length: 50 }, () => t.state.faults.plan("getEdge").delayMs)).toEqual(delays);
+  });
+
+  it("takes the global latency as the call's whole time: the call acts when it arrives, its answer waits", async () => {
+    await t.control("PUT", "settings", { latencyMs: 1_000 });
+    const sent = performance.now();
+    let answeredAt: number | undefined;
+    const put = t
+      .api("PUT", EDGE, {
+        body: storedSmallEdge().replace("<tenant>default</tenant>", "<tenant>moved</tenant>"),
+      })
+      .then((reply) => {
+        answeredAt = performance.now();
+        return reply;
+      });
+    await waitFor("the PUT stored", () => t.state.edge("edge-7")?.doc.tenant === "moved", {
+      timeoutMs: 5_000,
+    });
+    const storedAfter = performance.now() - sent;
+    expect(answeredAt, "stored before the answer was sent").toBeUndefined();
+    expect(storedAfter, "stored on arrival, not after the latency").toBeLessThan(700);
+    expect((await put).status).toBe(204);
+    expect(answeredAt! - sent, "answered after the latency").toBeGreaterThanOrEqual(995);
+  });
+
+  it("adds a latency fault's delay before the call acts, and the global latency after it", async () => {
+    await t.control("PUT", "settings", { latencyMs: 300 });
+    await fault({ route: "putEdge", kind: "latency", latencyMs: 1_000, count: 1 });
+    const body = storedSmallEdge().replace("<tenant>default</tenant>", "<tenant>moved</tenant>");
+    const [reply, elapsed] = await timed(async () => {
+      const put = t.api("PUT", EDGE, { body });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(t.state.edge("edge-7")?.doc.tenant, "not acted on during the fault's delay").toBe("default");
+      return put;
+    });
+    expect(reply.status).toBe(204);
+    expect(elapsed).toBeGreaterThanOrEqual(1_295);
   });
 
   it("adds the global latency setting to API calls, not to control calls", async () => {
