@@ -4,7 +4,7 @@
  * tenantId, size, enableFips; default id), `sortOrderAscending`, and the filters `datacenter`
  * (a datacenterMoid), `tenant` and `pg` (a port group one of the edge's interfaces is on).
  */
-import { childText, modelToXmlNode, child } from "./edge-model.ts";
+import { childText, child } from "./edge-model.ts";
 import type { EdgeListing } from "./edge-summary.ts";
 import { el, type XmlNode } from "./xml.ts";
 
@@ -108,7 +108,7 @@ export function pagedEdgeList(listings: readonly EdgeListing[], query: EdgeListQ
         el("sortOrderAscending", query.ascending),
         el("sortBy", query.sortBy),
       ]),
-      ...page.map((e) => modelToXmlNode(e.summary)),
+      ...page.map((e) => e.summary),
     ]),
   ]);
 }

@@ -8,7 +8,6 @@
  */
 import { EDGE_FIELD_ORDER } from "../nsx/edge-document.ts";
 import { decodeXmlText, parseXmlDocument, type XmlElement } from "../nsx/xml.ts";
-import { el, renderDocument, type XmlNode } from "./xml.ts";
 
 export interface EdgeModel {
   readonly name: string;
@@ -51,19 +50,6 @@ export function modelOfElement(element: XmlElement, path = element.name): EdgeMo
     if (!NAMESPACE_DECLARATION.test(a.name)) attributes.push([a.name, decodeXmlText(a.rawValue)]);
   }
   return { name: element.name, attributes, children, text: children.length > 0 ? undefined : text };
-}
-
-/** The model as the manager writes it: declaration first, one line or two-space indentation. */
-export function renderEdgeModel(model: EdgeModel, options: { pretty: boolean }): string {
-  return renderDocument(modelToXmlNode(model), options);
-}
-
-export function modelToXmlNode(model: EdgeModel): XmlNode {
-  const node =
-    model.text === undefined
-      ? el(model.name, model.children.map(modelToXmlNode))
-      : el(model.name, model.text === "" ? undefined : model.text);
-  return model.attributes.length > 0 ? { ...node, attributes: model.attributes } : node;
 }
 
 /** True when the two models hold the same information outside the named children of `<edge>`. */

@@ -8,9 +8,10 @@
  * parsed document, its UTF-8 bytes) is made when first read: a PUT pays for neither.
  */
 import { EdgeDocument } from "../nsx/edge-document.ts";
-import { child, edgeModelOf, renderEdgeModel, replaceChild, type EdgeModel } from "./edge-model.ts";
+import { child, edgeModelOf, replaceChild, type EdgeModel } from "./edge-model.ts";
 import { listingOf, summarize, type EdgeListing } from "./edge-summary.ts";
 import type { ManagerIdentity } from "./manager.ts";
+import { renderDocument } from "./xml.ts";
 
 export interface StoredEdge {
   readonly id: string;
@@ -104,7 +105,7 @@ export class EdgeStore {
     const format = this.#format();
     const shown = format.summaryInEdge ? { ...config, children: [...config.children] } : config;
     if (format.summaryInEdge) replaceChild(shown, "edgeSummary", listing.summary);
-    const text = renderEdgeModel(shown, { pretty: format.pretty });
+    const text = renderDocument(shown, { pretty: format.pretty });
     let doc: EdgeDocument | undefined;
     let bytes: Buffer | undefined;
     const parsed = (): EdgeDocument => (doc ??= EdgeDocument.parse(text));

@@ -38,7 +38,6 @@ import {
   type Caller,
 } from "./api.ts";
 import { pagedEdgeList, parseEdgeListQuery, EdgeListQueryError } from "./edge-list.ts";
-import { modelToXmlNode } from "./edge-model.ts";
 import { readEdgeToCreate } from "./edge-create.ts";
 import { readSentEdge } from "./edge-put.ts";
 import { ERROR_CODES, errorEntry } from "./error-codes.ts";
@@ -196,7 +195,7 @@ function getEdgeSummary(state: SimulatorState, id: string, req: ApiRequest): Api
   if (listing === undefined) return notFound(id);
   return {
     status: 200,
-    body: renderDocument(modelToXmlNode(listing.summary), { pretty: state.settings.prettyXml }),
+    body: renderDocument(listing.summary, { pretty: state.settings.prettyXml }),
   };
 }
 

@@ -8,19 +8,33 @@ import { escapeXmlText } from "../nsx/xml.ts";
 export interface XmlNode {
   name: string;
   /** text, child elements, or nothing for an empty element */
-  content: string | XmlNode[] | undefined;
+  content: string | Writable[] | undefined;
   /** name and decoded value; written with double quotes */
   attributes?: readonly (readonly [string, string])[];
 }
 
-export type XmlContent = string | number | boolean | readonly (XmlNode | undefined)[] | undefined;
+/**
+ * An element as a manager's model holds it (edge-model.ts' EdgeModel): children, or the text of a
+ * leaf ("" for an empty one). Written as it is, without a copy into XmlNodes.
+ */
+export interface ModelNode {
+  readonly name: string;
+  readonly attributes: readonly (readonly [string, string])[];
+  readonly children: readonly ModelNode[];
+  readonly text: string | undefined;
+}
+
+/** what the writer writes */
+export type Writable = XmlNode | ModelNode;
+
+export type XmlContent = string | number | boolean | readonly (Writable | undefined)[] | undefined;
 
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
 export function el(name: string, content?: XmlContent): XmlNode {
   if (content === undefined) return { name, content: undefined };
   if (typeof content === "object") {
-    return { name, content: content.filter((c): c is XmlNode => c !== undefined) };
+    return { name, content: content.filter((c): c is Writable => c !== undefined) };
   }
   return { name, content: String(content) };
 }
@@ -36,7 +50,7 @@ export interface RenderOptions {
 }
 
 /** The whole document, XML declaration first. */
-export function renderDocument(root: XmlNode, options: RenderOptions): string {
+export function renderDocument(root: Writable, options: RenderOptions): string {
   const out: string[] = [XML_DECLARATION];
   if (options.pretty) out.push("\n");
   writeNode(root, out, options.pretty ? 0 : -1);
@@ -45,35 +59,51 @@ export function renderDocument(root: XmlNode, options: RenderOptions): string {
 }
 
 /** One element without a declaration, e.g. to embed in a larger generated text. */
-export function renderElement(node: XmlNode, options: RenderOptions & { depth?: number }): string {
+export function renderElement(node: Writable, options: RenderOptions & { depth?: number }): string {
   const out: string[] = [];
   writeNode(node, out, options.pretty ? (options.depth ?? 0) : -1);
   return out.join("");
 }
 
+/** text, children, or undefined for an empty element (a model's leaf with text "" is one) */
+function contentOf(node: Writable): string | readonly Writable[] | undefined {
+  if ("content" in node) return node.content;
+  return node.text === "" ? undefined : (node.text ?? node.children);
+}
+
+/** indentation by depth, made once */
+const INDENTS: string[] = [];
+function indentOf(depth: number): string {
+  return (INDENTS[depth] ??= "  ".repeat(depth));
+}
+
 /** depth -1 means compact */
-function writeNode(node: XmlNode, out: string[], depth: number): void {
-  const indent = depth >= 0 ? "  ".repeat(depth) : "";
-  const start = node.name + attributesText(node.attributes);
-  if (node.content === undefined || (Array.isArray(node.content) && node.content.length === 0)) {
+function writeNode(node: Writable, out: string[], depth: number): void {
+  const indent = depth >= 0 ? indentOf(depth) : "";
+  const attributes = node.attributes;
+  const start =
+    attributes === undefined || attributes.length === 0 ? node.name : node.name + attributesText(attributes);
+  const content = contentOf(node);
+  if (typeof content === "string") {
+    out.push(`${indent}<${start}>${escapeXmlText(content)}</${node.name}>`);
+    return;
+  }
+  if (content === undefined || content.length === 0) {
     out.push(`${indent}<${start}/>`);
     return;
   }
-  if (typeof node.content === "string") {
-    out.push(`${indent}<${start}>${escapeXmlText(node.content)}</${node.name}>`);
-    return;
-  }
   out.push(`${indent}<${start}>`);
-  for (const child of node.content) {
+  const childDepth = depth >= 0 ? depth + 1 : -1;
+  for (const child of content) {
     if (depth >= 0) out.push("\n");
-    writeNode(child, out, depth >= 0 ? depth + 1 : -1);
+    writeNode(child, out, childDepth);
   }
   out.push(depth >= 0 ? `\n${indent}</${node.name}>` : `</${node.name}>`);
 }
 
-function attributesText(attributes: XmlNode["attributes"]): string {
+function attributesText(attributes: readonly (readonly [string, string])[]): string {
   let text = "";
-  for (const [name, value] of attributes ?? []) {
+  for (const [name, value] of attributes) {
     // tab, newline and CR as references: a reader normalises them to spaces otherwise
     const escaped = escapeXmlText(value).replace(/["\t\n]/g, (c) =>
       c === '"' ? "&quot;" : c === "\t" ? "&#9;" : "&#10;",
