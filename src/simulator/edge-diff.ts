@@ -30,13 +30,31 @@ interface Collector {
  * its attributes and descendants included.
  */
 export function diffModels(before: EdgeModel, after: EdgeModel, ignored: ReadonlySet<string>): ModelDiff {
-  const diff: ModelDiff = { lost: [], changed: [], added: [], omitted: 0 };
+  const out = collector(before.name, ignored);
   const keep = (m: EdgeModel) => ({ ...m, children: m.children.filter((c) => !ignored.has(c.name)) });
-  const nested = [...ignored].filter((name) => name.includes(".")).map((name) => `${before.name}.${name}`);
+  compare(keep(before), keep(after), before.name, out);
+  return out.diff;
+}
+
+/**
+ * diffModels of two models that differ only in the text of these children of the root, each the
+ * only child of its name and a leaf on both sides, in the root's order.
+ */
+export function diffLeafTexts(
+  root: string,
+  names: readonly string[],
+  ignored: ReadonlySet<string>,
+): ModelDiff {
+  const out = collector(root, ignored);
+  for (const name of names) if (!ignored.has(name)) note(out, "changed", `${root}.${name}`);
+  return out.diff;
+}
+
+function collector(root: string, ignored: ReadonlySet<string>): Collector {
+  const nested = [...ignored].filter((name) => name.includes(".")).map((name) => `${root}.${name}`);
   const skip = (path: string) =>
     nested.some((p) => path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}@`));
-  compare(keep(before), keep(after), before.name, { diff, skip });
-  return diff;
+  return { diff: { lost: [], changed: [], added: [], omitted: 0 }, skip };
 }
 
 export function isEmptyDiff(diff: ModelDiff): boolean {

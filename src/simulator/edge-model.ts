@@ -52,6 +52,11 @@ export function modelOfElement(element: XmlElement, path = element.name): EdgeMo
   return { name: element.name, attributes, children, text: children.length > 0 ? undefined : text };
 }
 
+/** A copy sharing nothing that the PUT's rules change in place (children lists, elements). */
+export function cloneModel(model: EdgeModel): EdgeModel {
+  return { ...model, children: model.children.map(cloneModel) };
+}
+
 /** True when the two models hold the same information outside the named children of `<edge>`. */
 export function modelsEqualExcept(a: EdgeModel, b: EdgeModel, ignored: ReadonlySet<string>): boolean {
   if (a.name !== b.name || !attributesEqual(a, b)) return false;

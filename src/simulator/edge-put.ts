@@ -13,8 +13,10 @@ import {
   EdgeModelError,
   child,
   childText,
+  cloneModel,
   inManagerOrder,
   modelOfElement,
+  modelsEqual,
   replaceChild,
   setChildText,
   type EdgeModel,
@@ -52,6 +54,8 @@ const SINGLE_FIELDS: readonly string[] = [
 ];
 
 export interface SentEdge {
+  /** the document as sent (decoded) */
+  text: string;
   /** the root `<edge>`, as the manager's model */
   model: EdgeModel;
   /** the `<version>` sent, when it is an integer */
@@ -99,7 +103,7 @@ export function readSentEdge(text: string, edgeId: string): ReadSentEdgeResult {
   }
   const versionText = childText(model, "version")?.trim();
   const version = versionText !== undefined && /^\d+$/.test(versionText) ? Number(versionText) : undefined;
-  return { ok: true, sent: { model, version } };
+  return { ok: true, sent: { text, model, version } };
 }
 
 /**
@@ -120,6 +124,25 @@ export function configAfterPut(current: EdgeModel, sent: EdgeModel, storedVersio
   withoutCliPassword(next);
   return inManagerOrder(next, current);
 }
+
+/**
+ * Whether a PUT of this configuration as it is stores it unchanged but for its version: nothing to
+ * fill in, order or drop. A PUT that sends such an edge's document back with only the text of
+ * top-level leaves rewritten then stores exactly that document, with the id, the manager-owned
+ * fields and the version the manager keeps (none of configAfterPut's rules reads a leaf's text but
+ * for those), and so is such an edge again: EdgeStore takes those PUTs without the rules.
+ */
+export function isPutStable(config: EdgeModel): boolean {
+  // whatever its version's text, a PUT sets it from the stored version: here one above 0
+  const expected = { ...config, children: [...config.children] };
+  setChildText(expected, "version", "1");
+  // the copy is what the rules change in place; attribute lists are never changed in place, and a
+  // list sent in the reference's order keeps it, so modelsEqual's unordered attributes suffice
+  return modelsEqual(configAfterPut(config, cloneModel(config), 0), expected);
+}
+
+/** The fields of `<edge>` a PUT does not set: the manager keeps the stored ones (version: one above). */
+export const KEPT_ON_PUT: ReadonlySet<string> = new Set(["id", "version", ...MANAGER_OWNED_FIELDS]);
 
 /** The manager keeps the CLI password to itself: a GET never shows it (field notes). */
 export function withoutCliPassword(model: EdgeModel): void {

@@ -7,11 +7,11 @@ import { randomUUID } from "node:crypto";
 import { EdgeDocument } from "../nsx/edge-document.ts";
 import { isXmlName, isXmlText } from "../nsx/xml.ts";
 import { Audit, Counters, type ObjectChange } from "./audit.ts";
-import { diffModels, isEmptyDiff } from "./edge-diff.ts";
+import { diffLeafTexts, diffModels, isEmptyDiff, type ModelDiff } from "./edge-diff.ts";
 import { childText, edgeModelOf, setChildText, type EdgeModel } from "./edge-model.ts";
 import { newEdgeConfig, placementOf } from "./edge-create.ts";
 import { assignRuleIds } from "./edge-fill.ts";
-import { configAfterPut, type SentEdge } from "./edge-put.ts";
+import { KEPT_ON_PUT, configAfterPut, type SentEdge } from "./edge-put.ts";
 import { EdgeStore, type StoredEdge } from "./edge-store.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
 import { FaultSet } from "./faults.ts";
@@ -188,27 +188,50 @@ export class SimulatorState {
     if (this.#settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version) {
       return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion };
     }
+    const edge = this.#putLeaves(stored, sent);
+    if (edge !== undefined) return { ok: true, edge };
     const current = this.#edges.config(stored);
     const next = configAfterPut(current, sent.model, stored.version);
-    const diff = diffModels(current, next, this.#auditIgnored);
-    if (!isEmptyDiff(diff)) {
-      const stale = sentVersion !== undefined && sentVersion < stored.version;
-      this.audit.addViolation({
-        kind: diff.lost.length > 0 ? "lostContent" : "changedContent",
-        edgeId: id,
-        time: new Date(this.clock.now()).toISOString(),
-        storedVersion: stored.version,
-        sentVersion,
-        ...diff,
-        message: stale
-          ? `PUT based on version ${sentVersion} overwrote version ${stored.version}`
-          : `the PUT ${diff.lost.length > 0 ? "lost" : "changed"} content beyond ${[...this.#auditIgnored]
-              .filter((f) => f !== "version")
-              .map((f) => `the ${f}`)
-              .join(", ")}`,
-      });
-    }
+    this.#auditPut(stored, sentVersion, diffModels(current, next, this.#auditIgnored));
     return { ok: true, edge: this.#edges.store(next, stored.listing.summary) };
+  }
+
+  /**
+   * A PUT that sends the stored document back with only leaves' texts rewritten, to an edge
+   * whose configuration is PUT-stable (edge-put.ts): configAfterPut would keep the id, the
+   * manager's fields and raise the version, and take every other leaf as sent, so the store
+   * takes it as that (storeLeaves). Undefined when it is not such a PUT.
+   */
+  #putLeaves(stored: StoredEdge, sent: SentEdge): StoredEdge | undefined {
+    const rewritten = this.#edges.rewrittenLeaves(stored, sent);
+    if (rewritten === undefined || !this.#edges.isPutStable(stored)) return undefined;
+    const texts = new Map([...rewritten].filter(([name]) => !KEPT_ON_PUT.has(name)));
+    const changed = [...texts.keys()];
+    texts.set("version", String(stored.version + 1));
+    const edge = this.#edges.storeLeaves(stored, texts, sent.model);
+    if (edge !== undefined)
+      this.#auditPut(stored, sent.version, diffLeafTexts(sent.model.name, changed, this.#auditIgnored));
+    return edge;
+  }
+
+  /** Records what a PUT did beyond the sanctioned fields, if anything. */
+  #auditPut(stored: StoredEdge, sentVersion: number | undefined, diff: ModelDiff): void {
+    if (isEmptyDiff(diff)) return;
+    const stale = sentVersion !== undefined && sentVersion < stored.version;
+    this.audit.addViolation({
+      kind: diff.lost.length > 0 ? "lostContent" : "changedContent",
+      edgeId: stored.id,
+      time: new Date(this.clock.now()).toISOString(),
+      storedVersion: stored.version,
+      sentVersion,
+      ...diff,
+      message: stale
+        ? `PUT based on version ${sentVersion} overwrote version ${stored.version}`
+        : `the PUT ${diff.lost.length > 0 ? "lost" : "changed"} content beyond ${[...this.#auditIgnored]
+            .filter((f) => f !== "version")
+            .map((f) => `the ${f}`)
+            .join(", ")}`,
+    });
   }
 
   /**
@@ -220,17 +243,21 @@ export class SimulatorState {
     const stored = this.#edges.get(id);
     if (stored === undefined) return undefined;
     const config = this.#edges.config(stored);
-    for (const [name, value] of Object.entries({
-      ...fields,
-      version: fields.version ?? String(stored.version + 1),
-    })) {
+    const texts = new Map(
+      Object.entries({ ...fields, version: fields.version ?? String(stored.version + 1) }),
+    );
+    for (const [name, value] of texts) {
       if (!isXmlName(name)) throw new SimulatorInputError(name, "is not an element name");
       if (!isXmlText(value)) throw new SimulatorInputError(name, "has characters XML cannot carry");
       if (config.children.filter((c) => c.name === name).length > 1) {
         throw new SimulatorInputError(name, `the edge has several <${name}>; refusing to set one`);
       }
-      setChildText(config, name, value);
     }
+    // asked before the change: a PUT-stable edge stays so with leaves' texts changed (edge-put.ts)
+    this.#edges.isPutStable(stored, config);
+    const changed = this.#edges.storeLeaves(stored, texts, config);
+    if (changed !== undefined) return changed;
+    for (const [name, value] of texts) setChildText(config, name, value);
     return this.#edges.store(config, stored.listing.summary);
   }
 

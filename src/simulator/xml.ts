@@ -51,9 +51,37 @@ export interface RenderOptions {
 
 /** The whole document, XML declaration first. */
 export function renderDocument(root: Writable, options: RenderOptions): string {
-  const out: string[] = [XML_DECLARATION];
+  return writeDocument(root, options, undefined);
+}
+
+/** renderDocument's text, and the offset in it at which each child of the root ends. */
+export function renderDocumentWithChildEnds(
+  root: Writable,
+  options: RenderOptions,
+): { text: string; childEnds: number[] } {
+  const marks: number[] = [];
+  const out: string[] = [];
+  const text = writeDocument(root, options, { out, marks });
+  // a mark is how many pieces were written when a child ended: add up their lengths to it
+  const childEnds: number[] = [];
+  let offset = 0;
+  let piece = 0;
+  for (const mark of marks) {
+    for (; piece < mark; piece++) offset += out[piece]!.length;
+    childEnds.push(offset);
+  }
+  return { text, childEnds };
+}
+
+function writeDocument(
+  root: Writable,
+  options: RenderOptions,
+  trace: { out: string[]; marks: number[] } | undefined,
+): string {
+  const out = trace?.out ?? [];
+  out.push(XML_DECLARATION);
   if (options.pretty) out.push("\n");
-  writeNode(root, out, options.pretty ? 0 : -1);
+  writeNode(root, out, options.pretty ? 0 : -1, trace?.marks);
   if (options.pretty) out.push("\n");
   return out.join("");
 }
@@ -77,8 +105,8 @@ function indentOf(depth: number): string {
   return (INDENTS[depth] ??= "  ".repeat(depth));
 }
 
-/** depth -1 means compact */
-function writeNode(node: Writable, out: string[], depth: number): void {
+/** depth -1 means compact; `childEnds` hears out.length as each child of the node ends */
+function writeNode(node: Writable, out: string[], depth: number, childEnds?: number[]): void {
   const indent = depth >= 0 ? indentOf(depth) : "";
   const attributes = node.attributes;
   const start =
@@ -97,6 +125,7 @@ function writeNode(node: Writable, out: string[], depth: number): void {
   for (const child of content) {
     if (depth >= 0) out.push("\n");
     writeNode(child, out, childDepth);
+    childEnds?.push(out.length);
   }
   out.push(depth >= 0 ? `\n${indent}</${node.name}>` : `</${node.name}>`);
 }
