@@ -44,7 +44,7 @@ export const MANAGER_OWNED_FIELDS: readonly string[] = [
 ];
 
 /** top-level fields a manager reads as one value: a document with two of one is refused */
-const SINGLE_FIELDS: readonly string[] = [
+export const SINGLE_FIELDS: readonly string[] = [
   "id",
   "version",
   "tenant",
@@ -54,8 +54,6 @@ const SINGLE_FIELDS: readonly string[] = [
 ];
 
 export interface SentEdge {
-  /** the document as sent (decoded) */
-  text: string;
   /** the root `<edge>`, as the manager's model */
   model: EdgeModel;
   /** the `<version>` sent, when it is an integer */
@@ -103,7 +101,7 @@ export function readSentEdge(text: string, edgeId: string): ReadSentEdgeResult {
   }
   const versionText = childText(model, "version")?.trim();
   const version = versionText !== undefined && /^\d+$/.test(versionText) ? Number(versionText) : undefined;
-  return { ok: true, sent: { text, model, version } };
+  return { ok: true, sent: { model, version } };
 }
 
 /**

@@ -9,15 +9,24 @@
  *
  * Most writes (the operator's, PowerNSX's Set-NsxEdge, a drift through the control API) send an
  * edge's document back with the text of a top-level leaf or two rewritten (`<tenant>`,
- * `<version>`). The store knows where each such text is in the stored text, so such a write
- * costs neither a parse of the stored text nor a rendering: the new text is the old one with
- * those texts replaced, byte for byte what rendering the new model gives (storeLeaves).
+ * `<version>`). The store knows where each such text is in the stored text, and what the summary
+ * took from the edge's sections, so such a write costs no parse of either document (but of the
+ * rewritten texts) nor a rendering: the new text is the old one with those texts replaced, byte
+ * for byte what rendering the new model gives (rewrittenLeaves, storeLeaves).
  */
 import { EdgeDocument } from "../nsx/edge-document.ts";
-import { escapeXmlText } from "../nsx/xml.ts";
-import { child, edgeModelOf, replaceChild, type EdgeModel } from "./edge-model.ts";
-import { isPutStable } from "./edge-put.ts";
-import { listingOf, summarize, type EdgeListing } from "./edge-summary.ts";
+import { NsxResponseError } from "../nsx/errors.ts";
+import { escapeXmlText, parseXmlDocument } from "../nsx/xml.ts";
+import { child, childText, edgeModelOf, modelOfElement, replaceChild, type EdgeModel } from "./edge-model.ts";
+import { SINGLE_FIELDS, isPutStable } from "./edge-put.ts";
+import {
+  listingFrom,
+  sectionFacts,
+  summaryOf,
+  type EdgeListing,
+  type LeafText,
+  type SectionFacts,
+} from "./edge-summary.ts";
 import type { ManagerIdentity } from "./manager.ts";
 import { renderDocumentWithChildEnds } from "./xml.ts";
 
@@ -41,22 +50,28 @@ export interface EdgeFormat {
   summaryInEdge: boolean;
 }
 
-/** A top-level leaf of `<edge>` with text, the only child of its name, in a stored text. */
+/** A leaf of `<edge>` with text, the only child of its name: where its text is, escaped. */
 interface LeafSpan {
-  readonly name: string;
   /** its position among `<edge>`'s children */
   readonly index: number;
-  /** where its escaped text is: [start, end) of the stored text */
+  readonly name: string;
+  /** [start, end) of the stored text */
   readonly start: number;
   readonly end: number;
-  /** its text, decoded */
+  /** decoded */
   readonly text: string;
 }
 
-/** What the store knows of a stored text beyond the edge: where its leaves' texts are. */
+/** What the store knows of a stored text beyond the edge. */
 interface Layout {
-  /** in document order */
+  /** `<edge>`'s children by name, and each one's model when it is a leaf (no child elements) */
+  readonly children: readonly { readonly name: string; readonly leaf: EdgeModel | undefined }[];
+  /** the leaves a write may rewrite in place, in document order */
   readonly leaves: readonly LeafSpan[];
+  /** a field a PUT takes once appears twice (readSentEdge refuses its document) */
+  readonly repeatsSingleField: boolean;
+  /** what its summary and listing took from its sections: a rewrite of leaves leaves it */
+  readonly facts: SectionFacts;
   /** isPutStable of its configuration; undefined until asked */
   stable: boolean | undefined;
 }
@@ -110,8 +125,10 @@ export class EdgeStore {
 
   /** Stores a configuration (no summary); `previousSummary` keeps the manager-owned summary fields. */
   store(config: EdgeModel, previousSummary: EdgeModel | undefined): StoredEdge {
-    const summary = summarize(config, this.#manager, previousSummary);
-    return this.#keep(this.#render(config, listingOf(config, summary)));
+    const facts = sectionFacts(config);
+    const field = (name: string) => childText(config, name);
+    const summary = summaryOf(field, facts, { manager: this.#manager, previous: previousSummary });
+    return this.#keep(this.#render(config, listingFrom(field, facts.portgroups, summary), facts));
   }
 
   #keep(edge: StoredEdge): StoredEdge {
@@ -129,53 +146,47 @@ export class EdgeStore {
   }
 
   /**
-   * When `sent` is the edge's stored text with only the text of some of its leaves rewritten
-   * (none emptied), the sent text of each leaf it changed, by name in document order; otherwise
-   * undefined. `sent.model` is the sent text's model.
+   * When `text` is the edge's stored text with only the text of some of its rewritable leaves
+   * changed (to text that is not empty), each leaf's new text, by name in document order (only
+   * those that differ); otherwise undefined, as for a document readSentEdge refuses. Such a text
+   * has the stored text's shape: a text without '<' is character data of the same element.
    */
-  rewrittenLeaves(
-    edge: StoredEdge,
-    sent: { text: string; model: EdgeModel },
-  ): Map<string, string> | undefined {
+  rewrittenLeaves(edge: StoredEdge, text: string): Map<string, string> | undefined {
     const layout = this.#layouts.get(edge);
-    if (layout === undefined || this.#format().summaryInEdge) return undefined;
+    if (layout === undefined || layout.repeatsSingleField || this.#format().summaryInEdge) return undefined;
     const stored = edge.text;
-    const { text } = sent;
+    const changed = new Map<string, string>();
     let at = 0;
     let from = 0;
     for (const leaf of layout.leaves) {
+      // most writes change a leaf or two near the top: the rest is then compared at once
+      if (sameRest(text, at, stored, from)) return changed;
       if (!text.startsWith(stored.slice(from, leaf.start), at)) return undefined;
-      at += leaf.start - from;
-      // a text without '<' is character data of the same element: the documents have one shape
-      at = text.indexOf("<", at);
+      const start = at + leaf.start - from;
+      at = text.indexOf("<", start);
       if (at === -1) return undefined;
       from = leaf.end;
+      const raw = text.slice(start, at);
+      if (raw === stored.slice(leaf.start, leaf.end)) continue;
+      const now = characterData(raw);
+      if (now === undefined || now === "" || leaf.name === "id") return undefined;
+      if (now !== leaf.text) changed.set(leaf.name, now);
     }
-    if (text.length - at !== stored.length - from || !text.startsWith(stored.slice(from), at))
-      return undefined;
-    const changed = new Map<string, string>();
-    for (const leaf of layout.leaves) {
-      const now = sent.model.children[leaf.index];
-      if (now?.name !== leaf.name || now.text === undefined || now.text === "") return undefined;
-      if (now.text !== leaf.text) changed.set(leaf.name, now.text);
-    }
-    return changed;
+    return sameRest(text, at, stored, from) ? changed : undefined;
   }
 
   /**
-   * Stores the edge with the text of some of its leaves replaced (`texts`, by name), without
-   * rendering it: the stored text with those texts replaced. `base` has the edge's shape (its
-   * configuration, or a document whose only differences are in those leaves' texts): the new
-   * configuration is `base` with every leaf's text the stored one or the new one, for the summary.
-   * Undefined when a name is not such a leaf, a text is empty (a leaf without text is written
-   * `<name/>`), or the edge carries its summary (which changes with them).
+   * Stores the edge with the text of some of its rewritable leaves replaced (`texts`, by name),
+   * without a model or a rendering: the stored text with those texts replaced, and the summary of
+   * its leaves and the sections it had. Undefined when a name is not such a leaf, a text is empty
+   * (a leaf without text is written `<name/>`), or the edge carries its summary (which changes).
    */
-  storeLeaves(edge: StoredEdge, texts: ReadonlyMap<string, string>, base: EdgeModel): StoredEdge | undefined {
+  storeLeaves(edge: StoredEdge, texts: ReadonlyMap<string, string>): StoredEdge | undefined {
     const layout = this.#layouts.get(edge);
     if (layout === undefined || this.#format().summaryInEdge) return undefined;
     const known = new Set(layout.leaves.map((l) => l.name));
     for (const [name, text] of texts) if (!known.has(name) || text === "") return undefined;
-    const children = [...base.children];
+    const children = [...layout.children];
     const leaves: LeafSpan[] = [];
     // joined, not concatenated: a flat string, holding no slices of the text before
     const parts: string[] = [];
@@ -183,8 +194,9 @@ export class EdgeStore {
     let shift = 0;
     for (const leaf of layout.leaves) {
       const now = texts.get(leaf.name) ?? leaf.text;
-      children[leaf.index] = { ...children[leaf.index]!, text: now };
       const escaped = now === leaf.text ? edge.text.slice(leaf.start, leaf.end) : escapeXmlText(now);
+      if (now !== leaf.text)
+        children[leaf.index] = { name: leaf.name, leaf: { ...children[leaf.index]!.leaf!, text: now } };
       parts.push(edge.text.slice(from, leaf.start), escaped);
       leaves.push({
         ...leaf,
@@ -196,11 +208,14 @@ export class EdgeStore {
       from = leaf.end;
     }
     parts.push(edge.text.slice(from));
-    const text = parts.join("");
-    const config = { ...base, children };
-    const summary = summarize(config, this.#manager, edge.listing.summary);
-    const stored = this.#edition(config, text, listingOf(config, summary));
-    this.#layouts.set(stored, { leaves, stable: layout.stable });
+    const next: Layout = { ...layout, children, leaves };
+    const field = leafTexts(next);
+    const summary = summaryOf(field, layout.facts, {
+      manager: this.#manager,
+      previous: edge.listing.summary,
+    });
+    const stored = this.#edition(field, parts.join(""), listingFrom(field, layout.facts.portgroups, summary));
+    this.#layouts.set(stored, next);
     return this.#keep(stored);
   }
 
@@ -213,32 +228,34 @@ export class EdgeStore {
 
   /** Renders every edge again, in the format the settings now ask for; versions do not change. */
   reformat(): void {
-    for (const edge of this.#edges.values())
-      this.#edges.set(edge.id, this.#render(this.config(edge), edge.listing));
+    for (const edge of this.#edges.values()) {
+      const config = this.config(edge);
+      this.#edges.set(edge.id, this.#render(config, edge.listing, sectionFacts(config)));
+    }
   }
 
-  #render(config: EdgeModel, listing: EdgeListing): StoredEdge {
+  #render(config: EdgeModel, listing: EdgeListing, facts: SectionFacts): StoredEdge {
     const format = this.#format();
     const shown = format.summaryInEdge ? { ...config, children: [...config.children] } : config;
     if (format.summaryInEdge) replaceChild(shown, "edgeSummary", listing.summary);
     const { text, childEnds } = renderDocumentWithChildEnds(shown, { pretty: format.pretty });
-    const edge = this.#edition(config, text, listing);
-    this.#layouts.set(edge, { leaves: leafSpans(shown, childEnds), stable: undefined });
+    const layout: Layout = { ...layoutOf(shown, childEnds), facts, stable: undefined };
+    const edge = this.#edition(leafTexts(layout), text, listing);
+    this.#layouts.set(edge, layout);
     return edge;
   }
 
-  /** The stored edge of this configuration, its text and its listing. */
-  #edition(config: EdgeModel, text: string, listing: EdgeListing): StoredEdge {
+  /** The stored edge of this text and listing; `field` gives its leaves' texts (its id and version). */
+  #edition(field: LeafText, text: string, listing: EdgeListing): StoredEdge {
     let doc: EdgeDocument | undefined;
     let bytes: Buffer | undefined;
     const parsed = (): EdgeDocument => (doc ??= EdgeDocument.parse(text));
     // <id> and <version> are leaves in every edge the simulator keeps; the parse decides otherwise
-    const id = child(config, "id");
-    const version = child(config, "version");
-    const leaf = (field: EdgeModel | undefined) => field?.children.length === 0 && field.text !== undefined;
+    const id = field("id");
+    const version = field("version");
     return {
-      id: leaf(id) ? (id?.text ?? "") : parsed().id,
-      version: (leaf(version) ? versionOf(version?.text) : parsed().version) ?? 1,
+      id: id ?? parsed().id,
+      version: (version !== undefined ? versionOf(version) : parsed().version) ?? 1,
       get doc() {
         return parsed();
       },
@@ -252,20 +269,41 @@ export class EdgeStore {
   }
 }
 
-/**
- * Where the text of each leaf of the root that has text and is the only child of its name is:
- * rendered `<name attributes>text</name>`, it ends where its end tag starts.
- */
-function leafSpans(root: EdgeModel, childEnds: readonly number[]): LeafSpan[] {
+/** Which of `<edge>`'s children are leaves, where the texts a write may rewrite are in its rendering. */
+function layoutOf(root: EdgeModel, childEnds: readonly number[]): Omit<Layout, "facts" | "stable"> {
   const counts = new Map<string, number>();
   for (const c of root.children) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
   const leaves: LeafSpan[] = [];
-  root.children.forEach((c, index) => {
-    if (c.text === undefined || c.text === "" || c.children.length > 0 || counts.get(c.name) !== 1) return;
-    const end = childEnds[index]! - `</${c.name}>`.length;
-    leaves.push({ name: c.name, index, start: end - escapeXmlText(c.text).length, end, text: c.text });
+  const children = root.children.map((c, index) => {
+    const isLeaf = c.children.length === 0;
+    if (isLeaf && c.text !== undefined && c.text !== "" && counts.get(c.name) === 1) {
+      // written `<name attributes>text</name>`: the text ends where the end tag starts
+      const end = childEnds[index]! - `</${c.name}>`.length;
+      leaves.push({ index, name: c.name, start: end - escapeXmlText(c.text).length, end, text: c.text });
+    }
+    return { name: c.name, leaf: isLeaf ? c : undefined };
   });
-  return leaves;
+  return { children, leaves, repeatsSingleField: SINGLE_FIELDS.some((f) => (counts.get(f) ?? 0) > 1) };
+}
+
+/** childText of the configuration a layout is of */
+function leafTexts(layout: Layout): LeafText {
+  return (name) => layout.children.find((c) => c.name === name)?.leaf?.text;
+}
+
+/** `text` from `at` is `stored` from `from` */
+function sameRest(text: string, at: number, stored: string, from: number): boolean {
+  return text.length - at === stored.length - from && text.startsWith(stored.slice(from), at);
+}
+
+/** The decoded text of character data as sent, checked as any document is; undefined when it is not well-formed. */
+function characterData(raw: string): string | undefined {
+  try {
+    return modelOfElement(parseXmlDocument(`<x>${raw}</x>`, "edge document").root).text;
+  } catch (error) {
+    if (error instanceof NsxResponseError) return undefined;
+    throw error;
+  }
 }
 
 /** `<version>`'s text as EdgeDocument reads it: a non-negative safe integer, else undefined */

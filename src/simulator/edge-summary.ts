@@ -61,13 +61,71 @@ const DERIVED_APPLIANCE_FIELDS: ReadonlySet<string> = new Set([
   "enableFips",
 ]);
 
-/** The summary of this configuration; `previous` supplies the manager-owned fields it had. */
-export function summarize(
-  config: EdgeModel,
-  manager: ManagerIdentity,
-  previous: EdgeModel | undefined,
+/** A top-level leaf's text as childText reads it: the first child of that name, undefined when absent or not a leaf. */
+export type LeafText = (name: string) => string | undefined;
+
+/**
+ * What the summary and the list take from an edge's sections (vnics, appliances, a router's
+ * interfaces) rather than from its top-level leaves: a write that changes only leaves' texts
+ * leaves it as it was, so the store keeps it instead of reading the sections again.
+ */
+export interface SectionFacts {
+  readonly connectedVnics: number;
+  /** undefined when the edge has no `<appliances>` */
+  readonly appliances:
+    | {
+        readonly size: string | undefined;
+        readonly deployAppliances: string | undefined;
+        /** appliances with a VM (not `deployed` false) */
+        readonly deployed: number;
+        /** the active one's highAvailabilityIndex and ACTIVE_VSE_FIELDS' appliance fields; undefined when none is deployed */
+        readonly active:
+          | { readonly haIndex: string | undefined; readonly fields: readonly (string | undefined)[] }
+          | undefined;
+      }
+    | undefined;
+  /** port groups its interfaces are on (vnics' portgroupId, a router's connectedToId), for `pg` */
+  readonly portgroups: readonly string[];
+}
+
+export function sectionFacts(config: EdgeModel): SectionFacts {
+  const vnics = child(config, "vnics")?.children ?? [];
+  return {
+    connectedVnics: vnics.filter((v) => childText(v, "isConnected") === "true").length,
+    appliances: appliancesFacts(child(config, "appliances")),
+    portgroups: portgroupsOf(config),
+  };
+}
+
+/** the active appliance is the first deployed one with HA index 0, else the first deployed */
+function appliancesFacts(appliances: EdgeModel | undefined): SectionFacts["appliances"] {
+  if (appliances === undefined) return undefined;
+  // an appliance configured with deployAppliances false has no VM: it is not counted, nor active
+  const list = appliances.children.filter(
+    (c) => c.name === "appliance" && childText(c, "deployed") !== "false",
+  );
+  const active = list.find((a) => childText(a, "highAvailabilityIndex") === "0") ?? list[0];
+  return {
+    size: childText(appliances, "applianceSize"),
+    deployAppliances: childText(appliances, "deployAppliances"),
+    deployed: list.length,
+    active:
+      active === undefined
+        ? undefined
+        : {
+            haIndex: childText(active, "highAvailabilityIndex"),
+            fields: ACTIVE_VSE_FIELDS.map(([, from]) => childText(active, from)),
+          },
+  };
+}
+
+/** The summary of a configuration with these leaves and sections; `previous` supplies the manager-owned fields it had. */
+export function summaryOf(
+  field: LeafText,
+  facts: SectionFacts,
+  { manager, previous }: { manager: ManagerIdentity; previous: EdgeModel | undefined },
 ): EdgeModel {
-  const computed = computedSummary(config, manager);
+  const computed = computedSummary(field, facts, manager);
   if (previous === undefined) return computed;
   return mergeOwned(computed, previous, DERIVED, (name, own, prior) =>
     name === "appliancesSummary" ? mergeOwned(own, prior, DERIVED_APPLIANCE_FIELDS) : prior,
@@ -117,10 +175,8 @@ export const ALLOWED_ACTIONS: readonly string[] = [
   "Download Edge TechSupport Logs",
 ];
 
-function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel {
-  const field = (name: string) => childText(config, name);
+function computedSummary(field: LeafText, facts: SectionFacts, manager: ManagerIdentity): EdgeModel {
   const id = field("id") ?? "";
-  const vnics = child(config, "vnics")?.children ?? [];
   return node("edgeSummary", [
     leaf("objectId", id),
     leaf("objectTypeName", "Edge"),
@@ -141,11 +197,8 @@ function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel
     optLeaf("tenantId", field("tenant")),
     leaf("apiVersion", "4.0"),
     leaf("edgeStatus", "GREEN"),
-    leaf(
-      "numberOfConnectedVnics",
-      String(vnics.filter((v) => childText(v, "isConnected") === "true").length),
-    ),
-    appliancesSummary(config, manager),
+    leaf("numberOfConnectedVnics", String(facts.connectedVnics)),
+    appliancesSummary(field, facts, manager),
     leaf("hypervisorAssist", field("hypervisorAssist") ?? "false"),
     node(
       "allowedActions",
@@ -155,37 +208,38 @@ function computedSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel
   ]);
 }
 
-/** the appliances as the summary shows them; the active one is the first deployed (HA index 0) */
-function appliancesSummary(config: EdgeModel, manager: ManagerIdentity): EdgeModel {
-  const appliances = child(config, "appliances");
-  // an appliance configured with deployAppliances false has no VM: it is not counted, nor active
-  const list = (appliances?.children ?? []).filter(
-    (c) => c.name === "appliance" && childText(c, "deployed") !== "false",
-  );
-  const active = list.find((a) => childText(a, "highAvailabilityIndex") === "0") ?? list[0];
-  const size = appliances === undefined ? undefined : childText(appliances, "applianceSize");
-  const deployAppliances = appliances === undefined ? undefined : childText(appliances, "deployAppliances");
+/** the appliances as the summary shows them */
+function appliancesSummary(field: LeafText, facts: SectionFacts, manager: ManagerIdentity): EdgeModel {
+  const appliances = facts.appliances;
+  const active = appliances?.active;
   return node("appliancesSummary", [
     active !== undefined ? leaf("vmVersion", releaseText(manager.release)) : undefined,
     active !== undefined
       ? leaf("vmBuildInfo", `${releaseText(manager.release)}-${manager.release.build}`)
       : undefined,
-    optLeaf("applianceSize", size),
-    optLeaf("fqdn", childText(config, "fqdn")),
-    leaf("numberOfDeployedVms", String(list.length)),
-    active !== undefined
-      ? leaf("activeVseHaIndex", childText(active, "highAvailabilityIndex") ?? "0")
-      : undefined,
-    ...ACTIVE_VSE_FIELDS.map(([name, from]) =>
-      optLeaf(name, active === undefined ? undefined : childText(active, from)),
-    ),
+    optLeaf("applianceSize", appliances?.size),
+    optLeaf("fqdn", field("fqdn")),
+    leaf("numberOfDeployedVms", String(appliances?.deployed ?? 0)),
+    active !== undefined ? leaf("activeVseHaIndex", active.haIndex ?? "0") : undefined,
+    ...ACTIVE_VSE_FIELDS.map(([name], i) => optLeaf(name, active?.fields[i])),
     active !== undefined ? leaf("communicationChannel", "msgbus") : undefined,
-    optLeaf("deployAppliances", deployAppliances),
-    leaf("enableFips", childText(config, "enableFips") ?? "false"),
+    optLeaf("deployAppliances", appliances?.deployAppliances),
+    leaf("enableFips", field("enableFips") ?? "false"),
   ]);
 }
 
-export function listingOf(config: EdgeModel, summary: EdgeModel): EdgeListing {
+/** What the list shows of a configuration with these leaves and port groups. */
+export function listingFrom(field: LeafText, portgroups: readonly string[], summary: EdgeModel): EdgeListing {
+  return {
+    id: field("id") ?? "",
+    summary,
+    description: field("description") ?? "",
+    enableFips: field("enableFips") ?? "",
+    portgroups,
+  };
+}
+
+function portgroupsOf(config: EdgeModel): string[] {
   const portgroups = new Set<string>();
   for (const vnic of child(config, "vnics")?.children ?? []) {
     const id = childText(vnic, "portgroupId");
@@ -199,13 +253,7 @@ export function listingOf(config: EdgeModel, summary: EdgeModel): EdgeListing {
     const id = routerInterface === undefined ? undefined : childText(routerInterface, "connectedToId");
     if (id) portgroups.add(id);
   }
-  return {
-    id: childText(config, "id") ?? "",
-    summary,
-    description: childText(config, "description") ?? "",
-    enableFips: childText(config, "enableFips") ?? "",
-    portgroups: [...portgroups],
-  };
+  return [...portgroups];
 }
 
 function node(name: string, children: readonly (EdgeModel | undefined)[]): EdgeModel {

@@ -39,7 +39,6 @@ import {
 } from "./api.ts";
 import { pagedEdgeList, parseEdgeListQuery, EdgeListQueryError } from "./edge-list.ts";
 import { readEdgeToCreate } from "./edge-create.ts";
-import { readSentEdge } from "./edge-put.ts";
 import { ERROR_CODES, errorEntry } from "./error-codes.ts";
 import type { ApiRoute } from "./faults.ts";
 import { isAtLeast, type ManagerRelease } from "./manager.ts";
@@ -211,12 +210,10 @@ function getPool(state: SimulatorState, id: string): ApiResponse {
 function putEdge(state: SimulatorState, id: string, req: ApiRequest): ApiResponse {
   const body = readXmlBody(req);
   if ("refused" in body) return body.refused;
-  if (state.edge(id) === undefined) return notFound(id);
-  const read = readSentEdge(body.text, id);
-  if (!read.ok) return codedBadRequest(read.code, read.message);
-  const result = state.putEdge(id, read.sent);
+  const result = state.putEdge(id, body.text);
   if (result.ok) return { status: 204 };
   if (result.reason === "missing") return notFound(id);
+  if (result.reason === "invalid") return codedBadRequest(result.code, result.message);
   return {
     status: 409,
     errors: [

@@ -11,7 +11,8 @@ import { diffLeafTexts, diffModels, isEmptyDiff, type ModelDiff } from "./edge-d
 import { childText, edgeModelOf, setChildText, type EdgeModel } from "./edge-model.ts";
 import { newEdgeConfig, placementOf } from "./edge-create.ts";
 import { assignRuleIds } from "./edge-fill.ts";
-import { KEPT_ON_PUT, configAfterPut, type SentEdge } from "./edge-put.ts";
+import { KEPT_ON_PUT, configAfterPut, readSentEdge } from "./edge-put.ts";
+import type { ErrorCode } from "./error-codes.ts";
 import { EdgeStore, type StoredEdge } from "./edge-store.ts";
 import { AuthStore, DEFAULT_CREDENTIALS, type Credentials } from "./auth.ts";
 import { FaultSet } from "./faults.ts";
@@ -42,6 +43,7 @@ export const DEFAULT_SANCTIONED_EDGE_FIELDS: readonly string[] = Object.freeze([
 export type PutEdgeResult =
   | { ok: true; edge: StoredEdge }
   | { ok: false; reason: "missing" }
+  | { ok: false; reason: "invalid"; code: ErrorCode; message: string }
   | { ok: false; reason: "stale"; storedVersion: number; sentVersion: number };
 
 export type CreatePoolResult =
@@ -177,41 +179,49 @@ export class SimulatorState {
   }
 
   /**
-   * The PUT of spec 4.2 as a manager takes it (edge-put.ts): the sent configuration is stored,
-   * with the manager-owned fields kept and the version one above the stored one. What the PUT
-   * removed, edited or added besides the tenant is recorded in the audit, by path.
+   * The PUT of spec 4.2 as a manager takes it (edge-put.ts): the sent document (`text`, decoded)
+   * is read, refused as readSentEdge refuses it, and stored with the manager-owned fields kept and
+   * the version one above the stored one. What the PUT removed, edited or added besides the
+   * tenant is recorded in the audit, by path.
    */
-  putEdge(id: string, sent: SentEdge): PutEdgeResult {
+  putEdge(id: string, text: string): PutEdgeResult {
     const stored = this.#edges.get(id);
     if (stored === undefined) return { ok: false, reason: "missing" };
-    const sentVersion = sent.version;
-    if (this.#settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version) {
-      return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion };
-    }
-    const edge = this.#putLeaves(stored, sent);
-    if (edge !== undefined) return { ok: true, edge };
+    const leaves = this.#edges.rewrittenLeaves(stored, text);
+    if (leaves !== undefined && this.#edges.isPutStable(stored)) return this.#putLeaves(stored, leaves);
+    const read = readSentEdge(text, id);
+    if (!read.ok) return { ok: false, reason: "invalid", code: read.code, message: read.message };
+    const sentVersion = read.sent.version;
+    if (this.#staleRefused(stored, sentVersion))
+      return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion: sentVersion! };
     const current = this.#edges.config(stored);
-    const next = configAfterPut(current, sent.model, stored.version);
+    const next = configAfterPut(current, read.sent.model, stored.version);
     this.#auditPut(stored, sentVersion, diffModels(current, next, this.#auditIgnored));
     return { ok: true, edge: this.#edges.store(next, stored.listing.summary) };
   }
 
+  #staleRefused(stored: StoredEdge, sentVersion: number | undefined): boolean {
+    return this.#settings.rejectStaleVersion && sentVersion !== undefined && sentVersion < stored.version;
+  }
+
   /**
-   * A PUT that sends the stored document back with only leaves' texts rewritten, to an edge
-   * whose configuration is PUT-stable (edge-put.ts): configAfterPut would keep the id, the
-   * manager's fields and raise the version, and take every other leaf as sent, so the store
-   * takes it as that (storeLeaves). Undefined when it is not such a PUT.
+   * A PUT that sends the stored document back with only leaves' texts rewritten (`leaves`, the
+   * changed ones), to an edge whose configuration is PUT-stable (edge-put.ts): configAfterPut
+   * would keep the id and the manager's fields, raise the version and take every other leaf as
+   * sent, so the store takes it as that (storeLeaves).
    */
-  #putLeaves(stored: StoredEdge, sent: SentEdge): StoredEdge | undefined {
-    const rewritten = this.#edges.rewrittenLeaves(stored, sent);
-    if (rewritten === undefined || !this.#edges.isPutStable(stored)) return undefined;
-    const texts = new Map([...rewritten].filter(([name]) => !KEPT_ON_PUT.has(name)));
+  #putLeaves(stored: StoredEdge, leaves: ReadonlyMap<string, string>): PutEdgeResult {
+    const versionText = (leaves.get("version") ?? String(stored.version)).trim();
+    const sentVersion = /^\d+$/.test(versionText) ? Number(versionText) : undefined;
+    if (this.#staleRefused(stored, sentVersion))
+      return { ok: false, reason: "stale", storedVersion: stored.version, sentVersion: sentVersion! };
+    const texts = new Map([...leaves].filter(([name]) => !KEPT_ON_PUT.has(name)));
     const changed = [...texts.keys()];
     texts.set("version", String(stored.version + 1));
-    const edge = this.#edges.storeLeaves(stored, texts, sent.model);
-    if (edge !== undefined)
-      this.#auditPut(stored, sent.version, diffLeafTexts(sent.model.name, changed, this.#auditIgnored));
-    return edge;
+    const edge = this.#edges.storeLeaves(stored, texts);
+    if (edge === undefined) throw new Error(`edge ${stored.id}: a rewrite of its leaves was not stored`);
+    this.#auditPut(stored, sentVersion, diffLeafTexts("edge", changed, this.#auditIgnored));
+    return { ok: true, edge };
   }
 
   /** Records what a PUT did beyond the sanctioned fields, if anything. */
@@ -255,7 +265,7 @@ export class SimulatorState {
     }
     // asked before the change: a PUT-stable edge stays so with leaves' texts changed (edge-put.ts)
     this.#edges.isPutStable(stored, config);
-    const changed = this.#edges.storeLeaves(stored, texts, config);
+    const changed = this.#edges.storeLeaves(stored, texts);
     if (changed !== undefined) return changed;
     for (const [name, value] of texts) setChildText(config, name, value);
     return this.#edges.store(config, stored.listing.summary);

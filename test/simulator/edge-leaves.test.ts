@@ -36,7 +36,7 @@ type Step =
   | { upsert: string }
   | { settings: Partial<SimulatorSettings> };
 
-function apply(state: SimulatorState, step: Step): number | undefined {
+function apply(state: SimulatorState, step: Step): unknown {
   if ("settings" in step) return void state.updateSettings(step.settings);
   if ("upsert" in step) return void state.upsertEdge(parseEdge(step.upsert, "upsert"));
   const id = step.id ?? "edge-7";
@@ -53,11 +53,12 @@ function apply(state: SimulatorState, step: Step): number | undefined {
     authorization: undefined,
     body,
   };
-  return handleApi(state, match, request, { role: "enterpriseAdmin", username: "admin" }).status;
+  const { status, errors } = handleApi(state, match, request, { role: "enterpriseAdmin", username: "admin" });
+  return { status, errors };
 }
 
 interface Observed {
-  statuses: (number | undefined)[];
+  answers: unknown[];
   texts: string[];
   versions: number[];
   summaries: string[];
@@ -67,10 +68,10 @@ interface Observed {
 function run(input: SimulatorStateInput, steps: Step[], overrides: StateOverrides = {}): Observed {
   // one manager: a vsmUuid of its own each time would differ in the summaries
   const state = new SimulatorState({ vsmUuid: VSM_UUID, ...input }, { nowMs: () => 0, ...overrides });
-  const statuses = steps.map((step) => apply(state, step));
+  const answers = steps.map((step) => apply(state, step));
   const edges = state.edges();
   return {
-    statuses,
+    answers,
     texts: edges.map((e) => e.text),
     versions: edges.map((e) => e.version),
     summaries: edges.map(
@@ -82,12 +83,13 @@ function run(input: SimulatorStateInput, steps: Step[], overrides: StateOverride
   };
 }
 
-/** the same run with storeLeaves switched off, and whether it stored an edge of its own */
+/** the same run with rewrittenLeaves and storeLeaves switched off, and whether storeLeaves stored an edge */
 function both(input: SimulatorStateInput, steps: Step[], overrides: StateOverrides = {}) {
   const leaves = vi.spyOn(EdgeStore.prototype, "storeLeaves");
   const fast = run(input, steps, overrides);
   const tookLeaves = leaves.mock.results.some((r) => r.value !== undefined);
   leaves.mockReturnValue(undefined);
+  vi.spyOn(EdgeStore.prototype, "rewrittenLeaves").mockReturnValue(undefined);
   const whole = run(input, steps, overrides);
   return { fast, whole, tookLeaves };
 }
@@ -224,6 +226,35 @@ describe("a write that rewrites leaves' texts stores what the whole rules store"
       reason: "what was known of a stored edge is not taken over by its replacement",
       steps: [{ put: tenant("blue") }, { upsert: UNSTABLE }, { put: tenant("green") }],
       leaves: true,
+    },
+    {
+      name: "Refused",
+      reason: "what a parse refuses in a leaf's text is refused alike, with the same answer",
+      steps: [
+        { put: tenant("a&bogus;") },
+        { put: tenant("a]]>b") },
+        { put: tenant("a\u0001b") },
+        { put: field("id", "edge-8") },
+        { put: field("id", "") },
+        { put: tenant("&#97;&amp;b") },
+      ],
+      leaves: true,
+    },
+    {
+      name: "StaleRefused",
+      reason: "rejectStaleVersion: an older version sent is 409 either way",
+      steps: [
+        { settings: { rejectStaleVersion: true } },
+        { put: (s) => field("version", "3")(tenant("x")(s)) },
+        { put: (s) => field("version", "v")(tenant("y")(s)) },
+      ],
+      leaves: true,
+    },
+    {
+      name: "AnotherClientsFormat",
+      reason: "the same content written otherwise",
+      steps: [{ put: (s) => tenant("z")(s).replaceAll("><", ">\n<") }],
+      leaves: false,
     },
     {
       name: "TenantAudited",
