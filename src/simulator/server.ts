@@ -120,7 +120,8 @@ async function serve(server: ServerContext, req: IncomingMessage, res: ServerRes
       ? undefined
       : apiResponse(state, callOf(req, read, { match, plan, mediaType }));
   // the manager's own latency is the call's least total time, its work included: the answer waits for the rest
-  const waitMs = latencyMs + plan.delayMs - (performance.now() - arrivedAt);
+  // whole milliseconds, as timers keep them: calls that wait alike share one timer list
+  const waitMs = Math.ceil(latencyMs + plan.delayMs - (performance.now() - arrivedAt));
   if (waitMs > 0) await sleep(waitMs, undefined, { signal });
   if (response === undefined || plan.resetAfterAction) {
     state.counters.count(routeName, "reset");
