@@ -251,10 +251,22 @@ describe("operator killed with SIGKILL, then restarted", () => {
     expect(firstSeen.size, "one firstSeen: the first pass's").toBe(1);
     const firstSeenMs = Date.parse([...firstSeen][0] ?? "");
 
-    // the DELETE in flight at the kill still lands on the manager
-    await waitFor("the DELETE in flight to land", async () =>
-      callsTo(s.sim, "releaseAddress") === fired(s.sim, "releaseAddress") ? true : undefined,
-    );
+    // the DELETEs in flight at the kill still land on the manager. A DELETE the kernel delivered
+    // before the kill may not have been read by the simulator yet (it counts a call as fired once
+    // it has read it): done means every fired call answered, and nothing new for longer than the
+    // 400 ms a fired call takes
+    let quietSince: { releases: number; atMs: number } | undefined;
+    await waitFor("the DELETEs in flight to land", async () => {
+      const releases = s.sim.state.audit.snapshot().releases.length;
+      if (
+        callsTo(s.sim, "releaseAddress") !== fired(s.sim, "releaseAddress") ||
+        quietSince?.releases !== releases
+      ) {
+        quietSince = { releases, atMs: Date.now() };
+        return undefined;
+      }
+      return Date.now() - quietSince.atMs >= 1_000 ? true : undefined;
+    });
     const releasedBeforeRestart = s.sim.state.audit.snapshot().releases.length;
     s.sim.state.faults.clear();
     const restartedAtMs = Date.now();
