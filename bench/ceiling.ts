@@ -14,7 +14,10 @@ import { findControlPlaneBinaries } from "../test/controlplane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "../test/controlplane/controlplane.ts";
 import {
   benchFleetInterval,
+  FLEET_CAPS,
+  FLEET_CONCURRENCY,
   FLEET_TIMING,
+  HOUR,
   formatHours,
   type FleetIntervalOptions,
 } from "./fleet-interval.ts";
@@ -30,8 +33,6 @@ import { ResultBuilder, type BenchResult } from "./lib/result.ts";
 import { startSimulatorProcess } from "./lib/simulator-process.ts";
 import { ControlPlaneMissingError, createAll, installCrds } from "./scale-apiserver.ts";
 import { runInCaseLimit } from "./scale.ts";
-
-const HOUR = 3_600_000;
 
 export const CEILING_TARGETS: FleetTargets = {
   steadyMs: 45_000,
@@ -50,8 +51,8 @@ export const CEILING_FULL: FleetIntervalOptions = {
     { managers: 8, source: "directory", inDeploymentLimit: true, targets: CEILING_TARGETS },
   ],
   timing: { ...FLEET_TIMING, windowStartMs: 45_000, syncTimeoutMs: 600_000 },
-  caps: { maxConcurrentRequests: 16, requestsPerSecond: 1_000 },
-  concurrency: 32,
+  caps: FLEET_CAPS,
+  concurrency: FLEET_CONCURRENCY,
 };
 
 export const CEILING_QUICK: FleetIntervalOptions = {

@@ -44,7 +44,7 @@ export interface FleetIntervalOptions {
   concurrency: number;
 }
 
-const HOUR = 3_600_000;
+export const HOUR = 3_600_000;
 
 /** What issue 32 asks of 2000 EdgeTenants on one manager. */
 const TARGETS_2000: FleetTargets = {
@@ -54,6 +54,10 @@ const TARGETS_2000: FleetTargets = {
   callsPerManagerInWindow: 12,
   driftToPutMs: 15_000,
 };
+
+/** Each manager's caps, as the scale benchmark sets them, and the operator's workers: one setting for every fleet case. */
+export const FLEET_CAPS: ManagerCaps = { maxConcurrentRequests: 16, requestsPerSecond: 1_000 };
+export const FLEET_CONCURRENCY = 32;
 
 export const FLEET_TIMING: FleetTiming = {
   edges: 2000,
@@ -73,9 +77,8 @@ export const FLEET_INTERVAL_FULL: FleetIntervalOptions = {
     { managers: 1, source: "directory", fullReadIntervalMs: 4 * HOUR, targets: TARGETS_2000 },
   ],
   timing: FLEET_TIMING,
-  // the scale benchmark's caps
-  caps: { maxConcurrentRequests: 16, requestsPerSecond: 1_000 },
-  concurrency: 32,
+  caps: FLEET_CAPS,
+  concurrency: FLEET_CONCURRENCY,
 };
 
 export const FLEET_INTERVAL_QUICK: FleetIntervalOptions = {
