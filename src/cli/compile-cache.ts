@@ -10,6 +10,7 @@
  * NODE_DISABLE_COMPILE_CACHE=1 turns the cache off.
  */
 import { lstatSync, mkdirSync } from "node:fs";
+import { enableCompileCache } from "node:module";
 import { isAbsolute, join } from "node:path";
 
 /** The directory for the cache under the user's cache directory; undefined where none is safe. */
@@ -48,10 +49,7 @@ function onlyWritableBy(path: string, uid: number): boolean {
 }
 
 /** What main.ts does once the Node version is checked: Node's cache in a directory only this user can write, if any. */
-export async function enableOwnCompileCache(
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<void> {
-  const { enableCompileCache } = await import("node:module");
+export function enableOwnCompileCache(env: Readonly<Record<string, string | undefined>>): void {
   if (env["NODE_DISABLE_COMPILE_CACHE"] !== undefined) return;
   if (env["NODE_COMPILE_CACHE"] !== undefined) {
     enableCompileCache();

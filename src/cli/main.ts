@@ -13,7 +13,7 @@ import { nodeTooOld } from "./node-version.ts";
 
 const tooOld = nodeTooOld(process.versions.node);
 if (tooOld === undefined) {
-  await (await import("./compile-cache.ts")).enableOwnCompileCache(process.env);
+  (await import("./compile-cache.ts")).enableOwnCompileCache(process.env);
   const { registerHooks } = await import("node:module");
   const { ownModuleResolver } = await import("./own-modules.ts");
   registerHooks({ resolve: ownModuleResolver(new URL("../", import.meta.url).href) });

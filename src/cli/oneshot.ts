@@ -168,7 +168,7 @@ export async function runOneShot(options: OneShotOptions): Promise<OneShotResult
     kinds: { IPPoolAllocations: { poolListTtlMs: Infinity } },
   });
   const startedAtMs = o.clock.now();
-  const sorted = byKindThenName(loaded);
+  const sorted = sortedByKindThenName(loaded);
   const managers = sorted.filter((l) => l.object.kind === "NSXManager");
   const dependents = sorted.filter((l) => l.object.kind !== "NSXManager");
   const limit = concurrencyLimit(managers.map((l) => l.object as NSXManager));
@@ -337,7 +337,7 @@ export async function mapBounded<T, R>(
 }
 
 /** By kind (KINDS' order), then by namespace/name; each object's key made once, not per comparison. */
-function byKindThenName(items: readonly LoadedObject[]): LoadedObject[] {
+function sortedByKindThenName(items: readonly LoadedObject[]): LoadedObject[] {
   const keyed = items.map((item) => {
     const { namespace, name } = refOf(item.object);
     return { item, kind: KINDS.indexOf(item.object.kind), key: `${namespace}/${name}` };
