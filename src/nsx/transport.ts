@@ -1,28 +1,19 @@
 /**
  * One HTTP attempt against one manager, and the policy for repeating attempts. `HttpTransport`
- * owns the manager's connections (one undici Client each), sends one request with its own deadline (headers and
+ * owns the manager's connections (http1.ts), sends one request with its own deadline (headers and
  * body), reads the body under a size cap, and reports either the response or a classified
  * failure; it never retries. Whether the request was ever written to a socket is known exactly
- * (undici calls `onRequestStart` right before it writes), which is what makes a write safe to
+ * (the connection calls `onWritten` right before it writes), which is what makes a write safe to
  * repeat. The retry policy (which failures, how long to wait) is here as pure functions; the
  * client's loop applies it.
  */
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
-import type { buildConnector as BuildConnector, Client as UndiciClient, Dispatcher } from "undici";
 import { NsxResponseError, NsxTransportError } from "./errors.ts";
+import { Http1Connection, type Http1Call, type Http1Handler, type TlsSessionCache } from "./http1.ts";
+import type { ResponseHeaders } from "./http1-response.ts";
 import type { Clock } from "../util/clock.ts";
 
-/**
- * undici's connection alone: the package's entry loads fetch, WebSocket, caches and mocks too
- * (measured: 110 ms of a one-shot `apply`'s start against 50 ms for the pool). The path is
- * undici's own module layout, held by the lock file; the client tests fail if it moves.
- */
-const undiciModule = createRequire(import.meta.url);
-const Client = undiciModule("undici/lib/dispatcher/client.js") as typeof UndiciClient;
-const buildConnector = undiciModule("undici/lib/core/connect.js") as typeof BuildConnector;
-
-export type ResponseHeaders = Record<string, string | string[] | undefined>;
+export type { ResponseHeaders };
 
 export type HttpMethod = "GET" | "PUT" | "DELETE" | "POST";
 
@@ -32,7 +23,7 @@ export interface TransportOptions {
   /** PEM bundle of CAs to trust instead of the system roots */
   ca?: string;
   insecureSkipVerify: boolean;
-  /** undici connections to the manager; the limiter keeps in-flight requests at or below it */
+  /** connections to the manager; the limiter keeps in-flight requests at or below it */
   connections: number;
   requestTimeoutMs: number;
   connectTimeoutMs: number;
@@ -130,10 +121,14 @@ const CONNECT_FAILURES: Record<string, string> = {
   EHOSTUNREACH: "host unreachable",
   ENETUNREACH: "network unreachable",
   EADDRNOTAVAIL: "address not available",
-  UND_ERR_CONNECT_TIMEOUT: "connect timeout",
+  HTTP1_CONNECT_TIMEOUT: "connect timeout",
 };
 
-const RESPONSE_TIMEOUTS = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+/** A request the connection refused to write: repeating it cannot help. */
+const INVALID_REQUEST = "HTTP1_BAD_REQUEST";
+
+/** How long an idle connection is reused when the manager gives no Keep-Alive hint (undici's default). */
+const IDLE_TIMEOUT_MS = 4_000;
 
 /** OpenSSL's answer to a first record that is not TLS: most often a plain HTTP server on that port. */
 function isPlainHttp(code: string, message: string): boolean {
@@ -152,71 +147,70 @@ function errorCode(error: unknown): string {
   return typeof code === "string" ? code : "";
 }
 
-/** One connection to the manager (an undici Client: one socket, one request at a time), and its attempts now. */
+/** One connection to the manager (one socket, one request at a time), and its attempts now. */
 interface Connection {
-  client: UndiciClient;
+  http: Http1Connection;
   attempts: number;
 }
 
 export class HttpTransport {
   readonly #options: TransportOptions;
-  readonly #clientOptions: UndiciClient.Options;
+  readonly #origin: URL;
+  /** shared by every connection, so that each one after the first resumes the TLS session */
+  readonly #tlsSessions: TlsSessionCache = { session: undefined };
   /** at most `connections`, opened as attempts first need them */
   readonly #connections: Connection[] = [];
   /**
    * The connections without an attempt, the one freed last on top: a request goes out on a socket
-   * that is open and warm. The transport picks the connection itself rather than through undici's
-   * Pool: the limiter keeps attempts within the connections, so the Pool's queue, its search for a
-   * free client and its drain events were a cost per request (measured: ~8% of the HTTP CPU of a
-   * one-shot apply).
+   * that is open and warm.
    */
   readonly #idle: Connection[] = [];
   #closed = false;
 
   constructor(options: TransportOptions) {
     this.#options = options;
-    // undici creates sockets on the first request only: no I/O here
-    this.#clientOptions = {
-      allowH2: false,
-      headersTimeout: options.requestTimeoutMs,
-      bodyTimeout: options.requestTimeoutMs,
-      // one connector for every connection, as undici's Pool builds: its TLS session cache lets
-      // each connection after the first resume the session instead of a full handshake
-      connect: buildConnector({
-        allowH2: false,
-        timeout: options.connectTimeoutMs,
-        rejectUnauthorized: !options.insecureSkipVerify,
-        ...(options.ca !== undefined ? { ca: options.ca } : {}),
-      }),
-    };
+    // connections open sockets on their first request only: no I/O here
+    this.#origin = new URL(options.origin);
   }
 
   /** Lets the requests in flight finish, then closes the sockets; later requests fail as not sent. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#connections.map(({ client }) => client.close()));
+    await Promise.all(this.#connections.map(({ http }) => http.close()));
   }
 
   /** Aborts every request in flight and closes the sockets; resolves at once, whatever the manager does. */
-  async destroy(): Promise<void> {
+  destroy(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#connections.map(({ client }) => client.destroy()));
+    for (const { http } of this.#connections) http.destroy();
+    return Promise.resolve();
   }
 
   /**
    * A connection for one attempt: an idle one, else a new one while there are fewer than
    * `connections`, else (more attempts than connections: the limiter lets none through the
-   * client) the least busy, where undici queues it behind the attempt in flight.
+   * client) the least busy, where the connection queues it behind the attempt in flight.
    */
   #take(): Connection {
     let connection = this.#idle.pop();
     if (connection === undefined && this.#connections.length < this.#options.connections) {
-      connection = { client: new Client(this.#options.origin, this.#clientOptions), attempts: 0 };
+      connection = { http: this.#connection(), attempts: 0 };
       this.#connections.push(connection);
     }
     connection ??= this.#connections.reduce((a, b) => (b.attempts < a.attempts ? b : a));
     connection.attempts += 1;
     return connection;
+  }
+
+  #connection(): Http1Connection {
+    const { ca, insecureSkipVerify, connectTimeoutMs } = this.#options;
+    const secure = this.#origin.protocol === "https:";
+    return new Http1Connection({
+      origin: this.#origin,
+      tls: secure ? { ca, rejectUnauthorized: !insecureSkipVerify, sessions: this.#tlsSessions } : undefined,
+      connectTimeoutMs,
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
+    });
   }
 
   #give(connection: Connection): void {
@@ -235,7 +229,8 @@ export class HttpTransport {
     return new Promise<AttemptOutcome>((resolve) => {
       let started = false;
       let settled = false;
-      let controller: Dispatcher.DispatchController | undefined;
+      // set once the request is handed to a connection; a stop before that has nothing to abort
+      const sent: { call?: Http1Call } = {};
       let status = 0;
       let headers: ResponseHeaders = {};
       const chunks: Buffer[] = [];
@@ -253,10 +248,8 @@ export class HttpTransport {
       };
       const fail = (cause: unknown): void => finish(this.#classify(request, cause, started));
       const stop = (reason: Stop): void => {
-        // settle first: undici reports the abort back through onResponseError synchronously.
-        // Before onRequestStart there is no controller yet; onRequestStart aborts on arrival.
         fail(reason);
-        controller?.abort(new Error(reason.detail));
+        sent.call?.abort();
       };
       const onAbort = (): void => stop(new Stop("aborted", "aborted by the caller"));
       const timer = clock.setTimer(requestTimeoutMs, () =>
@@ -267,36 +260,27 @@ export class HttpTransport {
       if (request.signal?.aborted) return onAbort();
       request.signal?.addEventListener("abort", onAbort, { once: true });
 
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart: (c) => {
-          controller = c;
-          if (settled) c.abort(new Error("attempt already given up"));
-          else started = true;
+      const handler: Http1Handler = {
+        onWritten: () => {
+          started = true;
         },
-        onResponseStart: (_c, statusCode, responseHeaders) => {
+        onHead: (statusCode, responseHeaders) => {
           status = statusCode;
           headers = responseHeaders;
           const declared = Number(responseHeaders["content-length"]);
           if (Number.isFinite(declared) && declared > maxResponseBytes) stop(tooLarge());
         },
-        onResponseData: (_c, chunk) => {
+        onData: (chunk) => {
           bytes += chunk.length;
           if (bytes > maxResponseBytes) stop(tooLarge());
           else chunks.push(chunk);
         },
-        onResponseEnd: () => finish(new ReceivedResponse(status, headers, chunks)),
-        onResponseError: (_c, error) => fail(error),
+        onEnd: () => finish(new ReceivedResponse(status, headers, chunks)),
+        onError: fail,
       };
       if (connection === undefined) return fail(new Error("the connections to the manager are closed"));
-      connection.client.dispatch(
-        {
-          path: request.path,
-          method: request.method,
-          headers: request.headers,
-          body: request.body ?? null,
-        },
-        handler,
-      );
+      const { method, path, headers: requestHeaders, body } = request;
+      sent.call = connection.http.request({ method, path, headers: requestHeaders, body }, handler);
     });
   }
 
@@ -325,11 +309,9 @@ export class HttpTransport {
     const safeCause = this.#safeCause(cause, code);
     const connectFailure = CONNECT_FAILURES[code];
     let reason: string;
-    let transient = true;
-    const unreachable = connectFailure !== undefined || RESPONSE_TIMEOUTS.has(code);
+    let transient = code !== INVALID_REQUEST;
+    const unreachable = connectFailure !== undefined;
     if (connectFailure !== undefined) reason = `${connectFailure} (${code})`;
-    else if (RESPONSE_TIMEOUTS.has(code))
-      reason = `no complete response within ${this.#options.requestTimeoutMs} ms`;
     else if (isPlainHttp(code, safeCause.message)) {
       reason = `the server at ${this.#options.origin} does not speak TLS: use http:// if it is meant to be plain HTTP`;
       transient = false;
@@ -346,8 +328,8 @@ export class HttpTransport {
   }
 
   /**
-   * A copy of a network error with only its name, code and scrubbed message: undici and node
-   * errors can hold sockets and request state, none of which belongs in a log line.
+   * A copy of a network error with only its name, code and scrubbed message: node's errors can
+   * hold sockets and request state, none of which belongs in a log line.
    */
   #safeCause(cause: unknown, code: string): Error {
     const message = cause instanceof Error ? cause.message : String(cause);
