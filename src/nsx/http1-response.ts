@@ -30,9 +30,10 @@ export class Http1Error extends CodedError {
   }
 }
 
-/** What the reader hands on: the final head once, the body's bytes, the end once. */
+/** What the reader hands on: the final head once, then the body's bytes. */
 export interface ResponseSink {
-  onHead(status: number, headers: ResponseHeaders): void;
+  /** `bodyLength`: the body's length when the answer declares it (a body framed by Content-Length) */
+  onHead(status: number, headers: ResponseHeaders, bodyLength: number | undefined): void;
   onData(chunk: Buffer): void;
 }
 
@@ -59,10 +60,12 @@ type State = (typeof State)[keyof typeof State];
 const HEAD_END = Buffer.from("\r\n\r\n");
 const LF = 0x0a;
 const CR = 0x0d;
-const STATUS_LINE = /^HTTP\/1\.([01]) ([1-5][0-9][0-9])(?: [^\0\r\n]*)?$/;
+const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9][0-9][0-9])(?: [^\0\r\n]*)?$/;
 /** a method or a field name (RFC 9110 §5.6.2) */
 export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const FORBIDDEN_IN_VALUE = /[\0\r\n]/;
+/** controls but HTAB, and DEL: RFC 9110 §5.5 allows none of them in a field */
+// eslint-disable-next-line no-control-regex -- the control characters a field may not hold are what it looks for
+const FORBIDDEN_IN_FIELD = /[\0-\x08\x0a-\x1f\x7f]/;
 const CHUNK_SIZE = /^([0-9A-Fa-f]{1,12})[\t ]*(?:;[^\0\r\n]*)?$/;
 const DECIMAL = /^[0-9]{1,15}$/;
 
@@ -101,7 +104,7 @@ function parseHead(text: string): Head {
 function fieldOf(line: string, what: "header" | "trailer"): [string, string] {
   const colon = line.indexOf(":");
   const name = line.slice(0, colon);
-  if (colon === -1 || !TOKEN.test(name) || FORBIDDEN_IN_VALUE.test(line)) {
+  if (colon === -1 || !TOKEN.test(name) || FORBIDDEN_IN_FIELD.test(line)) {
     throw refuse(`${what} line ${JSON.stringify(line.slice(0, 64))}`);
   }
   let start = colon + 1;
@@ -258,7 +261,7 @@ export class ResponseReader {
     this.#persistent =
       head.minor === 1 && framing.kind !== "close" && !tokens(head.headers["connection"]).includes("close");
     this.keepAliveHintMs = keepAliveHintMs(head.headers);
-    this.#sink.onHead(head.status, head.headers);
+    this.#sink.onHead(head.status, head.headers, framing.kind === "length" ? framing.length : undefined);
     if (framing.kind === "length") {
       this.#remaining = framing.length;
       this.#state = framing.length === 0 ? State.Done : State.Length;

@@ -33,7 +33,8 @@ export interface Http1Request {
 /** What happens to one request, in this order: written, head, data..., end; or error at any point. */
 export interface Http1Handler {
   onWritten(): void;
-  onHead(status: number, headers: ResponseHeaders): void;
+  /** `bodyLength`: the body's length when the answer declares it */
+  onHead(status: number, headers: ResponseHeaders, bodyLength: number | undefined): void;
   onData(chunk: Buffer): void;
   onEnd(): void;
   onError(error: Error): void;
@@ -244,8 +245,8 @@ export class Http1Connection {
 
   #sink(exchange: Exchange): ResponseSink {
     return {
-      onHead: (status, headers) => {
-        if (!exchange.over) exchange.handler.onHead(status, headers);
+      onHead: (status, headers, bodyLength) => {
+        if (!exchange.over) exchange.handler.onHead(status, headers, bodyLength);
       },
       onData: (chunk) => {
         if (!exchange.over) exchange.handler.onData(chunk);

@@ -264,11 +264,10 @@ export class HttpTransport {
         onWritten: () => {
           started = true;
         },
-        onHead: (statusCode, responseHeaders) => {
+        onHead: (statusCode, responseHeaders, bodyLength) => {
           status = statusCode;
           headers = responseHeaders;
-          const declared = Number(responseHeaders["content-length"]);
-          if (Number.isFinite(declared) && declared > maxResponseBytes) stop(tooLarge());
+          if (bodyLength !== undefined && bodyLength > maxResponseBytes) stop(tooLarge());
         },
         onData: (chunk) => {
           bytes += chunk.length;
