@@ -13,7 +13,6 @@
  */
 import net from "node:net";
 import { performance } from "node:perf_hooks";
-import tls from "node:tls";
 import {
   Http1Error,
   ResponseReader,
@@ -195,7 +194,8 @@ export class Http1Connection {
     const socket =
       tlsOptions === undefined
         ? net.connect({ host: this.#host, port })
-        : tls.connect({
+        : // loaded with the first https connection, as undici did: a plain-HTTP manager (the simulator) never needs it
+          process.getBuiltinModule("node:tls").connect({
             host: this.#host,
             port,
             ...(net.isIP(this.#host) === 0 ? { servername: this.#host } : {}),
