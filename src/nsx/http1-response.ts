@@ -73,12 +73,18 @@ function refuse(detail: string): Http1Error {
   return new Http1Error("HTTP1_BAD_RESPONSE", `malformed HTTP answer: ${detail}`);
 }
 
-/** A LF without the CR before it: a line ending that another reader might not see. */
-function hasBareLineFeed(bytes: Buffer): boolean {
-  for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) {
+/** A LF without the CR before it in bytes[from, to): a line ending that another reader might not see. */
+function hasBareLineFeed(bytes: Buffer, from: number, to: number): boolean {
+  for (let at = bytes.indexOf(LF, from); at !== -1 && at < to; at = bytes.indexOf(LF, at + 1)) {
     if (at === 0 || bytes[at - 1] !== CR) return true;
   }
   return false;
+}
+
+/** A head's bytes so far, in a buffer that holds the largest head allowed and its end */
+interface PendingHead {
+  bytes: Buffer;
+  length: number;
 }
 
 interface Head {
@@ -149,6 +155,15 @@ function framingOf({ status, headers }: Head): Framing {
   return { kind: "close" };
 }
 
+/**
+ * A 204 or 304 that declares a body anyway: none is read, and whatever the server sends of it
+ * must not be taken for the next request's answer, so the connection is not used again.
+ */
+function declaresBody(headers: ResponseHeaders): boolean {
+  const length = headers["content-length"];
+  return headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
 /** How long the server keeps an idle connection, from `Keep-Alive: timeout=N`, in ms. */
 function keepAliveHintMs(headers: ResponseHeaders): number | undefined {
   const value = headers["keep-alive"];
@@ -166,7 +181,7 @@ export class ResponseReader {
   readonly #sink: ResponseSink;
   #state: State = State.Head;
   /** head bytes so far, when a head arrives in pieces */
-  #pendingHead: Buffer | undefined;
+  #pendingHead: PendingHead | undefined;
   #interim = 0;
   /** body bytes left of a Content-Length or of the current chunk */
   #remaining = 0;
@@ -232,23 +247,38 @@ export class ResponseReader {
   }
 
   #readHead(bytes: Buffer, at: number): number {
-    const pending = this.#pendingHead;
-    const text =
-      pending === undefined
-        ? at === 0
-          ? bytes
-          : bytes.subarray(at)
-        : Buffer.concat([pending, bytes.subarray(at)]);
-    const end = text.indexOf(HEAD_END);
-    if (end === -1 || end > MAX_HEAD_BYTES) {
-      if (text.length > MAX_HEAD_BYTES) throw refuse(`head larger than ${MAX_HEAD_BYTES} bytes`);
-      if (hasBareLineFeed(text)) throw refuse("a line ending without CR");
-      this.#pendingHead = text;
-      return bytes.length;
+    if (this.#pendingHead === undefined) {
+      const end = bytes.indexOf(HEAD_END, at);
+      if (end !== -1 && end - at <= MAX_HEAD_BYTES) {
+        this.#onHead(parseHead(bytes.toString("latin1", at, end)));
+        return end + HEAD_END.length;
+      }
+      this.#pendingHead = { bytes: Buffer.allocUnsafe(MAX_HEAD_BYTES + HEAD_END.length), length: 0 };
     }
-    this.#pendingHead = undefined;
-    this.#onHead(parseHead(text.toString("latin1", 0, end)));
-    return at + end + HEAD_END.length - (pending?.length ?? 0);
+    return this.#readHeadPiece(this.#pendingHead, bytes, at);
+  }
+
+  /**
+   * A head that arrives in pieces: each byte is copied, searched and checked once, so a server
+   * that sends its head a byte at a time costs time, not CPU that grows with the head's square.
+   */
+  #readHeadPiece(pending: PendingHead, bytes: Buffer, at: number): number {
+    const from = pending.length;
+    const taken = bytes.copy(pending.bytes, from, at);
+    pending.length += taken;
+    const end = pending.bytes
+      .subarray(0, pending.length)
+      .indexOf(HEAD_END, Math.max(0, from - HEAD_END.length + 1));
+    if (end !== -1 && end <= MAX_HEAD_BYTES) {
+      this.#pendingHead = undefined;
+      this.#onHead(parseHead(pending.bytes.toString("latin1", 0, end)));
+      return at + end + HEAD_END.length - from;
+    }
+    if (pending.length > MAX_HEAD_BYTES + HEAD_END.length - 1) {
+      throw refuse(`head larger than ${MAX_HEAD_BYTES} bytes`);
+    }
+    if (hasBareLineFeed(pending.bytes, from, pending.length)) throw refuse("a line ending without CR");
+    return at + taken;
   }
 
   #onHead(head: Head): void {
@@ -259,7 +289,10 @@ export class ResponseReader {
     }
     const framing = framingOf(head);
     this.#persistent =
-      head.minor === 1 && framing.kind !== "close" && !tokens(head.headers["connection"]).includes("close");
+      head.minor === 1 &&
+      framing.kind !== "close" &&
+      !tokens(head.headers["connection"]).includes("close") &&
+      !(framing.kind === "none" && declaresBody(head.headers));
     this.keepAliveHintMs = keepAliveHintMs(head.headers);
     this.#sink.onHead(head.status, head.headers, framing.kind === "length" ? framing.length : undefined);
     if (framing.kind === "length") {

@@ -50,7 +50,7 @@ export interface Http1ConnectionOptions {
   /** for https: the CAs to trust instead of the system roots, and whether to check at all */
   tls?: { ca?: string | undefined; rejectUnauthorized: boolean; sessions: TlsSessionCache } | undefined;
   connectTimeoutMs: number;
-  /** how long an idle socket is reused when the server gives no Keep-Alive hint */
+  /** the longest an idle socket is reused; the server's Keep-Alive hint, less a margin, shortens it */
   idleTimeoutMs: number;
 }
 
@@ -110,7 +110,10 @@ export class Http1Connection {
   #active: Exchange | undefined;
   readonly #queue: Exchange[] = [];
   #closed = false;
-  #onIdle: (() => void) | undefined;
+  /** close()'s promise, and what settles it once the last request is over */
+  #closing: { done: Promise<void>; resolve: () => void } | undefined;
+  /** drops the idle socket once it may no longer be used: armed at most once per connection */
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Http1ConnectionOptions) {
     this.#options = options;
@@ -141,11 +144,13 @@ export class Http1Connection {
   /** Lets the requests in flight and queued finish, then closes the socket; later requests fail. */
   close(): Promise<void> {
     this.#closed = true;
-    if (this.#active === undefined) {
-      this.#drop();
-      return Promise.resolve();
+    if (this.#closing === undefined) {
+      let resolve = (): void => undefined;
+      const done = new Promise<void>((settle) => (resolve = settle));
+      this.#closing = { done, resolve };
     }
-    return new Promise((resolve) => (this.#onIdle = resolve));
+    if (this.#active === undefined) this.#idle();
+    return this.#closing.done;
   }
 
   /** Fails every request in flight and queued, and destroys the socket. */
@@ -176,10 +181,27 @@ export class Http1Connection {
   #idle(): void {
     if (this.#closed) {
       this.#drop();
-      const resolve = this.#onIdle;
-      this.#onIdle = undefined;
-      resolve?.();
-    } else this.#socket?.unref();
+      this.#closing?.resolve();
+      return;
+    }
+    const socket = this.#socket;
+    if (socket === undefined) return;
+    socket.unref();
+    if (this.#idleTimer === undefined) {
+      this.#idleTimer = setTimeout(
+        () => this.#idleTimeout(),
+        this.#reusableUntil - performance.now(),
+      ).unref();
+    }
+  }
+
+  /** An idle socket past its reuse deadline is closed rather than left to the server or TCP keep-alive. */
+  #idleTimeout(): void {
+    this.#idleTimer = undefined;
+    if (this.#active !== undefined || this.#socket === undefined) return;
+    const left = this.#reusableUntil - performance.now();
+    if (left <= 0) this.#drop();
+    else this.#idleTimer = setTimeout(() => this.#idleTimeout(), left).unref();
   }
 
   #usable(socket: net.Socket): boolean {
@@ -266,14 +288,17 @@ export class Http1Connection {
     try {
       reader.feed(bytes);
     } catch (error) {
-      return this.#failActive(exchange, error as Error);
+      // the exchange may have been aborted by its handler during this read: the connection is another's now
+      if (this.#active === exchange) this.#failActive(exchange, error as Error);
+      return;
     }
     if (reader.done && this.#active === exchange) this.#complete(exchange, reader);
   }
 
   #complete(exchange: Exchange, reader: ResponseReader): void {
     this.#active = undefined;
-    if (reader.reusable && !this.#closed) {
+    // a closing connection still carries the requests queued before close()
+    if (reader.reusable && (!this.#closed || this.#queue.length > 0)) {
       const hint = reader.keepAliveHintMs;
       const keepMs = Math.min(
         this.#options.idleTimeoutMs,

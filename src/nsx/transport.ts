@@ -92,6 +92,48 @@ class ReceivedResponse implements HttpResponse {
   }
 }
 
+/** a body piece under this is copied into a shared buffer rather than kept as an object of its own */
+const SMALL_PIECE_BYTES = 4 * 1024;
+const SHARED_PIECE_BYTES = 64 * 1024;
+
+/**
+ * A body's bytes as they arrive. Large pieces are kept as they are (no copy); small ones are
+ * copied together, so that a body sent in tiny chunks costs its bytes in memory rather than an
+ * object per piece (1-byte chunks would otherwise take ~100 times the body's size).
+ */
+export class BodyPieces {
+  readonly #pieces: Buffer[] = [];
+  #shared: Buffer | undefined;
+  #sharedLength = 0;
+
+  add(piece: Buffer): void {
+    if (piece.length >= SMALL_PIECE_BYTES) {
+      this.#flush();
+      this.#pieces.push(piece);
+      return;
+    }
+    if (this.#shared === undefined || this.#sharedLength + piece.length > this.#shared.length) {
+      this.#flush();
+      this.#shared = Buffer.allocUnsafe(SHARED_PIECE_BYTES);
+    }
+    this.#sharedLength += piece.copy(this.#shared, this.#sharedLength);
+  }
+
+  /** The pieces, in order; the body is their concatenation. */
+  done(): Buffer[] {
+    this.#flush();
+    return this.#pieces;
+  }
+
+  #flush(): void {
+    if (this.#shared !== undefined && this.#sharedLength > 0) {
+      this.#pieces.push(this.#shared.subarray(0, this.#sharedLength));
+    }
+    this.#shared = undefined;
+    this.#sharedLength = 0;
+  }
+}
+
 /** One attempt: the manager answered (any status), or it did not, classified. */
 export type AttemptOutcome =
   | ({ kind: "response" } & HttpResponse)
@@ -127,7 +169,11 @@ const CONNECT_FAILURES: Record<string, string> = {
 /** A request the connection refused to write: repeating it cannot help. */
 const INVALID_REQUEST = "HTTP1_BAD_REQUEST";
 
-/** How long an idle connection is reused when the manager gives no Keep-Alive hint (undici's default). */
+/**
+ * The longest an idle connection is reused (undici's default keep-alive timeout; a shorter
+ * Keep-Alive hint from the manager, less 2 s, shortens it): a connection idle longer is closed and
+ * the next request opens another, resuming its TLS session.
+ */
 const IDLE_TIMEOUT_MS = 4_000;
 
 /** OpenSSL's answer to a first record that is not TLS: most often a plain HTTP server on that port. */
@@ -233,7 +279,7 @@ export class HttpTransport {
       const sent: { call?: Http1Call } = {};
       let status = 0;
       let headers: ResponseHeaders = {};
-      const chunks: Buffer[] = [];
+      const received = new BodyPieces();
       let bytes = 0;
       // given back when the attempt settles, however it does
       const connection = this.#closed ? undefined : this.#take();
@@ -272,9 +318,9 @@ export class HttpTransport {
         onData: (chunk) => {
           bytes += chunk.length;
           if (bytes > maxResponseBytes) stop(tooLarge());
-          else chunks.push(chunk);
+          else received.add(chunk);
         },
-        onEnd: () => finish(new ReceivedResponse(status, headers, chunks)),
+        onEnd: () => finish(new ReceivedResponse(status, headers, received.done())),
         onError: fail,
       };
       if (connection === undefined) return fail(new Error("the connections to the manager are closed"));

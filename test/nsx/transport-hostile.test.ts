@@ -359,15 +359,39 @@ const INTERIM: AnswerCase[] = [
   },
   {
     name: "NoContentDeclaringLength",
-    reason: "a 204 has no body even if it declares a Content-Length",
+    reason:
+      "a 204 has no body even if it declares a Content-Length; what it declared may follow, so its connection is not reused",
     answer: ["HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"],
     want: { status: 204, body: "" },
+    connections: 2,
+  },
+  {
+    name: "NoContentWithLateBody",
+    reason: "a 204 declaring a body whose bytes come later: they never answer the next request",
+    answer: ["HTTP/1.1 204 No Content\r\nContent-Length: 38\r\n\r\n", 30, FORGED],
+    want: { status: 204, body: "" },
+    connections: 2,
+  },
+  {
+    name: "NoContentChunked",
+    reason: "a 204 that says its body is chunked: the chunks may follow, so its connection is not reused",
+    answer: ["HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n"],
+    want: { status: 204, body: "" },
+    connections: 2,
   },
   {
     name: "NotModifiedDeclaringLength",
-    reason: "a 304 has no body even if it declares the length of the representation",
+    reason: "a 304 has no body even if it declares the length of the representation (not reused, as a 204's)",
     answer: ["HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n"],
     want: { status: 304, body: "" },
+    connections: 2,
+  },
+  {
+    name: "NoContentDeclaringZero",
+    reason: "a 204 declaring a length of 0 declares no body: its connection is reused",
+    answer: ["HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"],
+    want: { status: 204, body: "" },
+    connections: 1,
   },
   {
     name: "NoContentWithStrayBody",
@@ -679,6 +703,24 @@ describe("answers that are failures", () => {
 
 describe("connection hygiene", () => {
   table(HYGIENE);
+
+  it("answers a request queued behind one refused in the middle of a read", async () => {
+    // the first answer is over its bound at "hello" and malformed after it, in the same read: the
+    // refusal frees the connection for the queued request, and the malformed rest must not fail it
+    let answered = 0;
+    const server = await serveRaw((_request, socket) => {
+      if (answered++ > 0) return void socket.write(NEXT);
+      socket.write(`${CHUNKED}5\r\nhello\r\nZZZ\r\n`);
+    });
+    const t = transport(server.url);
+    const [first, second] = await Promise.all([
+      t.send({ ...PUT, responseLimit: { bytes: 3, what: "the case's bound" } }),
+      t.send({ ...PUT, body: "<next/>" }),
+    ]);
+    expect(expectFailure(first).error.message).toMatch(/response larger than the case's bound$/);
+    expectResponse(second, 200, "next");
+    expect(server.connections()).toBe(2);
+  });
 
   it("does not reuse a connection past the server's Keep-Alive timeout", async () => {
     // after its 1 s the server drops the connection without a FIN reaching us (a firewall's idle
