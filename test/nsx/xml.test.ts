@@ -268,6 +268,47 @@ describe("hostile input stays linear", () => {
     expect(ok).toBe(accepted);
     expect(performance.now() - started).toBeLessThan(5_000); // catches a quadratic blow-up (it was 59 s), not tuning
   });
+
+  /** leaves with two references each, in `middle` elements of `inner` elements each, `outer` times */
+  function nested(outer: number, middle: number, inner: number): string {
+    const refs = "&amp;&lt;";
+    const b = `<b>${refs}${`<c>${refs}${`<d>${refs}</d>${refs}`.repeat(inner)}</c>${refs}`.repeat(middle)}</b>`;
+    return `<r><q>${b.repeat(outer)}</q></r>`;
+  }
+  const deaf: { name: string; reason: string; text: string; accepted: boolean }[] = [
+    {
+      name: "DeafWide",
+      reason:
+        "elements of 64 of 64 leaves, 300 in a row (34 MB): a run reads at most 16 of 16 a call, where 64 of 64 overflowed V8's regex stack",
+      text: nested(300, 64, 64),
+      accepted: true,
+    },
+    {
+      name: "DeafTooDeep",
+      reason:
+        "elements one level too deep for a run, each read in vain once before the general path opens it",
+      text: `<r><q>${`<a>${nested(1, 16, 16).slice(6, -8)}</a>`.repeat(2000)}</q></r>`,
+      accepted: true,
+    },
+    {
+      name: "DeafLongTextWrongEnd",
+      reason: "a long text two elements down before a wrong end tag, where the run gives up",
+      text: `<r><q><b><c><d>${"x".repeat(2_000_000)}</e></d></c></b></q></r>`,
+      accepted: false,
+    },
+  ];
+  it.each(deaf)("read by a sink deaf below the root, $name: $reason", ({ text, accepted }) => {
+    const started = performance.now();
+    let ok = true;
+    try {
+      walkXml(text, "test body", deafBelowRoot());
+    } catch (error) {
+      expect(error).toBeInstanceOf(NsxResponseError);
+      ok = false;
+    }
+    expect(ok).toBe(accepted);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
 });
 
 describe("escapeXmlText and decodeXmlText", () => {
@@ -501,9 +542,24 @@ describe("a sink that says what does not concern it", () => {
   });
 });
 
+/** a sink that hears the root and is deaf to each of its children (what DEAF_RUNS read) */
+function deafBelowRoot(): XmlSink {
+  let heardRoot = false;
+  return {
+    start: () => {
+      const root = !heardRoot;
+      heardRoot = true;
+      return root;
+    },
+    text: () => undefined,
+    end: () => undefined,
+  };
+}
+
 /**
  * Every character is checked in the pass that reads it (no pass of its own over the document), and
- * the content no sink hears is read by a regex of many tokens a call (QUIET_RUN): each reading
+ * the content no sink hears is read by a regex of many tokens a call (QUIET_RUN; DEAF_RUNS inside
+ * an element below the root a sink is deaf to, with elements two deep taken whole): each reading
  * must refuse, in the same words, what the whole tree refuses, wherever the fault sits.
  */
 describe("each token and each reading checks its own characters", () => {
@@ -522,6 +578,7 @@ describe("each token and each reading checks its own characters", () => {
       scan0: outcome(() => parseXmlDocument(text, "test body", { materializeDepth: 0 })),
       scan1: outcome(() => parseXmlDocument(text, "test body", { materializeDepth: 1 })),
       quietSink: outcome(() => walkXml(text, "test body", quiet)),
+      deafBelowRoot: outcome(() => walkXml(text, "test body", deafBelowRoot())),
       object: outcome(() => parseXmlObject(text, "test body")),
     };
   }
@@ -572,6 +629,46 @@ describe("each token and each reading checks its own characters", () => {
       message: /deeper than/,
     },
     { where: "a DOCTYPE among leaves", text: "<r><q><a/><!DOCTYPE x></q></r>", message: /DOCTYPE/ },
+    {
+      where: "text two elements down",
+      text: "<r><q><a><b><c>\u0001</c></b></a></q></r>",
+      message: /U\+1 not allowed/,
+    },
+    {
+      where: "an undefined entity two elements down",
+      text: "<r><q><a>1<b>2<c>3</c>&nbsp;</b></a></q></r>",
+      message: /undefined entity reference &nbsp;/,
+    },
+    {
+      where: "']]>' two elements down",
+      text: "<r><q><a><b><c/>]]></b></a></q></r>",
+      message: /']]>' in text/,
+    },
+    {
+      where: "an end tag naming another element two down",
+      text: "<r><q><a><b><c>x</b></c></a></q></r>",
+      message: /<\/b> closes <c>/,
+    },
+    {
+      where: "an end tag naming a prefix one down",
+      text: "<r><q><ab><c>x</c></a></ab></q></r>",
+      message: /<\/a> closes <ab>/,
+    },
+    {
+      where: "an element left open two down",
+      text: "<r><q><a><b><c></b></a></q></r>",
+      message: /<\/b> closes <c>/,
+    },
+    {
+      where: "an element two below a run past the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 2)}<b><c><d>x</d></c></b>${"</a>".repeat(MAX_XML_DEPTH - 2)}`,
+      message: /deeper than/,
+    },
+    {
+      where: "an element one below a run past the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 1)}<b><c/></b>${"</a>".repeat(MAX_XML_DEPTH - 1)}`,
+      message: /deeper than/,
+    },
   ])("refuses a fault in $where in every reading, in the same words", ({ text, message }) => {
     const read = readings(text);
     expect(read.tree).toMatch(message);
@@ -580,6 +677,7 @@ describe("each token and each reading checks its own characters", () => {
       scan0: read.tree,
       scan1: read.tree,
       quietSink: read.tree,
+      deafBelowRoot: read.tree,
       object: read.tree,
     });
   });
@@ -606,8 +704,24 @@ describe("each token and each reading checks its own characters", () => {
       what: "more references in one text than one call reads",
       text: `<r><q><a>${"&amp;".repeat(1000)}</a></q></r>`,
     },
+    {
+      what: "elements two deep at the depth bound",
+      text: `${"<a>".repeat(MAX_XML_DEPTH - 3)}<b><c><d>x</d></c></b>${"</a>".repeat(MAX_XML_DEPTH - 3)}`,
+    },
+    {
+      what: "more children two down than one call reads",
+      text: `<r><q><a><b>${"<c>x</c>".repeat(40)}</b>${"<b/>".repeat(40)}</a></q></r>`,
+    },
+    {
+      what: "more references two down than one call reads",
+      text: `<r><q><a><b>&amp;&lt;&gt;&quot;&apos;<c>]&amp;]&lt;</c>]]</b></a></q></r>`,
+    },
+    {
+      what: "elements three and four deep among shallow ones",
+      text: `<r><q><a><b/><b><c><d><e>x</e></d></c></b><b>y</b></a><a><b><c><d/></c></b></a></q></r>`,
+    },
   ])("accepts $what in every reading", ({ text }) => {
-    expect(Object.values(readings(text))).toEqual(Array(5).fill("accepted"));
+    expect(Object.values(readings(text))).toEqual(Array(6).fill("accepted"));
   });
 });
 
