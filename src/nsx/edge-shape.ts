@@ -7,7 +7,8 @@
  * NSX-v that PUT removes interfaces or firewall rules. The shape (which sections, how many of each
  * counted list) is also what the operator remembers of an edge between reads, in status.
  */
-import { decodeXmlText, isNameAt, walkXml, XmlChildFilter, type XmlSink } from "./xml.ts";
+import { detached } from "../util/detached.ts";
+import { decodeXmlText, ELEMENT_NAMES, isNameAt, walkXml, XmlChildFilter, type XmlSink } from "./xml.ts";
 
 /** What every edge of one `<type>` carries, and where that is written. */
 export interface EdgeTypeRule {
@@ -106,6 +107,23 @@ const WATCHED: ReadonlySet<string> = new Set([
 
 function childPath(parent: string, name: string): string {
   return parent === "" ? name : `${parent}/${name}`;
+}
+
+/** Paths of children of `<features>` the shape does not watch, at most this many kept. */
+const MAX_FEATURE_PATHS = 1024;
+/** `features/<name>` per name: one string per feature, not one built (and hashed) per edge read */
+const FEATURE_PATHS = new Map<string, string>();
+
+/** the path of a listed child the shape does not watch, named text[start, start + length), under `parent` (`<edge>` or `<features>`) */
+function listedPath(parent: string, text: string, start: number, length: number): string {
+  const name = ELEMENT_NAMES.at(text, start, length);
+  if (parent === "") return name;
+  const known = FEATURE_PATHS.get(name);
+  if (known !== undefined) return known;
+  const path = childPath(parent, name);
+  // kept detached: a name XmlNames did not keep is a slice of the document it was read in
+  if (FEATURE_PATHS.size < MAX_FEATURE_PATHS) FEATURE_PATHS.set(detached(name), detached(path));
+  return path;
 }
 
 /** a child the shape looks at, and what it does with it (decided once, not per element read) */
@@ -219,7 +237,7 @@ export class ShapeReader implements XmlSink {
       this.#unnamedDepth++;
       return false;
     }
-    return this.#open(childPath(parent, text.slice(nameStart, nameStart + nameLength)), undefined, depth);
+    return this.#open(listedPath(parent, text, nameStart, nameLength), undefined, depth);
   }
 
   /** an element with a path opens: `known` when the shape looks at it, else a listed one it does not know */

@@ -22,6 +22,7 @@
  * also the safety check, because it refuses every DOCTYPE and entity declaration (XXE and
  * billion-laughs safe: nothing is ever expanded) and every entity reference without a DTD.
  */
+import { detached } from "../util/detached.ts";
 import { NsxResponseError } from "./errors.ts";
 
 /** `raw`: the content of a `partial` element as written, kept as one unread span by a scan */
@@ -293,6 +294,54 @@ export function isNameAt(text: string, start: number, length: number, name: stri
   return name.length === length && text.startsWith(name, start);
 }
 
+/** Names of this length at most are kept by XmlNames (longer ones are sliced each time they are read). */
+const MAX_KEPT_NAME_CHARS = 64;
+/** Per length, XmlNames keeps this many names at most: a lookup compares with no more. */
+const MAX_KEPT_NAMES_PER_LENGTH = 16;
+
+/**
+ * One string per element name that recurs from document to document (an edge's fields, an edge
+ * summary's): found where it is written, by its length and then its characters, rather than a new
+ * string sliced for each element read, whose hash every Map and Set it meets computes again (a
+ * thousand edges name the same forty fields). A name is kept detached from the document it was
+ * read in; what is kept is bounded, per length and in length, whatever names a manager sends.
+ */
+export class XmlNames {
+  /** per length, the names kept */
+  readonly #byLength: string[][] = [];
+
+  /** text[start, start + length) as a string: the one kept when it is, else a new one (kept when there is room) */
+  at(text: string, start: number, length: number): string {
+    const kept = this.#byLength[length];
+    if (kept !== undefined) {
+      // indexed, not for-of: a document's first thousands of names are read before the JIT compiles this
+      for (let i = 0; i < kept.length; i++) {
+        const name = kept[i] as string;
+        if (text.startsWith(name, start)) return name;
+      }
+    }
+    const name = text.slice(start, start + length);
+    if (length > MAX_KEPT_NAME_CHARS) return name;
+    const names = (this.#byLength[length] ??= []);
+    if (names.length >= MAX_KEPT_NAMES_PER_LENGTH) return name;
+    const copy = detached(name);
+    names.push(copy);
+    return copy;
+  }
+}
+
+/** the names of elements a tree keeps and of those a parseXmlObject builds */
+export const ELEMENT_NAMES = new XmlNames();
+
+/**
+ * Adds a child to an element being read: its first in a list of its own size (most elements kept
+ * hold one, their text), where a push onto the empty list would make room for seventeen.
+ */
+function addChild(parent: XmlElement, child: XmlNode): void {
+  if (parent.children.length === 0) parent.children = [child];
+  else parent.children.push(child);
+}
+
 /** One pass over a document; positions index `text`. */
 class Tokenizer {
   readonly #text: string;
@@ -389,7 +438,7 @@ class Tokenizer {
     }
     const leaf: XmlLeaf = { kind, raw: this.#text.slice(this.#pos, end) };
     const parent = this.#stack.at(-1);
-    if (parent) parent.children.push(leaf);
+    if (parent) addChild(parent, leaf);
     else (this.#sawRoot ? this.#epilog : this.#prolog).push(leaf);
     this.#pos = end;
   }
@@ -546,7 +595,7 @@ class Tokenizer {
     }
     const element: XmlElement = {
       kind: "element",
-      name: text.slice(pos + 1, pos + 1 + nameLength),
+      name: ELEMENT_NAMES.at(text, pos + 1, nameLength),
       startTag: text.slice(pos, end),
       attributes: this.#attributes(rawAttributes, pos + 1 + nameLength),
       selfClosing,
@@ -554,7 +603,7 @@ class Tokenizer {
       endTag: "",
     };
     const parent = this.#stack.at(-1);
-    if (parent) parent.children.push(element);
+    if (parent) addChild(parent, element);
     else this.#root = element;
     this.#heardStart(pos + 1, nameLength, selfClosing);
     this.#pos = end;
@@ -937,7 +986,7 @@ class ObjectBuilder implements XmlSink {
 
   /** an element named in `only` hears only the children it keeps: of the others it hears nothing */
   start(text: string, nameStart: number, nameLength: number): true | XmlChildFilter {
-    const name = text.slice(nameStart, nameStart + nameLength);
+    const name = ELEMENT_NAMES.at(text, nameStart, nameLength);
     this.#frames.push({ name, text: "", object: undefined });
     return this.#only.get(name) ?? true;
   }

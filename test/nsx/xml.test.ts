@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NsxResponseError } from "../../src/nsx/errors.ts";
 import {
@@ -10,6 +11,7 @@ import {
   parseXmlObject,
   serializeXml,
   walkXml,
+  XmlNames,
   type XmlSink,
 } from "../../src/nsx/xml.ts";
 
@@ -742,5 +744,24 @@ describe("isXmlName", () => {
     { name: "a\u0000", valid: false },
   ])("$name: $valid (the ASCII names by a regex of their own, the others by NAME)", ({ name, valid }) => {
     expect(isXmlName(name)).toBe(valid);
+  });
+});
+
+describe("XmlNames", () => {
+  it("reads each name as written, however many of one length it has kept or not", () => {
+    // more names of one length than it keeps, and names longer than it keeps, read in every order
+    const names = [..."abcdefghijklmnopqrstuvwxyz"].flatMap((c) => [`${c}12`, `${c}13`]);
+    const long = ["x".repeat(70), `${"x".repeat(69)}y`];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...names, ...long), { minLength: 1, maxLength: 200 }), (read) => {
+        const table = new XmlNames();
+        const text = read.map((name) => `<${name}/>`).join("");
+        let at = 1;
+        for (const name of read) {
+          expect(table.at(text, at, name.length)).toBe(name);
+          at += name.length + 3;
+        }
+      }),
+    );
   });
 });
