@@ -126,6 +126,28 @@ function listedPath(parent: string, text: string, start: number, length: number)
   return path;
 }
 
+/** the last sections sorted, in the order they were read and sorted: the next edge read nearly always has the same */
+let lastSections: { read: string[]; sorted: string[] } = { read: [], sorted: [] };
+
+/** whether the set holds the list's strings in the list's order */
+function inOrder(set: ReadonlySet<string>, list: readonly string[]): boolean {
+  if (set.size !== list.length) return false;
+  let i = 0;
+  for (const item of set) if (item !== list[i++]) return false;
+  return true;
+}
+
+/** what shape.sections holds of the sections read: at most MAX_SECTIONS of those short enough, sorted */
+function sortedSections(read: ReadonlySet<string>): string[] {
+  if (inOrder(read, lastSections.read)) return [...lastSections.sorted];
+  const sorted = [...read]
+    .filter((section) => section.length <= MAX_SECTION_CHARS)
+    .sort()
+    .slice(0, MAX_SECTIONS);
+  lastSections = { read: [...read], sorted };
+  return [...sorted];
+}
+
 /** a child the shape looks at, and what it does with it (decided once, not per element read) */
 interface WatchedChild {
   name: string;
@@ -282,13 +304,11 @@ export class ShapeReader implements XmlSink {
     const depth = this.#paths.length;
     if (depth === 1 && this.#childHoldsElements) this.#sections.add(path);
     if (depth === 0) {
-      this.shape.counts = Object.fromEntries(
-        this.#countedLists.map((index) => [COUNTED_LISTS[index], this.#counts[index]]),
-      );
-      this.shape.sections = [...this.#sections]
-        .filter((section) => section.length <= MAX_SECTION_CHARS)
-        .sort()
-        .slice(0, MAX_SECTIONS);
+      const counts: Record<string, number> = {};
+      for (const index of this.#countedLists)
+        counts[COUNTED_LISTS[index] as string] = this.#counts[index] as number;
+      this.shape.counts = counts;
+      this.shape.sections = sortedSections(this.#sections);
     }
   }
 }

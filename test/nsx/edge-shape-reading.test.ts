@@ -162,3 +162,33 @@ describe("the shape of a known edge", () => {
     expect(plain(edgeShapeOf(xml))).toEqual(want);
   });
 });
+
+/**
+ * The sections of one edge read after another are sorted once while they are the same and in the
+ * same order (a thousand edges of a fleet nearly always are): each shape still has its own.
+ */
+describe("the sections of edges read one after another", () => {
+  const edge = (sections: string[]): string =>
+    `<edge><id>edge-1</id>${sections.map((s) => `<${s}><x/></${s}>`).join("")}<features><syslog/></features></edge>`;
+  const sorted = (sections: string[]): string[] => [...sections, "features", "features/syslog"].sort();
+
+  it.each([
+    { reason: "the same sections", next: ["vnics", "appliances", "cliSettings"] },
+    { reason: "the same sections in another order", next: ["cliSettings", "vnics", "appliances"] },
+    { reason: "one section fewer", next: ["vnics", "appliances"] },
+    { reason: "one section more", next: ["vnics", "appliances", "cliSettings", "tunnels"] },
+    { reason: "as many, one of them another", next: ["vnics", "appliances", "autoConfiguration"] },
+  ])("are each edge's own after an edge with others: $reason", ({ next }) => {
+    const first = ["vnics", "appliances", "cliSettings"];
+    const before = EdgeDocument.parse(edge(first)).shape().sections;
+    const after = EdgeDocument.parse(edge(next)).shape().sections;
+    expect([before, after]).toEqual([sorted(first), sorted(next)]);
+  });
+
+  it("are a list of each shape's own: a change to one leaves the next edge's alone", () => {
+    const xml = edge(["vnics", "appliances"]);
+    EdgeDocument.parse(xml).shape().sections.push("changed");
+    EdgeDocument.parse(xml).shape().sections.push("changed");
+    expect(EdgeDocument.parse(xml).shape().sections).toEqual(sorted(["vnics", "appliances"]));
+  });
+});
