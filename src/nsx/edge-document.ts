@@ -88,6 +88,35 @@ function firstChildIndex(parent: XmlElement, name: string): number | undefined {
   return index === -1 ? undefined : index;
 }
 
+/** each typed field's place in TypedFieldIndexes */
+const TYPED_FIELD_SLOTS: ReadonlyMap<string, number> = new Map(
+  [...TYPED_FIELDS].map((name, slot) => [name, slot]),
+);
+
+/**
+ * Per typed field, the index of the first child of `<edge>` that has it (what the getters read:
+ * a pass reads id, version and tenant many times); -1 when none.
+ */
+type TypedFieldIndexes = number[];
+
+/**
+ * The typed fields' indexes, and whether one of them is there more than once: one pass over the
+ * children, one lookup each in a map made once (their names are XmlNames', whose hashes are kept).
+ */
+function indexTypedFields(root: XmlElement): { indexes: TypedFieldIndexes; repeated: boolean } {
+  const indexes: TypedFieldIndexes = new Array<number>(TYPED_FIELD_SLOTS.size).fill(-1);
+  let repeated = false;
+  const children = root.children;
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i] as XmlNode;
+    const slot = child.kind === "element" ? TYPED_FIELD_SLOTS.get(child.name) : undefined;
+    if (slot === undefined) continue;
+    if (indexes[slot] === -1) indexes[slot] = i;
+    else repeated = true;
+  }
+  return { indexes, repeated };
+}
+
 /** the first typed field that appears more than once among the root's children, with its count */
 function repeatedTypedField(root: XmlElement): [string, number] | undefined {
   // one pass over the children (a read is a scan of an edge's top level, and most have no repeat)
@@ -122,11 +151,8 @@ export class EdgeDocument {
   #text: string | undefined;
   /** the shape of the document as it is: heard by its parse, kept through a clone and a field's new text, else read when asked for */
   #shape: EdgeShape | undefined;
-  /**
-   * per name, the index of the first child of `<edge>` that has it: made on the first read, as a
-   * pass reads the same few fields (id, version, tenant) many times; dropped when the children change
-   */
-  #fieldIndexes: Map<string, number> | undefined;
+  /** the typed fields' indexes among the children of `<edge>`: made on the first read, dropped when the children change */
+  #fieldIndexes: TypedFieldIndexes | undefined;
 
   private constructor(doc: XmlDocument, partial: boolean, text: string | undefined, shape?: EdgeShape) {
     this.#doc = doc;
@@ -158,10 +184,12 @@ export class EdgeDocument {
       throw new NsxResponseError(`${WHAT}: root element is <${doc.root.name}>, expected <edge>`);
     }
     const edge = new EdgeDocument(doc, true, xml, reader.shape);
+    const fields = indexTypedFields(doc.root);
+    edge.#fieldIndexes = fields.indexes;
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
-    const repeated = repeatedTypedField(doc.root);
+    const repeated = fields.repeated ? repeatedTypedField(doc.root) : undefined;
     if (repeated !== undefined) {
       throw new NsxResponseError(`${WHAT}: <${repeated[0]}> appears ${repeated[1]} times in <edge>`);
     }
@@ -217,14 +245,11 @@ export class EdgeDocument {
   }
 
   #fieldIndex(name: string): number | undefined {
-    if (this.#fieldIndexes === undefined) {
-      const indexes = new Map<string, number>();
-      this.#doc.root.children.forEach((child, i) => {
-        if (child.kind === "element" && !indexes.has(child.name)) indexes.set(child.name, i);
-      });
-      this.#fieldIndexes = indexes;
-    }
-    return this.#fieldIndexes.get(name);
+    const slot = TYPED_FIELD_SLOTS.get(name);
+    if (slot === undefined) return firstChildIndex(this.#doc.root, name);
+    this.#fieldIndexes ??= indexTypedFields(this.#doc.root).indexes;
+    const index = this.#fieldIndexes[slot] as number;
+    return index === -1 ? undefined : index;
   }
 
   /**

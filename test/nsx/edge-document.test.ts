@@ -189,6 +189,18 @@ describe("EdgeDocument.parse", () => {
       xml: "<edge><id>&e7;</id></edge>",
       message: /&e7;/,
     },
+    {
+      name: "TypedFieldTwice",
+      reason: "which <version> the manager reads is a guess",
+      xml: "<edge><id>edge-1</id><version>1</version><name>a</name><version>2</version></edge>",
+      message: /<version> appears 2 times in <edge>/,
+    },
+    {
+      name: "TwoTypedFieldsTwice",
+      reason: "the first of the typed fields in their order is named, with its count",
+      xml: "<edge><id>edge-1</id><name>x</name><name>y</name><name>z</name><tenant>a</tenant><tenant>b</tenant></edge>",
+      message: /<tenant> appears 2 times in <edge>/,
+    },
   ];
   it.each(refusals)("refuses $name: $reason", ({ xml, message }) => {
     const error = responseError(xml);
