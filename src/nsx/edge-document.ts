@@ -8,7 +8,6 @@
 import { edgeShapeOf, missingFromWholeEdge, ShapeReader, type EdgeShape } from "./edge-shape.ts";
 import { NsxDocumentError, NsxResponseError } from "./errors.ts";
 import {
-  cloneElement,
   decodeXmlText,
   escapeXmlText,
   isXmlName,
@@ -287,9 +286,10 @@ export class EdgeDocument {
       const text = this.#text;
       const start = text === undefined ? 0 : this.#offsetOfChild(index);
       const length = serializedXmlLength(element);
-      setContent(element, children);
+      const changed = withContent(element, children);
+      root.children[index] = changed;
       if (text !== undefined) {
-        this.#text = text.slice(0, start) + serializeXmlNode(element) + text.slice(start + length);
+        this.#text = text.slice(0, start) + serializeXmlNode(changed) + text.slice(start + length);
       }
     } else {
       const element: XmlElement = {
@@ -334,8 +334,11 @@ export class EdgeDocument {
 
   clone(): EdgeDocument {
     const doc = this.#doc;
+    // the two share the children of <edge>, which neither changes: setField replaces the one it sets
+    // (a write clones an edge to set its tenant: a copy of each child would be forty objects for one)
+    const root = withChildren(doc.root, [...doc.root.children]);
     return new EdgeDocument(
-      { prolog: [...doc.prolog], root: cloneElement(doc.root), epilog: [...doc.epilog] },
+      { prolog: [...doc.prolog], root, epilog: [...doc.epilog] },
       this.#partial,
       this.#text,
       this.#shape,
@@ -389,13 +392,34 @@ function shapeAfterSetting(
   return { ...shape, elements: new Set([...shape.elements, name]) };
 }
 
-function setContent(element: XmlElement, children: XmlNode[]): void {
-  if (element.selfClosing && children.length > 0) {
-    element.startTag = `${element.startTag.slice(0, -2)}>`;
-    element.endTag = `</${element.name}>`;
-    element.selfClosing = false;
-  }
-  element.children = children;
+/** a copy of `element` with these children */
+function withChildren(element: XmlElement, children: XmlNode[]): XmlElement {
+  // fields named, not spread: a spread costs several times as much
+  const copy: XmlElement = {
+    kind: "element",
+    name: element.name,
+    startTag: element.startTag,
+    attributes: element.attributes,
+    selfClosing: element.selfClosing,
+    children,
+    endTag: element.endTag,
+  };
+  if (element.partial) copy.partial = true;
+  return copy;
+}
+
+/** `element` holding only `children` (no span a scan did not read): a new element, the one given unchanged */
+function withContent(element: XmlElement, children: XmlNode[]): XmlElement {
+  const opens = element.selfClosing && children.length > 0;
+  return {
+    kind: "element",
+    name: element.name,
+    startTag: opens ? `${element.startTag.slice(0, -2)}>` : element.startTag,
+    attributes: element.attributes,
+    selfClosing: element.selfClosing && !opens,
+    children,
+    endTag: opens ? `</${element.name}>` : element.endTag,
+  };
 }
 
 function insertChild(root: XmlElement, element: XmlElement): void {

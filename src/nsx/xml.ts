@@ -899,22 +899,6 @@ export function textContent(node: XmlNode): string {
   return text;
 }
 
-/** A copy that shares only the immutable parts (leaves, attribute lists). */
-export function cloneElement(element: XmlElement): XmlElement {
-  // fields named, not spread: a write clones an edge's top level, and a spread costs several times as much
-  const copy: XmlElement = {
-    kind: "element",
-    name: element.name,
-    startTag: element.startTag,
-    attributes: element.attributes,
-    selfClosing: element.selfClosing,
-    children: element.children.map((c) => (c.kind === "element" ? cloneElement(c) : c)),
-    endTag: element.endTag,
-  };
-  if (element.partial) copy.partial = true;
-  return copy;
-}
-
 /**
  * Reads a document into `sink` with the same checks as every document here, building nothing: one
  * pass of the tokenizer (what the edge's shape is read with, in a document of megabytes).

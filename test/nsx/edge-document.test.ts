@@ -339,6 +339,24 @@ describe("EdgeDocument.clone and equalExcept", () => {
     expect([copy.tenant, copy.name, original.tenant]).toEqual(["b", "other", undefined]);
   });
 
+  it("shares its fields with the original, never a change to one: each set leaves the other's fields and text as they were", () => {
+    const original = EdgeDocument.parse(EDGE);
+    const copy = original.clone().setField("name", "other").setField("tunnels", "t");
+    // a field inserted: the original is then written from its fields, not from the text it read
+    original.setField("newField", "n");
+    expect([original.name, original.getField("tunnels"), copy.name, copy.getField("tunnels")]).toEqual([
+      "esg-Café",
+      "",
+      "other",
+      "t",
+    ]);
+    expect(original.serialize()).toMatch(
+      /<name>esg-Caf&#233;<\/name>[^]*<tunnels\/>[^]*<newField>n<\/newField>/,
+    );
+    expect(copy.serialize()).toMatch(/<name>other<\/name>[^]*<tunnels>t<\/tunnels>/);
+    expect(copy.getField("newField")).toBeUndefined();
+  });
+
   /** each `b` compared with `a` (EDGE unless given), both ways */
   const pairs: { name: string; reason: string; a?: string; b: string; except: string[]; equal: boolean }[] = [
     { name: "Same", reason: "identical", b: EDGE, except: [], equal: true },
