@@ -235,9 +235,8 @@ export class ResponseReader {
       case State.Head:
         return this.#readHead(bytes, at);
       case State.Length:
-        return this.#readBody(bytes, at);
       case State.ChunkData:
-        return this.#readChunkData(bytes, at);
+        return this.#readBody(bytes, at);
       case State.UntilClose:
         this.#sink.onData(at === 0 ? bytes : bytes.subarray(at));
         return bytes.length;
@@ -302,19 +301,12 @@ export class ResponseReader {
     else this.#state = framing.kind === "close" ? State.UntilClose : State.Done;
   }
 
+  /** Body bytes counted by #remaining: of a Content-Length (then the answer is done) or of a chunk (then its CRLF). */
   #readBody(bytes: Buffer, at: number): number {
     const end = Math.min(bytes.length, at + this.#remaining);
     this.#sink.onData(at === 0 && end === bytes.length ? bytes : bytes.subarray(at, end));
     this.#remaining -= end - at;
-    if (this.#remaining === 0) this.#state = State.Done;
-    return end;
-  }
-
-  #readChunkData(bytes: Buffer, at: number): number {
-    const end = Math.min(bytes.length, at + this.#remaining);
-    this.#sink.onData(bytes.subarray(at, end));
-    this.#remaining -= end - at;
-    if (this.#remaining === 0) this.#state = State.ChunkEnd;
+    if (this.#remaining === 0) this.#state = this.#state === State.Length ? State.Done : State.ChunkEnd;
     return end;
   }
 

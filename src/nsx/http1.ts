@@ -81,7 +81,8 @@ function unasked(): Http1Error {
   return new Http1Error("HTTP1_BAD_RESPONSE", "the server sent bytes before the request was written");
 }
 
-class Exchange {
+/** One request and its handler; the sink of its answer's reader, passing on what it reads until the exchange is over. */
+class Exchange implements ResponseSink {
   readonly request: Http1Request;
   readonly handler: Http1Handler;
   reader: ResponseReader | undefined;
@@ -90,6 +91,14 @@ class Exchange {
   constructor(request: Http1Request, handler: Http1Handler) {
     this.request = request;
     this.handler = handler;
+  }
+
+  onHead(status: number, headers: ResponseHeaders, bodyLength: number | undefined): void {
+    if (!this.over) this.handler.onHead(status, headers, bodyLength);
+  }
+
+  onData(chunk: Buffer): void {
+    if (!this.over) this.handler.onData(chunk);
   }
 }
 
@@ -260,20 +269,9 @@ export class Http1Connection {
     for (const name in headers) head += `${name}: ${headers[name]}\r\n`;
     if (body !== undefined) head += `content-length: ${Buffer.byteLength(body)}\r\n`;
     else if (method === "PUT" || method === "POST") head += "content-length: 0\r\n";
-    exchange.reader = new ResponseReader(this.#sink(exchange));
+    exchange.reader = new ResponseReader(exchange);
     exchange.handler.onWritten();
     socket.write(body === undefined ? `${head}\r\n` : `${head}\r\n${body}`);
-  }
-
-  #sink(exchange: Exchange): ResponseSink {
-    return {
-      onHead: (status, headers, bodyLength) => {
-        if (!exchange.over) exchange.handler.onHead(status, headers, bodyLength);
-      },
-      onData: (chunk) => {
-        if (!exchange.over) exchange.handler.onData(chunk);
-      },
-    };
   }
 
   #onData(socket: net.Socket, bytes: Buffer): void {
@@ -330,7 +328,6 @@ export class Http1Connection {
     // a failed handshake may be the cached session's fault: the next connection starts afresh
     if (!this.#connected && this.#options.tls !== undefined) this.#options.tls.sessions.session = undefined;
     if (socket !== this.#socket) return;
-    clearTimeout(this.#connectTimer);
     const exchange = this.#active;
     if (exchange === undefined) this.#drop();
     else this.#failActive(exchange, error);

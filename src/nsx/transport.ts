@@ -324,8 +324,7 @@ export class HttpTransport {
         onError: fail,
       };
       if (connection === undefined) return fail(new Error("the connections to the manager are closed"));
-      const { method, path, headers: requestHeaders, body } = request;
-      sent.call = connection.http.request({ method, path, headers: requestHeaders, body }, handler);
+      sent.call = connection.http.request(request, handler);
     });
   }
 
