@@ -120,11 +120,27 @@ function runText(references: number): string {
   return `${RUN_CHAR}*(?:(?:&(?:amp|lt|gt|quot|apos);|\\](?!\\]>))${RUN_CHAR}*){0,${references}}`;
 }
 const RUN_TEXT = runText(256);
-/** a leaf element of QUIET_RUN; `notNamed`: a lookahead its name must pass */
-function runLeaf(notNamed = ""): string {
-  return `<${notNamed}([A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${RUN_TEXT}</\\1${S}*>)`;
+/** bounds of DEAF_RUNS (below): levels of elements, child elements per element, references per text */
+const NESTED_LEVELS = 2;
+const NESTED_CHILDREN = 16;
+const NESTED_REFERENCES = 2;
+const NESTED_TEXT = runText(NESTED_REFERENCES);
+/**
+ * An element of a run: an ASCII name, no attribute, holding `text` and, `levels` deep, such
+ * elements (NESTED_CHILDREN at most each, NESTED_TEXT between them); `notNamed`: a lookahead its
+ * name must pass. Level 0 is a leaf.
+ */
+function runElement(levels: number, text: string, notNamed = ""): string {
+  const name = `l${levels}`;
+  const children =
+    levels === 0 ? "" : `(?:${runElement(levels - 1, text)}${NESTED_TEXT}){0,${NESTED_CHILDREN}}`;
+  return `<${notNamed}(?<${name}>[A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${text}${children}</\\k<${name}>${S}*>)`;
 }
-const QUIET_RUN = new RegExp(`${RUN_TEXT}(?:${runLeaf()}${RUN_TEXT}){0,256}`, "y");
+/** a sticky run of text and `element`s, 256 of each at most */
+function runOf(element: string): RegExp {
+  return new RegExp(`${RUN_TEXT}(?:${element}${RUN_TEXT}){0,256}`, "y");
+}
+const QUIET_RUN = runOf(runElement(0, RUN_TEXT));
 /**
  * Inside an element below the root that a sink is deaf to (a firewall rule, a route, a section the
  * edge's shape does not look at), DEAF_RUNS read its content as QUIET_RUN does, and take whole
@@ -137,21 +153,10 @@ const QUIET_RUN = new RegExp(`${RUN_TEXT}(?:${runLeaf()}${RUN_TEXT}){0,256}`, "y
  * text at most (more: the run stops before that element, and the general path reads it), so that
  * one call reads at most 256 x 16 x 16 leaves: the regex engine's backtrack stack overflowed with
  * 64 x 64 (test/nsx/xml.test.ts, DeafWide).
+ * DEAF_RUNS[k]: runs of elements k levels deep at most (fewer where the depth bound is near).
  */
-const NESTED_LEVELS = 2;
-const NESTED_CHILDREN = 16;
-const NESTED_REFERENCES = 2;
-const NESTED_TEXT = runText(NESTED_REFERENCES);
-/** an element of ASCII name and no attribute holding text and, `levels` deep, such elements */
-function nestedElement(levels: number): string {
-  const name = `l${levels}`;
-  const children = levels === 0 ? "" : `(?:${nestedElement(levels - 1)}${NESTED_TEXT}){0,${NESTED_CHILDREN}}`;
-  return `<(?<${name}>[A-Za-z_:][A-Za-z0-9_:.\\-]*)${S}*(?:/>|>${NESTED_TEXT}${children}</\\k<${name}>${S}*>)`;
-}
-/** DEAF_RUNS[k]: runs of elements k levels deep at most (fewer where the depth bound is near) */
-const DEAF_RUNS = Array.from(
-  { length: NESTED_LEVELS + 1 },
-  (_, levels) => new RegExp(`${RUN_TEXT}(?:${nestedElement(levels)}${RUN_TEXT}){0,256}`, "y"),
+const DEAF_RUNS = Array.from({ length: NESTED_LEVELS + 1 }, (_, levels) =>
+  runOf(runElement(levels, NESTED_TEXT)),
 );
 /** an `&` that starts none of the five entities or a character reference */
 const BAD_AMPERSAND = /&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
@@ -258,7 +263,7 @@ export class XmlChildFilter {
   constructor(names: readonly string[]) {
     this.names = names;
     const named = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
-    this.run = new RegExp(`(?:${runLeaf(`(?!(?:${named})[ \\t\\r\\n/>])`)}){0,256}`, "y");
+    this.run = new RegExp(`(?:${runElement(0, RUN_TEXT, `(?!(?:${named})[ \\t\\r\\n/>])`)}){0,256}`, "y");
   }
 
   /** whether the element named text[start, start + length) is one of `names` */
