@@ -87,9 +87,10 @@ function firstChildIndex(parent: XmlElement, name: string): number | undefined {
   return index === -1 ? undefined : index;
 }
 
-/** each typed field's place in TypedFieldIndexes */
+/** the typed fields in order; each one's place is its slot in TypedFieldIndexes */
+const TYPED_FIELD_NAMES = [...TYPED_FIELDS];
 const TYPED_FIELD_SLOTS: ReadonlyMap<string, number> = new Map(
-  [...TYPED_FIELDS].map((name, slot) => [name, slot]),
+  TYPED_FIELD_NAMES.map((name, slot) => [name, slot]),
 );
 
 /**
@@ -99,37 +100,29 @@ const TYPED_FIELD_SLOTS: ReadonlyMap<string, number> = new Map(
 type TypedFieldIndexes = number[];
 
 /**
- * The typed fields' indexes, and whether one of them is there more than once: one pass over the
- * children, one lookup each in a map made once (their names are XmlNames', whose hashes are kept).
+ * The typed fields' indexes, and the first of them (in TYPED_FIELDS' order) that is there more
+ * than once, with its count: one pass over the children, one lookup each in a map made once
+ * (their names are XmlNames', whose hashes are kept).
  */
-function indexTypedFields(root: XmlElement): { indexes: TypedFieldIndexes; repeated: boolean } {
-  const indexes: TypedFieldIndexes = new Array<number>(TYPED_FIELD_SLOTS.size).fill(-1);
-  let repeated = false;
+function indexTypedFields(root: XmlElement): {
+  indexes: TypedFieldIndexes;
+  repeated: [string, number] | undefined;
+} {
+  const indexes: TypedFieldIndexes = new Array<number>(TYPED_FIELD_NAMES.length).fill(-1);
+  const counts = new Array<number>(TYPED_FIELD_NAMES.length).fill(0);
   const children = root.children;
   for (let i = 0; i < children.length; i++) {
     const child = children[i] as XmlNode;
     const slot = child.kind === "element" ? TYPED_FIELD_SLOTS.get(child.name) : undefined;
     if (slot === undefined) continue;
-    if (indexes[slot] === -1) indexes[slot] = i;
-    else repeated = true;
+    if ((counts[slot] as number) === 0) indexes[slot] = i;
+    counts[slot] = (counts[slot] as number) + 1;
   }
-  return { indexes, repeated };
-}
-
-/** the first typed field that appears more than once among the root's children, with its count */
-function repeatedTypedField(root: XmlElement): [string, number] | undefined {
-  // one pass over the children (a read is a scan of an edge's top level, and most have no repeat)
-  const counts = new Map<string, number>();
-  for (const child of root.children) {
-    if (child.kind === "element" && TYPED_FIELDS.has(child.name)) {
-      counts.set(child.name, (counts.get(child.name) ?? 0) + 1);
-    }
-  }
-  for (const name of TYPED_FIELDS) {
-    const count = counts.get(name) ?? 0;
-    if (count > 1) return [name, count];
-  }
-  return undefined;
+  const slot = counts.findIndex((count) => count > 1);
+  return {
+    indexes,
+    repeated: slot === -1 ? undefined : [TYPED_FIELD_NAMES[slot] as string, counts[slot] as number],
+  };
 }
 
 export class EdgeDocument {
@@ -188,7 +181,7 @@ export class EdgeDocument {
     if (!edge.getField("id")?.trim())
       throw new NsxResponseError(`${WHAT}: no <id> in <edge>, or an empty one`);
     // a field read here given twice: which one the manager reads (its tenant, its version) is a guess
-    const repeated = fields.repeated ? repeatedTypedField(doc.root) : undefined;
+    const repeated = fields.repeated;
     if (repeated !== undefined) {
       throw new NsxResponseError(`${WHAT}: <${repeated[0]}> appears ${repeated[1]} times in <edge>`);
     }
@@ -392,8 +385,12 @@ function shapeAfterSetting(
   return { ...shape, elements: new Set([...shape.elements, name]) };
 }
 
-/** a copy of `element` with these children */
-function withChildren(element: XmlElement, children: XmlNode[]): XmlElement {
+/** a copy of `element` with these children; `partial`: whether it holds a span a scan did not read */
+function withChildren(
+  element: XmlElement,
+  children: XmlNode[],
+  partial = element.partial === true,
+): XmlElement {
   // fields named, not spread: a spread costs several times as much
   const copy: XmlElement = {
     kind: "element",
@@ -404,22 +401,19 @@ function withChildren(element: XmlElement, children: XmlNode[]): XmlElement {
     children,
     endTag: element.endTag,
   };
-  if (element.partial) copy.partial = true;
+  if (partial) copy.partial = true;
   return copy;
 }
 
 /** `element` holding only `children` (no span a scan did not read): a new element, the one given unchanged */
 function withContent(element: XmlElement, children: XmlNode[]): XmlElement {
-  const opens = element.selfClosing && children.length > 0;
-  return {
-    kind: "element",
-    name: element.name,
-    startTag: opens ? `${element.startTag.slice(0, -2)}>` : element.startTag,
-    attributes: element.attributes,
-    selfClosing: element.selfClosing && !opens,
-    children,
-    endTag: opens ? `</${element.name}>` : element.endTag,
-  };
+  const copy = withChildren(element, children, false);
+  if (copy.selfClosing && children.length > 0) {
+    copy.startTag = `${copy.startTag.slice(0, -2)}>`;
+    copy.endTag = `</${copy.name}>`;
+    copy.selfClosing = false;
+  }
+  return copy;
 }
 
 function insertChild(root: XmlElement, element: XmlElement): void {
