@@ -11,7 +11,9 @@
  * cycle: a new cycle changes how fast the count goes on from now, never where it stands. An edge
  * falls due when the count passes its phase (φ + n for a whole n), the first such point after its
  * last full read or this replica's first look at it, whichever is later; that point is worked
- * out once per read and kept, so that it stays where it was when the cycle moves.
+ * out once per read and kept, so that it stays where it was when the cycle moves. A full read
+ * made shortly before the edge's point (a correction's, within STAND_IN_CYCLES of it) stands in
+ * for that point's read: the next is the point after.
  */
 import { createHash } from "node:crypto";
 import type { EdgeTenant } from "../../api/types.ts";
@@ -27,6 +29,14 @@ import { objectKey, refOf, type ObjectRef } from "../../api/refs.ts";
 export function fullReadCycleMs(intervalMs: number, perMinute: number, edgeTenants: number): number {
   return Math.max(intervalMs, Math.ceil(edgeTenants / perMinute) * 60_000);
 }
+
+/**
+ * How close before an edge's point, in cycles, a full read stands in for the point's own: a
+ * correction reads its edge in full, and the safety net reading it again minutes later learns
+ * nothing (a fleet corrected at once would otherwise get one read more for each edge whose point
+ * comes right after). Skipping that point leaves at most 1.05 cycles between two full reads.
+ */
+export const STAND_IN_CYCLES = 0.05;
 
 /** A manager's count of cycles: `cycles` at `atMs`, going on at one per `cycleMs`. */
 interface CycleCount {
@@ -50,22 +60,23 @@ export class FullReadSchedule {
 
   /**
    * When the object's next full read falls due (epoch ms, to the next whole ms): the first point of
-   * its `phase` in its manager's cycles after `sinceMs`, with the manager's cycle `cycleMs` from
-   * `nowMs` on.
+   * its `phase` in its manager's cycles after `since.ms` (after STAND_IN_CYCLES more when that was
+   * a full read rather than a first look), with the manager's cycle `cycleMs` from `nowMs` on.
    */
   dueAtMs(
     object: ObjectRef,
     at: { manager: ObjectRef; cycleMs: number; phase: number },
-    sinceMs: number,
+    since: { ms: number; fullRead: boolean },
     nowMs: number,
   ): number {
     const manager = objectKey(at.manager);
     const count = this.#countAt(manager, at.cycleMs, nowMs);
     const key = objectKey(object);
     let due = this.#due.get(key);
-    if (due === undefined || due.sinceMs !== sinceMs || due.manager !== manager) {
-      const since = count.cycles + (sinceMs - count.atMs) / count.cycleMs;
-      due = { manager, sinceMs, cycles: at.phase + Math.floor(since - at.phase) + 1 };
+    if (due === undefined || due.sinceMs !== since.ms || due.manager !== manager) {
+      const sinceCycles =
+        count.cycles + (since.ms - count.atMs) / count.cycleMs + (since.fullRead ? STAND_IN_CYCLES : 0);
+      due = { manager, sinceMs: since.ms, cycles: at.phase + Math.floor(sinceCycles - at.phase) + 1 };
       this.#due.set(key, due);
     }
     return Math.ceil(count.atMs + (due.cycles - count.cycles) * count.cycleMs);

@@ -286,14 +286,15 @@ export function nextFullReadMs(ctx: PassContext<EdgeTenant>, lastFullRead: strin
   // status keeps it to the second: the read was within the second it names, counted to its end
   const lastMs = lastFullRead === undefined ? NaN : Date.parse(lastFullRead) + 999;
   const firstLookMs = state.trackedSinceMs(refOf(object), nowMs);
-  const sinceMs = Number.isFinite(lastMs) ? Math.max(lastMs, firstLookMs) : firstLookMs;
+  // a full read counts only when it is the later of the two (a first look stands in for nothing)
+  const fullRead = Number.isFinite(lastMs) && lastMs >= firstLookMs;
   const manager = managerRefOf(object) ?? refOf(object);
   const edgeTenants = state.of(EDGE_TENANT_STATE);
   const cycleMs = edgeTenants.fullReadCycleMsOf(manager);
   return edgeTenants.fullReads.dueAtMs(
     refOf(object),
     { manager, cycleMs, phase: phaseOf(object) },
-    sinceMs,
+    { ms: fullRead ? lastMs : firstLookMs, fullRead },
     nowMs,
   );
 }

@@ -9,7 +9,11 @@
 import { describe, expect, it } from "vitest";
 import { objectKey, refOf } from "../../../src/api/refs.ts";
 import type { EdgeTenant, NsxvObject } from "../../../src/api/types.ts";
-import { fullReadCycleMs, FullReadSchedule } from "../../../src/reconcile/edge-tenant/full-read-schedule.ts";
+import {
+  fullReadCycleMs,
+  FullReadSchedule,
+  STAND_IN_CYCLES,
+} from "../../../src/reconcile/edge-tenant/full-read-schedule.ts";
 import { RECONCILER_DEFAULTS } from "../../../src/reconcile/reconciler.ts";
 import { edgeTenant, edgeXml } from "./fixtures.ts";
 import { fakeManager, MINUTE } from "../fixtures.ts";
@@ -81,34 +85,62 @@ describe("fullReadCycleMs", () => {
 describe("FullReadSchedule", () => {
   const manager = { kind: "NSXManager", namespace: "ns", name: "nsx" } as const;
   const ref = (n: number) => ({ kind: "EdgeTenant", namespace: "ns", name: `edge-${n}` }) as const;
+  const look = (ms: number) => ({ ms, fullRead: false });
+  const read = (ms: number) => ({ ms, fullRead: true });
 
   it("falls due at the object's phase of the cycle after its first look, then once per cycle after each read", () => {
     const s = new FullReadSchedule();
     const at = { manager, cycleMs: HOUR, phase: 0.25 };
-    expect(s.dueAtMs(ref(1), at, 0, 0)).toBe(15 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, look(0), 0)).toBe(15 * MINUTE);
     // asked again before it: the same
-    expect(s.dueAtMs(ref(1), at, 0, 10 * MINUTE)).toBe(15 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, look(0), 10 * MINUTE)).toBe(15 * MINUTE);
     // read at 15 min 1 s: the next turn of its phase
-    expect(s.dueAtMs(ref(1), at, 15 * MINUTE + 1000, 15 * MINUTE + 1000)).toBe(75 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, read(15 * MINUTE + 1000), 15 * MINUTE + 1000)).toBe(75 * MINUTE);
   });
 
   it("a cycle that moves keeps each object's next read where it stands, and changes the pace from then on", () => {
     const s = new FullReadSchedule();
-    expect(s.dueAtMs(ref(1), { manager, cycleMs: HOUR, phase: 0.5 }, 0, 0)).toBe(30 * MINUTE);
+    expect(s.dueAtMs(ref(1), { manager, cycleMs: HOUR, phase: 0.5 }, look(0), 0)).toBe(30 * MINUTE);
     // at 20 min the cycle doubles: a third of a cycle was left (10 min), now 20 min
-    expect(s.dueAtMs(ref(1), { manager, cycleMs: 2 * HOUR, phase: 0.5 }, 0, 20 * MINUTE)).toBe(40 * MINUTE);
-    // a new object at 20 min with phase 0.75: three quarters of a 2 h cycle from the count's 1/3
-    expect(s.dueAtMs(ref(2), { manager, cycleMs: 2 * HOUR, phase: 0.75 }, 20 * MINUTE, 20 * MINUTE)).toBe(
-      20 * MINUTE + Math.ceil((0.75 - 1 / 3) * 2 * HOUR),
+    expect(s.dueAtMs(ref(1), { manager, cycleMs: 2 * HOUR, phase: 0.5 }, look(0), 20 * MINUTE)).toBe(
+      40 * MINUTE,
     );
+    // a new object at 20 min with phase 0.75: three quarters of a 2 h cycle from the count's 1/3
+    expect(
+      s.dueAtMs(ref(2), { manager, cycleMs: 2 * HOUR, phase: 0.75 }, look(20 * MINUTE), 20 * MINUTE),
+    ).toBe(20 * MINUTE + Math.ceil((0.75 - 1 / 3) * 2 * HOUR));
   });
 
   it("forgets an object that is gone: counted again from its next look", () => {
     const s = new FullReadSchedule();
     const at = { manager, cycleMs: HOUR, phase: 0.5 };
-    expect(s.dueAtMs(ref(1), at, 0, 0)).toBe(30 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, look(0), 0)).toBe(30 * MINUTE);
     s.forget(ref(1));
-    expect(s.dueAtMs(ref(1), at, 40 * MINUTE, 40 * MINUTE)).toBe(90 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, look(40 * MINUTE), 40 * MINUTE)).toBe(90 * MINUTE);
+  });
+
+  it.each([
+    {
+      reason:
+        "a full read within a twentieth of the cycle before the point stands in for it: the point after",
+      since: read(15 * MINUTE - STAND_IN_CYCLES * HOUR + 1000),
+      dueMs: 75 * MINUTE,
+    },
+    {
+      reason: "a full read further before the point does not: the point itself",
+      since: read(15 * MINUTE - STAND_IN_CYCLES * HOUR - 1000),
+      dueMs: 15 * MINUTE,
+    },
+    {
+      reason: "a first look just before the point stands in for nothing: the point itself",
+      since: look(15 * MINUTE - 1000),
+      dueMs: 15 * MINUTE,
+    },
+  ])("$reason", ({ since, dueMs }) => {
+    const s = new FullReadSchedule();
+    // the manager's count starts at 0: the object's point of phase 0.25 is at 15 min
+    s.dueAtMs(ref(2), { manager, cycleMs: HOUR, phase: 0 }, look(0), 0);
+    expect(s.dueAtMs(ref(1), { manager, cycleMs: HOUR, phase: 0.25 }, since, since.ms)).toBe(dueMs);
   });
 });
 
@@ -203,6 +235,23 @@ describe("the safety net's budget, through the reconciler", () => {
     const checked = f.store.get(refOf(manager())) as NsxvObject;
     const ready = checked.status?.conditions?.find((c) => c.type === "Ready");
     expect(ready?.message, "the manager's check tells how often").toContain(message);
+  });
+
+  it("an edge corrected just before its point is read again a cycle later, not at the point", async () => {
+    const f = fleet(100, { fullReadIntervalMs: HOUR, fullReadsPerMinute: 100 });
+    // edge-89's point is 0.5 % into the cycle (18 s after the first look), edge-1's 62 % (37 min)
+    for (const edgeId of ["edge-1", "edge-89"]) f.fake.state.edges.set(edgeId, edgeXml({ tenant: "red" }));
+    const readsOf = (edgeId: string) => f.fake.calls.filter((c) => c === `getEdge ${edgeId}`).length;
+    await f.runUntil(10_000);
+    const corrected = { "edge-1": readsOf("edge-1"), "edge-89": readsOf("edge-89") };
+    expect(corrected["edge-89"], "the correction reads it").toBeGreaterThan(0);
+    await f.runUntil(HOUR - MINUTE);
+    expect(readsOf("edge-89"), "its point 18 s after the correction's read: skipped").toBe(
+      corrected["edge-89"],
+    );
+    expect(readsOf("edge-1"), "its point 37 min after: read then").toBe(corrected["edge-1"] + 1);
+    await f.runUntil(HOUR + MINUTE);
+    expect(readsOf("edge-89"), "and a cycle after its point").toBe(corrected["edge-89"] + 1);
   });
 
   it("EdgeTenants added while it runs move the cycle without a burst of reads", async () => {
