@@ -127,6 +127,9 @@ interface DocumentRange {
   to: number;
 }
 
+/** every empty document: nothing in it, so nothing to tell apart */
+const EMPTY_DOCUMENT: BlockDocument = Object.freeze({ value: null, line: 0, lineOf: () => 0 });
+
 class Reader {
   readonly #text: string;
   readonly #tokenBudget: number;
@@ -156,10 +159,19 @@ class Reader {
     let lines: Line[] = [];
     /** a document was begun: by `---`, or by content before any */
     let begun = false;
-    let range = { from: 0, number: 1, to: 0 };
+    /** where the document being read starts, and its first line's number */
+    let from = 0;
+    let fromNumber = 1;
     const finish = (to: number): void => {
-      if (begun) docs.push(this.#document(lines, { ...range, to }));
-      lines = [];
+      const first = lines[0];
+      if (!begun) return;
+      // an empty document (`---` after `---`) costs nothing but its place: a file of half a
+      // million of them is refused by the token budget, after as little garbage as can be
+      if (first === undefined) docs.push(EMPTY_DOCUMENT);
+      else {
+        docs.push(this.#document(first, lines, { from, number: fromNumber, to }));
+        lines = [];
+      }
     };
     for (let start = 0, number = 1; start <= text.length; number++) {
       const end = lineEnd(text, start);
@@ -169,10 +181,12 @@ class Reader {
         text.startsWith("---", start) &&
         (end === start + 3 || text[start + 3] === " ")
       ) {
-        if (!/^--- *(#.*)?$/.test(text.slice(start, end))) refuse(); // content after `---` on its line
+        // content after `---` on its line
+        if (end !== start + 3 && !/^--- *(#.*)?$/.test(text.slice(start, end))) refuse();
         finish(start);
         begun = true;
-        range = { from: end + 1, number: number + 1, to: 0 };
+        from = end + 1;
+        fromNumber = number + 1;
         this.#count(1);
       } else {
         if (first === PERCENT || (first === DOT && text.startsWith("...", start))) refuse(); // directives, document end
@@ -188,9 +202,7 @@ class Reader {
     return docs;
   }
 
-  #document(lines: Line[], range: DocumentRange): BlockDocument {
-    const first = lines[0];
-    if (first === undefined) return { value: null, line: 0, lineOf: () => 0 };
+  #document(first: Line, lines: Line[], range: DocumentRange): BlockDocument {
     if (first.indent !== 0 || isItem(first.text)) refuse(); // only a mapping at the top is read here
     this.#count(1);
     const value = this.#read(lines);

@@ -213,6 +213,15 @@ describe("block reader: what it reads, it reads as the library does", () => {
   });
 });
 
+describe("block reader: what a text of empty documents costs", () => {
+  it("an empty document is no object of its own: half a million `---` lines are refused after little garbage", () => {
+    const read = readBlockYaml("---\n".repeat(50_000), MANIFEST_LIMITS);
+    expect(read?.documents).toHaveLength(50_000);
+    expect(new Set(read?.documents).size, "one shared empty document").toBe(1);
+    expect(read?.documents[0]?.value).toBeNull();
+  });
+});
+
 describe("block reader: the repository's YAML", () => {
   const files = execFileSync("git", ["ls-files", "*.yaml", "*.yml"], { cwd: ROOT, encoding: "utf8" })
     .split("\n")
