@@ -48,7 +48,7 @@ interface CycleCount {
 /** When an object's next full read is due, in cycles of its manager, and the read it counts from. */
 interface Due {
   manager: string;
-  sinceMs: number;
+  since: { ms: number; fullRead: boolean };
   cycles: number;
 }
 
@@ -73,10 +73,15 @@ export class FullReadSchedule {
     const count = this.#countAt(manager, at.cycleMs, nowMs);
     const key = objectKey(object);
     let due = this.#due.get(key);
-    if (due === undefined || due.sinceMs !== since.ms || due.manager !== manager) {
+    if (
+      due === undefined ||
+      due.since.ms !== since.ms ||
+      due.since.fullRead !== since.fullRead ||
+      due.manager !== manager
+    ) {
       const sinceCycles =
         count.cycles + (since.ms - count.atMs) / count.cycleMs + (since.fullRead ? STAND_IN_CYCLES : 0);
-      due = { manager, sinceMs: since.ms, cycles: at.phase + Math.floor(sinceCycles - at.phase) + 1 };
+      due = { manager, since, cycles: at.phase + Math.floor(sinceCycles - at.phase) + 1 };
       this.#due.set(key, due);
     }
     return Math.ceil(count.atMs + (due.cycles - count.cycles) * count.cycleMs);

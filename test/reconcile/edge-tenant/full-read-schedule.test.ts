@@ -111,6 +111,15 @@ describe("FullReadSchedule", () => {
     ).toBe(20 * MINUTE + Math.ceil((0.75 - 1 / 3) * 2 * HOUR));
   });
 
+  it("a full read at the very ms of the first look is still a full read: it stands in for the point just after", () => {
+    const s = new FullReadSchedule();
+    const at = { manager, cycleMs: HOUR, phase: 0.25 };
+    // the manager's count starts at 0: the object's point of phase 0.25 is at 15 min
+    s.dueAtMs(ref(2), { ...at, phase: 0 }, look(0), 0);
+    expect(s.dueAtMs(ref(1), at, look(14 * MINUTE), 14 * MINUTE)).toBe(15 * MINUTE);
+    expect(s.dueAtMs(ref(1), at, read(14 * MINUTE), 14 * MINUTE)).toBe(75 * MINUTE);
+  });
+
   it("forgets an object that is gone: counted again from its next look", () => {
     const s = new FullReadSchedule();
     const at = { manager, cycleMs: HOUR, phase: 0.5 };
