@@ -163,8 +163,8 @@ class Reader {
     let from = 0;
     let fromNumber = 1;
     const finish = (to: number): void => {
-      const first = lines[0];
       if (!begun) return;
+      const first = lines[0];
       // an empty document (`---` after `---`) costs nothing but its place: a file of half a
       // million of them is refused by the token budget, after as little garbage as can be
       if (first === undefined) docs.push(EMPTY_DOCUMENT);
