@@ -11,6 +11,15 @@ import https from "node:https";
 import net, { type AddressInfo, type Socket } from "node:net";
 import tls, { type TLSSocket } from "node:tls";
 
+/** Listens on 127.0.0.1 (`port`, or one the system picks) and resolves to the port. */
+async function listenOnLoopback(server: net.Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 export interface RecordedRequest {
   method: string;
   url: string;
@@ -64,15 +73,11 @@ export async function startServer(
     });
   };
   const server = options.tls ? https.createServer(TEST_TLS, listener) : http.createServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", resolve);
-  });
+  const port = await listenOnLoopback(server, options.port);
   let connections = 0;
   let resumed = 0;
   server.on("connection", () => connections++);
   server.on("secureConnection", (socket: TLSSocket) => void (resumed += socket.isSessionReused() ? 1 : 0));
-  const port = (server.address() as AddressInfo).port;
   return {
     url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`,
     port,
@@ -213,11 +218,7 @@ export async function startRawServer(answer: RawAnswer, options: { tls?: boolean
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOnLoopback(server);
   return {
     url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`,
     port,
