@@ -35,12 +35,24 @@ interface Waiter {
 }
 
 /**
+ * Once the bucket runs dry, the line waits for the tokens of this long, not for one: woken per
+ * token, a client at a high rate spends much of its CPU waking up (`apply` of 1000 edges at
+ * 1000/s, half of its calls paced: 807 ms of CPU woken per token, 720 in groups of 50). The rate
+ * is the same; a request waits up to this much longer. At the default rate (20/s) a group is one
+ * token, and it is never more than the burst.
+ */
+export const GROUP_WAIT_MS = 50;
+
+/**
  * Concurrency cap plus token bucket, FIFO. A waiter is granted a slot only when a slot is free and
- * a token is available, and never ahead of an earlier waiter. No timer runs while nobody waits.
+ * a token is available, and never ahead of an earlier waiter; once the rate binds, waiters start
+ * in groups (GROUP_WAIT_MS). No timer runs while nobody waits.
  */
 export class RequestLimiter {
   readonly #maxConcurrent: number;
   readonly #bucket: TokenBucket;
+  /** the tokens the line waits for once the bucket ran dry */
+  readonly #group: number;
   readonly #clock: Clock;
   #active = 0;
   #queue: Waiter[] = [];
@@ -58,6 +70,8 @@ export class RequestLimiter {
       refillIntervalMs: 1000 / options.requestsPerSecond,
       clock: this.#clock,
     });
+    const perGroup = Math.floor((options.requestsPerSecond * GROUP_WAIT_MS) / 1000);
+    this.#group = Math.max(1, Math.min(options.burst, perGroup));
   }
 
   /** requests holding a slot */
@@ -83,6 +97,7 @@ export class RequestLimiter {
     return new Promise<Release>((resolve, reject) => {
       const onAbort = (): void => {
         this.#queue = this.#queue.filter((w) => w !== waiter);
+        if (this.#queue.length === 0) this.#cancelTimer();
         reject(signal?.reason);
         this.#pump();
       };
@@ -107,12 +122,11 @@ export class RequestLimiter {
   }
 
   #pump(): void {
-    this.#cancelTimer();
+    // the line waits for its group: a slot freed meanwhile starts nothing
+    if (this.#timer !== undefined) return;
     while (this.#queue.length > 0 && this.#active < this.#maxConcurrent) {
       if (!this.#bucket.tryTake()) {
-        // One timer, for the moment the head of the line gets its token; a release or an abort
-        // in between re-runs the pump and replaces it.
-        this.#timer = this.#clock.setTimer(this.#bucket.msUntilToken(), () => {
+        this.#timer = this.#clock.setTimer(this.#bucket.msUntilTokens(this.#group), () => {
           this.#timer = undefined;
           this.#pump();
         });

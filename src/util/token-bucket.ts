@@ -36,10 +36,14 @@ export class TokenBucket {
     return true;
   }
 
-  /** how long until `tryTake` can succeed: 0 when a token is there now */
-  msUntilToken(): number {
+  /**
+   * how long until the bucket holds `count` tokens (never more than its burst): 0 when it does now;
+   * with a count of 1, until `tryTake` can succeed
+   */
+  msUntilTokens(count: number): number {
     this.#refill();
-    return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) * this.#refillIntervalMs);
+    const wanted = Math.min(count, this.#burst);
+    return this.#tokens >= wanted ? 0 : Math.ceil((wanted - this.#tokens) * this.#refillIntervalMs);
   }
 
   #refill(): void {

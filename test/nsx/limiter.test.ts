@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
+import { GROUP_WAIT_MS, RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 
 /** lets every settled promise run its callbacks */
@@ -68,6 +68,58 @@ describe("RequestLimiter", () => {
     }
     // 40 requests beyond the burst at 20/s: 2 s
     expect(elapsedMs).toBe(2_000);
+  });
+
+  it("once the rate binds, starts waiters in groups of GROUP_WAIT_MS' tokens, one timer a group, at the same rate", async () => {
+    const t = setup({ maxConcurrentRequests: 2_000, requestsPerSecond: 1000, burst: 1000 });
+    for (let i = 0; i < 1_120; i++) t.request(`r${i}`);
+    await flush();
+    expect(t.granted).toHaveLength(1_000);
+    expect(t.clock.pendingTimers).toBe(1);
+    await t.clock.advance(1);
+    await flush();
+    expect(t.granted, "a token came, the group did not").toHaveLength(1_000);
+    await t.clock.advance(GROUP_WAIT_MS - 1);
+    await flush();
+    expect(t.granted).toHaveLength(1_000 + GROUP_WAIT_MS);
+    await t.clock.advance(GROUP_WAIT_MS);
+    await flush();
+    expect(t.granted).toHaveLength(1_000 + 2 * GROUP_WAIT_MS);
+    // the last 20 wait for a whole group too: the rate over the run is still 1000/s
+    await t.clock.advance(GROUP_WAIT_MS);
+    await flush();
+    expect(t.granted).toHaveLength(1_120);
+    expect(t.clock.pendingTimers).toBe(0);
+  });
+
+  it("waits for no group larger than the burst", async () => {
+    const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: 1000, burst: 5 });
+    for (let i = 0; i < 15; i++) t.request(`r${i}`);
+    await flush();
+    expect(t.granted).toHaveLength(5);
+    await t.clock.advance(4);
+    await flush();
+    expect(t.granted).toHaveLength(5);
+    await t.clock.advance(1);
+    await flush();
+    expect(t.granted, "a full bucket is a group").toHaveLength(10);
+    await t.clock.advance(5);
+    await flush();
+    expect(t.granted).toHaveLength(15);
+  });
+
+  it("starts nothing on a freed slot while the line waits for its group", async () => {
+    const t = setup({ maxConcurrentRequests: 3, requestsPerSecond: 1000, burst: 2 });
+    for (const name of ["a", "b", "c", "d"]) t.request(name);
+    await flush();
+    expect(t.granted, "a slot is free, the bucket is dry: c waits for a group of two").toEqual(["a", "b"]);
+    await t.clock.advance(1);
+    t.releases.get("a")?.();
+    await flush();
+    expect(t.granted, "one token of the two, and a second free slot").toEqual(["a", "b"]);
+    await t.clock.advance(1);
+    await flush();
+    expect(t.granted).toEqual(["a", "b", "c", "d"]);
   });
 
   it("refills tokens while idle, never above the burst", async () => {
