@@ -34,14 +34,12 @@ export function buildCli(): Promise<void> {
 }
 
 async function compile(): Promise<void> {
-  const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-  if (!existsSync(tsc)) throw new Error("typescript is not installed: run npm ci");
+  if (!existsSync(join(ROOT, "node_modules/typescript/bin/tsc"))) {
+    throw new Error("typescript is not installed: run npm ci");
+  }
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
-      cwd: ROOT,
-      stdio: "inherit",
-    });
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited ${code}`))));
+    const child = spawn(process.execPath, [join(ROOT, "scripts/build.ts")], { cwd: ROOT, stdio: "inherit" });
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`the build exited ${code}`))));
   });
 }
 

@@ -1,15 +1,46 @@
 /**
  * The benchmarks of bench/ that run the built CLI (dist/, built once for the three), at a tiny size (smoke.ts says what is checked).
  */
-import { describe, expect, it } from "vitest";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import { benchCliCost, CLI_COST_QUICK } from "../../bench/cli-cost.ts";
 import { benchCliFootprint } from "../../bench/cli-footprint.ts";
 import { benchFleetCli, FLEET_CLI_QUICK } from "../../bench/fleet-cli.ts";
 import { benchHostileEdgeList } from "../../bench/hostile-edge-list.ts";
+import { buildCli } from "../../bench/lib/cli-process.ts";
 import { HOSTILE_TEXTS } from "../../bench/lib/hostile-manifests.ts";
 import { referenceBuild } from "../../bench/lib/reference-build.ts";
 import { benchManifestInput } from "../../bench/manifest-input.ts";
 import { smokeTest } from "./smoke.ts";
+
+describe("the build the benchmarks run (npm run build)", () => {
+  const dir = "dist/cli";
+  const leftOver = join(dir, "bundle-chunk-LEFTOVER.js");
+  // before the file's first build: the build must remove it
+  beforeAll(() => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(leftOver, "// a split file of a former build\n");
+  });
+
+  it(
+    "bundles the command's program: it and its split files import no other file of dist, and a former build's split files are removed",
+    { timeout: 90_000 },
+    async () => {
+      await buildCli();
+      const split = readdirSync(dir).filter((name) => name.startsWith("bundle-") && name.endsWith(".js"));
+      const imported = ["program.js", ...split].flatMap((name) =>
+        [
+          ...readFileSync(join(dir, name), "utf8").matchAll(/\b(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g),
+        ].map((m) => m[1] as string),
+      );
+      expect(split.length, "the commands' own parts are split off").toBeGreaterThan(1);
+      expect(imported.filter((specifier) => !/^\.\/bundle-[\w-]+\.js$/.test(specifier))).toEqual([]);
+      for (const specifier of imported) expect(existsSync(join(dir, specifier)), specifier).toBe(true);
+      expect(existsSync(leftOver)).toBe(false);
+    },
+  );
+});
 
 smokeTest([
   {
