@@ -39,7 +39,8 @@ interface Waiter {
  * token, a client at a high rate spends much of its CPU waking up (`apply` of 1000 edges at
  * 1000/s, half of its calls paced: 807 ms of CPU woken per token, 720 in groups of 50). The rate
  * is the same; a request waits up to this much longer. At the default rate (20/s) a group is one
- * token, and it is never more than the burst.
+ * token, and it is never more than half the burst: a timer fires late, and the tokens that come
+ * meanwhile must find room in the bucket, not be lost at its brim.
  */
 export const GROUP_WAIT_MS = 50;
 
@@ -71,7 +72,7 @@ export class RequestLimiter {
       clock: this.#clock,
     });
     const perGroup = Math.floor((options.requestsPerSecond * GROUP_WAIT_MS) / 1000);
-    this.#group = Math.max(1, Math.min(options.burst, perGroup));
+    this.#group = Math.max(1, Math.min(Math.floor(options.burst / 2), perGroup));
   }
 
   /** requests holding a slot */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GROUP_WAIT_MS, RequestLimiter, type Release } from "../../src/nsx/limiter.ts";
-import { FakeClock } from "../../src/util/clock.ts";
+import { FakeClock, realClock, type Clock } from "../../src/util/clock.ts";
 
 /** lets every settled promise run its callbacks */
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -92,34 +92,60 @@ describe("RequestLimiter", () => {
     expect(t.clock.pendingTimers).toBe(0);
   });
 
-  it("waits for no group larger than the burst", async () => {
+  it("waits for no group larger than half the burst", async () => {
     const t = setup({ maxConcurrentRequests: 100, requestsPerSecond: 1000, burst: 5 });
     for (let i = 0; i < 15; i++) t.request(`r${i}`);
     await flush();
     expect(t.granted).toHaveLength(5);
-    await t.clock.advance(4);
+    await t.clock.advance(1);
     await flush();
     expect(t.granted).toHaveLength(5);
     await t.clock.advance(1);
     await flush();
-    expect(t.granted, "a full bucket is a group").toHaveLength(10);
-    await t.clock.advance(5);
+    expect(t.granted, "a group of two").toHaveLength(7);
+  });
+
+  it("keeps the rate when its timer fires late: what came meanwhile has room in the bucket", async () => {
+    const fake = new FakeClock(1_000);
+    // each timer fires a millisecond after its time, as a busy event loop's do
+    const late: Clock = {
+      ...realClock,
+      now: () => fake.now(),
+      setTimer: (ms, run) => fake.setTimer(ms + 1, run),
+    };
+    const limiter = new RequestLimiter({
+      maxConcurrentRequests: 100,
+      requestsPerSecond: 1000,
+      burst: 4,
+      clock: late,
+    });
+    let granted = 0;
+    for (let i = 0; i < 50; i++) void limiter.acquire().then(() => granted++);
     await flush();
-    expect(t.granted).toHaveLength(15);
+    expect(granted).toBe(4);
+    await fake.advance(30);
+    await flush();
+    // a group of the whole burst would lose a token at each late timer: 24 in 30 ms
+    expect(granted, "the 30 tokens of 30 ms").toBe(4 + 30);
   });
 
   it("starts nothing on a freed slot while the line waits for its group", async () => {
-    const t = setup({ maxConcurrentRequests: 3, requestsPerSecond: 1000, burst: 2 });
-    for (const name of ["a", "b", "c", "d"]) t.request(name);
+    const t = setup({ maxConcurrentRequests: 5, requestsPerSecond: 1000, burst: 4 });
+    for (const name of ["a", "b", "c", "d", "e", "f"]) t.request(name);
     await flush();
-    expect(t.granted, "a slot is free, the bucket is dry: c waits for a group of two").toEqual(["a", "b"]);
+    expect(t.granted, "a slot is free, the bucket is dry: e waits for a group of two").toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+    ]);
     await t.clock.advance(1);
     t.releases.get("a")?.();
     await flush();
-    expect(t.granted, "one token of the two, and a second free slot").toEqual(["a", "b"]);
+    expect(t.granted, "one token of the two, and a second free slot").toEqual(["a", "b", "c", "d"]);
     await t.clock.advance(1);
     await flush();
-    expect(t.granted).toEqual(["a", "b", "c", "d"]);
+    expect(t.granted).toEqual(["a", "b", "c", "d", "e", "f"]);
   });
 
   it("refills tokens while idle, never above the burst", async () => {
