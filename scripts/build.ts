@@ -24,14 +24,10 @@ const CLI_DIR = join(OUT_DIR, "cli");
 const PROGRAM = join(CLI_DIR, "program.js");
 const SPLIT_PREFIX = "bundle-";
 
-const tsc = spawnSync(
-  process.execPath,
-  [
-    join(ROOT, "node_modules/typescript/bin/tsc"),
-    ...["-p", join(ROOT, "tsconfig.build.json"), "--outDir", OUT_DIR],
-  ],
-  { stdio: "inherit" },
-);
+const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
+const tsc = spawnSync(process.execPath, [TSC, "-p", join(ROOT, "tsconfig.build.json"), "--outDir", OUT_DIR], {
+  stdio: "inherit",
+});
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 const bundled = await build({
