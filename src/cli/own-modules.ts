@@ -2,8 +2,9 @@
  * How the command's own modules import each other, resolved without asking the file system:
  * Node's resolver checks each relative import with a stat, a realpath of every directory above
  * it and a search for the package.json that gives its format, about 0.15 ms of CPU each, and
- * `apply` makes ~95 of them before its first manager call. Our modules are the files tsc emitted
- * (or the sources, run with types stripped) of one ESM package: a relative `.js` or `.ts`
+ * `apply` run from the sources makes ~95 of them before its first manager call (from the build,
+ * whose program is bundled by scripts/build.ts, a dozen). Our modules are the files the build
+ * emitted (or the sources, run with types stripped) of one ESM package: a relative `.js` or `.ts`
  * specifier from one of them, staying inside the program's root, is the file it names, an ES
  * module. Everything else (packages, builtins, any other file) goes to Node's resolver as before,
  * and a file that is missing still fails when it is loaded.
